@@ -1,0 +1,472 @@
+//! # spgemm-cpu
+//!
+//! The multithreaded CPU backend of spgemm: row-wise two-phase SpGEMM after
+//! KokkosKernels (Deveci et al. 2018, §3.3), parallel with rayon.
+//!
+//! 1. **Setup.** Products per row (`nprod`); rows are split into chunks of
+//!    about equal products (not equal row counts), several per thread.
+//! 2. **Symbolic.** Each row's distinct columns are counted with a dense
+//!    accumulator when C has at most [`CpuBackend::dense_cutoff`] columns,
+//!    a hash accumulator otherwise.
+//! 3. **Scan.** A prefix sum of the counts gives C's row offsets.
+//! 4. **Numeric.** Each row is accumulated again and written sorted into its
+//!    slot of C.
+//!
+//! C keeps every structurally produced entry even when its value cancels to
+//! zero (as cuSPARSE and OpSparse do); [`CsrMatrix::drop_explicit_zeros`]
+//! removes them. The [`CpuPlan`] returned by the symbolic phase runs the
+//! numeric phase again when only values change.
+//!
+//! ```
+//! use spgemm_core::CsrMatrix;
+//! use spgemm_cpu::CpuBackend;
+//! let a = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0f64, 2.0, 3.0])?;
+//! let c = CpuBackend::new().multiply(&a, &a)?;
+//! assert_eq!(c.values(), &[1.0, 8.0, 9.0]);
+//! # Ok::<(), spgemm_core::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod accumulator;
+
+use accumulator::{Accumulator, CompressedRows, Dense, Hash};
+use rayon::prelude::*;
+use spgemm_core::csr::split_rows_mut;
+use spgemm_core::csr::try_with_capacity;
+use spgemm_core::error::try_filled;
+use spgemm_core::reference::check_dimensions;
+use spgemm_core::{CsrMatrix, Error, Result, Scalar};
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+/// Default largest number of columns of C for the dense accumulator
+/// (measured: see `docs/benchmarks/cpu-dense-cutoff.md`).
+pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 18;
+/// Chunks per thread: enough to even out the products the chunks hold.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// The CPU backend: a thread pool and the accumulator cut-off.
+pub struct CpuBackend {
+    pool: Option<rayon::ThreadPool>,
+    dense_cutoff: usize,
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for CpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuBackend")
+            .field("threads", &self.threads())
+            .field("dense_cutoff", &self.dense_cutoff)
+            .finish()
+    }
+}
+
+/// What the symbolic phase learned about `C = A·B`: the structure of A and
+/// B it was computed for, C's row offsets and the row chunks.
+///
+/// Only [`CpuBackend::symbolic`] makes one; [`CpuBackend::numeric`] refuses
+/// matrices whose structure differs.
+#[derive(Clone, Debug)]
+pub struct CpuPlan {
+    a: Structure,
+    b: Structure,
+    c_row_offsets: Vec<usize>,
+    chunks: Vec<Range<usize>>,
+    total_nprod: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Structure {
+    nrows: usize,
+    ncols: usize,
+    row_offsets: Vec<usize>,
+    col_indices: Vec<u32>,
+}
+
+impl Structure {
+    fn of<T: Scalar>(m: &CsrMatrix<T>) -> Self {
+        Self {
+            nrows: m.nrows(),
+            ncols: m.ncols(),
+            row_offsets: m.row_offsets().to_vec(),
+            col_indices: m.col_indices().to_vec(),
+        }
+    }
+    fn matches<T: Scalar>(&self, m: &CsrMatrix<T>) -> bool {
+        self.nrows == m.nrows()
+            && self.ncols == m.ncols()
+            && self.row_offsets == m.row_offsets()
+            && self.col_indices == m.col_indices()
+    }
+}
+
+impl CpuPlan {
+    /// Number of entries of C.
+    pub fn nnz(&self) -> usize {
+        *self.c_row_offsets.last().unwrap_or(&0)
+    }
+    /// C's row offsets (length `M + 1`).
+    pub fn row_offsets(&self) -> &[usize] {
+        &self.c_row_offsets
+    }
+    /// Total products `Σ nprod`.
+    pub fn total_nprod(&self) -> u64 {
+        self.total_nprod
+    }
+}
+
+impl CpuBackend {
+    /// A backend on rayon's global pool (all cores) with the default cut-off.
+    pub fn new() -> Self {
+        Self {
+            pool: None,
+            dense_cutoff: DEFAULT_DENSE_CUTOFF,
+        }
+    }
+
+    /// A backend with its own pool of `threads` threads.
+    ///
+    /// # Errors
+    /// [`Error::HostOutOfMemory`] if the pool's threads cannot be started.
+    pub fn with_threads(threads: usize) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|_| Error::HostOutOfMemory {
+                what: "CPU thread pool",
+                bytes: 0,
+            })?;
+        Ok(Self {
+            pool: Some(pool),
+            dense_cutoff: DEFAULT_DENSE_CUTOFF,
+        })
+    }
+
+    /// Sets the largest number of columns of C for the dense accumulator.
+    pub fn with_dense_cutoff(mut self, columns: usize) -> Self {
+        self.dense_cutoff = columns;
+        self
+    }
+
+    /// The dense-accumulator cut-off in columns.
+    pub fn dense_cutoff(&self) -> usize {
+        self.dense_cutoff
+    }
+
+    /// Threads the backend runs on.
+    pub fn threads(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    }
+
+    fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// `C = A·B` (`M×K` times `K×N`), sorted rows, explicit zeros from
+    /// cancellation kept. Inputs may be unsorted and hold duplicates.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`], [`Error::HostOutOfMemory`].
+    pub fn multiply<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+        self.run(|| {
+            let (offsets, chunks, _) = self.symbolic_parts(a, b)?;
+            self.numeric_parts(a, b, offsets, &chunks)
+        })
+    }
+
+    /// The symbolic phase: C's structure size per row, as a reusable plan.
+    ///
+    /// # Errors
+    /// As [`CpuBackend::multiply`].
+    pub fn symbolic<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CpuPlan> {
+        self.run(|| {
+            let (c_row_offsets, chunks, total_nprod) = self.symbolic_parts(a, b)?;
+            Ok(CpuPlan {
+                a: Structure::of(a),
+                b: Structure::of(b),
+                c_row_offsets,
+                chunks,
+                total_nprod,
+            })
+        })
+    }
+
+    /// The numeric phase for matrices with exactly the structure `plan` was
+    /// built for (values may differ).
+    ///
+    /// # Errors
+    /// [`Error::StructureMismatch`] naming which matrix differs;
+    /// [`Error::HostOutOfMemory`].
+    pub fn numeric<T: Scalar>(
+        &self,
+        plan: &CpuPlan,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<CsrMatrix<T>> {
+        for (name, s, m) in [("A", &plan.a, a.nrows()), ("B", &plan.b, b.nrows())] {
+            let matrix = if name == "A" { a } else { b };
+            if !s.matches(matrix) {
+                return Err(Error::StructureMismatch(format!(
+                    "{name} ({m} rows, {} entries) differs from the {}x{} matrix with {} entries the plan was built for",
+                    matrix.nnz(),
+                    s.nrows,
+                    s.ncols,
+                    s.col_indices.len()
+                )));
+            }
+        }
+        self.run(|| self.numeric_parts(a, b, plan.c_row_offsets.clone(), &plan.chunks))
+    }
+
+    fn dense(&self, ncols: usize) -> bool {
+        ncols <= self.dense_cutoff
+    }
+
+    fn symbolic_parts<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<(Vec<usize>, Vec<Range<usize>>, u64)> {
+        check_dimensions(a, b)?;
+        let boff = b.row_offsets();
+        let nprod: Vec<u64> = (0..a.nrows())
+            .into_par_iter()
+            .map(|i| {
+                a.row(i)
+                    .0
+                    .iter()
+                    .map(|&k| (boff[k as usize + 1] - boff[k as usize]) as u64)
+                    .sum()
+            })
+            .collect();
+        let total: u64 = nprod.iter().sum();
+        let chunks = split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+        let mut counts = try_filled(a.nrows() + 1, 0usize, "C row offsets")?;
+        {
+            let mut slices = Vec::with_capacity(chunks.len());
+            let mut rest = &mut counts[1..];
+            for r in &chunks {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+                slices.push(head);
+                rest = tail;
+            }
+            let dense = self.dense(b.ncols());
+            let compressed = if dense { CompressedRows::of(b) } else { None };
+            chunks.par_iter().zip(slices).for_each(|(r, out)| {
+                let rows = r.clone();
+                match (&compressed, dense) {
+                    (Some(cb), _) => {
+                        let mut acc = Dense::<T>::new(b.ncols());
+                        for (i, o) in rows.zip(out) {
+                            *o = acc.count_compressed(a.row(i).0, cb);
+                        }
+                    }
+                    (None, true) => count_rows(&mut Dense::<T>::new(b.ncols()), a, b, rows, out),
+                    (None, false) => count_rows(&mut Hash::<T>::new(), a, b, rows, out),
+                }
+            });
+        }
+        for i in 0..a.nrows() {
+            counts[i + 1] += counts[i];
+        }
+        Ok((counts, chunks, total))
+    }
+
+    fn numeric_parts<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+        offsets: Vec<usize>,
+        chunks: &[Range<usize>],
+    ) -> Result<CsrMatrix<T>> {
+        let nnz = *offsets.last().unwrap_or(&0);
+        // C's arrays are written once, in parallel, straight into their
+        // uninitialised capacity (no serial zero-fill pass).
+        let mut cols: Vec<u32> = try_with_capacity(nnz, "C column indices")?;
+        let mut vals: Vec<T> = try_with_capacity(nnz, "C values")?;
+        advise_huge_pages(&mut cols);
+        advise_huge_pages(&mut vals);
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(chunks.iter().map(|r| offsets[r.end]))
+            .collect();
+        let parts = split_rows_mut(
+            &bounds,
+            &mut cols.spare_capacity_mut()[..nnz],
+            &mut vals.spare_capacity_mut()[..nnz],
+        );
+        let dense = self.dense(b.ncols());
+        let written: usize = chunks
+            .par_iter()
+            .zip(parts)
+            .map(|(r, (c, v))| {
+                if dense {
+                    fill_rows(
+                        &mut Dense::<T>::new(b.ncols()),
+                        a,
+                        b,
+                        r.clone(),
+                        &offsets,
+                        c,
+                        v,
+                    )
+                } else {
+                    fill_rows(&mut Hash::<T>::new(), a, b, r.clone(), &offsets, c, v)
+                }
+            })
+            .sum();
+        // Each row writes exactly the count the symbolic phase found for the
+        // same structure; anything else is a bug in this crate.
+        assert_eq!(
+            written, nnz,
+            "internal error: numeric phase wrote {written} of {nnz} entries"
+        );
+        // SAFETY: all `nnz` entries were initialised (checked above).
+        unsafe {
+            cols.set_len(nnz);
+            vals.set_len(nnz);
+        }
+        // SAFETY: offsets are a prefix sum of the exact per-row counts, and
+        // every column written comes from B's checked column indices.
+        Ok(unsafe { CsrMatrix::new_unchecked(a.nrows(), b.ncols(), offsets, cols, vals) })
+    }
+}
+
+/// Asks Linux for transparent huge pages on a large output buffer, so that
+/// filling it takes a few hundred page faults instead of hundreds of
+/// thousands (THP is often in `madvise` mode). Only a hint: failure is ignored.
+fn advise_huge_pages<T>(v: &mut Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = v.capacity() * std::mem::size_of::<T>();
+        if bytes < 4 * HUGE {
+            return;
+        }
+        let start = v.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        let len = (start + bytes - aligned) / HUGE * HUGE;
+        // SAFETY: the range lies inside the vector's own allocation, and
+        // MADV_HUGEPAGE changes no contents, only how pages are backed.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
+fn count_rows<T: Scalar>(
+    acc: &mut impl Accumulator<T>,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    rows: Range<usize>,
+    out: &mut [usize],
+) {
+    for (i, o) in rows.zip(out) {
+        *o = acc.count(a.row(i).0, b);
+    }
+}
+
+fn fill_rows<T: Scalar>(
+    acc: &mut impl Accumulator<T>,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    rows: Range<usize>,
+    offsets: &[usize],
+    cols: &mut [MaybeUninit<u32>],
+    vals: &mut [MaybeUninit<T>],
+) -> usize {
+    let base = offsets[rows.start];
+    let mut written = 0;
+    for i in rows {
+        let r = offsets[i] - base..offsets[i + 1] - base;
+        let (ac, av) = a.row(i);
+        let n = acc.fill(ac, av, b, &mut cols[r.clone()], &mut vals[r.clone()]);
+        written += n.min(r.len());
+    }
+    written
+}
+
+/// Splits rows into at most `parts` contiguous ranges of about equal work,
+/// where a row's work is its products plus one (so empty rows count too).
+fn split_by_work(nprod: &[u64], parts: usize) -> Vec<Range<usize>> {
+    let n = nprod.len();
+    let total: u64 = nprod.iter().sum::<u64>() + n as u64;
+    let parts = parts.max(1) as u64;
+    let mut out = Vec::new();
+    let (mut start, mut acc, mut next) = (0usize, 0u64, total.div_ceil(parts));
+    for (i, &p) in nprod.iter().enumerate() {
+        acc += p + 1;
+        if acc >= next || i + 1 == n {
+            out.push(start..i + 1);
+            start = i + 1;
+            while next <= acc {
+                next += total.div_ceil(parts);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_all_rows_by_work() {
+        let r = split_by_work(&[100, 0, 0, 0, 100, 0], 2);
+        assert_eq!(r, vec![0..3, 3..6]); // work 103 + 103 of 206
+        assert!(split_by_work(&[], 4).is_empty());
+        let r = split_by_work(&[1; 10], 3);
+        assert_eq!(r.first().unwrap().start, 0);
+        assert_eq!(r.last().unwrap().end, 10);
+        assert!(r.windows(2).all(|w| w[0].end == w[1].start));
+    }
+
+    #[test]
+    fn hash_and_dense_agree() {
+        let a = spgemm_core::generate::uniform::<f64>(300, 300, 9, 1).unwrap();
+        let d = CpuBackend::new().multiply(&a, &a).unwrap();
+        let h = CpuBackend::new()
+            .with_dense_cutoff(0)
+            .multiply(&a, &a)
+            .unwrap();
+        assert_eq!(d.row_offsets(), h.row_offsets());
+        assert_eq!(d.col_indices(), h.col_indices());
+        spgemm_core::verify::check_product(&a, &a, &h)
+            .unwrap()
+            .unwrap();
+    }
+
+    #[test]
+    fn plan_refuses_other_structure() {
+        let a = spgemm_core::generate::uniform::<f64>(50, 50, 4, 1).unwrap();
+        let other = spgemm_core::generate::uniform::<f64>(50, 50, 4, 2).unwrap();
+        let cpu = CpuBackend::new();
+        let plan = cpu.symbolic(&a, &a).unwrap();
+        let mut a2 = a.clone();
+        a2.values_mut().iter_mut().for_each(|v| *v *= 2.0);
+        let c = cpu.numeric(&plan, &a2, &a2).unwrap();
+        spgemm_core::verify::check_product(&a2, &a2, &c)
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            cpu.numeric(&plan, &other, &a),
+            Err(Error::StructureMismatch(_))
+        ));
+        assert!(matches!(
+            cpu.numeric(&plan, &a, &other),
+            Err(Error::StructureMismatch(_))
+        ));
+    }
+}

@@ -1,0 +1,273 @@
+//! The device abstraction GPU backends implement (CUDA through cudarc, HIP
+//! through hip-runtime-sys), after Ginkgo's executors and cudarc's layers.
+//!
+//! A backend only allocates, copies, compiles, launches and reports device
+//! properties; the algorithm that drives it lives once in this crate. The CPU
+//! backend does not implement this trait: it runs the row-wise algorithm
+//! directly.
+//!
+//! Memory is untyped bytes on the device ([`DeviceBuffer`]); the driver in
+//! `core` keeps the types. Work is ordered on streams; buffers are freed in
+//! stream order when dropped, so a drop never synchronises the device
+//! (OpSparse §4.6).
+
+use std::fmt;
+
+/// Who made the device: decides the kernel prelude (warp width, lane masks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    /// NVIDIA (CUDA): warps of 32.
+    Nvidia,
+    /// AMD or Hygon DCU (HIP): wavefronts of 64 (or 32 on RDNA).
+    Amd,
+}
+
+/// Which atomic operations the device performs natively on global and
+/// shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicCapabilities {
+    /// `atomicAdd` on `double` (NVIDIA sm_60+, all CDNA/GCN through CAS loops in HIP).
+    pub f64_add: bool,
+    /// 64-bit `atomicAdd`/`atomicMax` on unsigned integers.
+    pub u64_add: bool,
+}
+
+/// What a device is: everything the kernel tables are derived from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// Marketing name, e.g. `"NVIDIA H100 80GB HBM3"`.
+    pub name: String,
+    /// Vendor.
+    pub vendor: Vendor,
+    /// Compilation target, e.g. `"sm_90"` or `"gfx906"`.
+    pub arch: String,
+    /// Threads per warp / wavefront (32 or 64).
+    pub warp_width: u32,
+    /// Streaming multiprocessors / compute units.
+    pub multiprocessor_count: u32,
+    /// Largest block, in threads.
+    pub max_threads_per_block: u32,
+    /// Resident threads per multiprocessor at full occupancy.
+    pub max_threads_per_multiprocessor: u32,
+    /// Resident blocks per multiprocessor.
+    pub max_blocks_per_multiprocessor: u32,
+    /// Shared memory a block may use without opting in, bytes.
+    pub shared_memory_per_block: usize,
+    /// Shared memory a block may use after opting in, bytes (≥ the above).
+    pub shared_memory_per_block_optin: usize,
+    /// Shared memory of one multiprocessor, bytes.
+    pub shared_memory_per_multiprocessor: usize,
+    /// Shared memory the runtime reserves per resident block, bytes (1 KiB on sm_80+).
+    pub reserved_shared_memory_per_block: usize,
+    /// 32-bit registers of one multiprocessor.
+    pub registers_per_multiprocessor: u32,
+    /// Device memory, bytes.
+    pub total_memory: usize,
+    /// Native atomics.
+    pub atomics: AtomicCapabilities,
+}
+
+/// What kind of failure a backend reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceErrorKind {
+    /// The driver library (libcuda, libamdhip64) could not be loaded.
+    NoDriver,
+    /// The driver works but there is no (such) device.
+    NoDevice,
+    /// An allocation did not fit in device memory.
+    OutOfMemory,
+    /// Run-time compilation of a kernel failed.
+    Compile,
+    /// A kernel launch or its execution failed.
+    Launch,
+    /// Any other driver error.
+    Other,
+}
+
+/// A failure reported by a device backend: which call failed and the
+/// driver's own message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceError {
+    /// The kind of failure.
+    pub kind: DeviceErrorKind,
+    /// `"cuda"` or `"hip"`.
+    pub backend: &'static str,
+    /// The call or step that failed, e.g. `"cuMemAllocAsync (C values, 96 MiB)"`.
+    pub call: String,
+    /// The driver's message.
+    pub message: String,
+}
+
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} error in {}: {}",
+            self.backend, self.call, self.message
+        )
+    }
+}
+
+impl std::error::Error for DeviceError {}
+
+/// Result of a device call.
+pub type DeviceResult<T> = Result<T, DeviceError>;
+
+/// Device memory owned by a backend; freed (stream-ordered) on drop.
+pub trait DeviceBuffer: Send + Sync {
+    /// Device address of the first byte.
+    fn device_ptr(&self) -> u64;
+    /// Size in bytes.
+    fn len(&self) -> usize;
+    /// Whether the buffer holds no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One kernel argument, passed by value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KernelArg {
+    /// A device address (from [`DeviceBuffer::device_ptr`] plus an offset).
+    Ptr(u64),
+    /// `unsigned int`.
+    U32(u32),
+    /// `unsigned long long`.
+    U64(u64),
+}
+
+/// Grid shape of one launch: 1-D grids and blocks are all this algorithm uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks in the grid (≥ 1).
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Dynamic shared memory, bytes.
+    pub shared_bytes: u32,
+}
+
+/// Source of one module of kernels, specialised for a device by constants
+/// in its text, and the names of the kernels to load from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelProgram {
+    /// Module name, used in error messages and cache file names.
+    pub name: String,
+    /// Complete source text (prelude included).
+    pub source: String,
+    /// Kernels (`extern "C"` names) to load.
+    pub kernels: Vec<String>,
+}
+
+/// A GPU as the SpGEMM driver in `core` sees it.
+///
+/// Every call is asynchronous with respect to the host unless it says
+/// otherwise, and ordered within its stream.
+pub trait Device: Send + Sync {
+    /// An ordered queue of work.
+    type Stream: Send + Sync;
+    /// A point in a stream, for ordering between streams and timing.
+    type Event: Send + Sync;
+    /// Device memory.
+    type Buffer: DeviceBuffer;
+    /// A loaded kernel.
+    type Kernel: Send + Sync;
+
+    /// What the device is.
+    fn properties(&self) -> &DeviceProperties;
+    /// `(free, total)` device memory in bytes.
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn memory_info(&self) -> DeviceResult<(usize, usize)>;
+    /// A new stream.
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn create_stream(&self) -> DeviceResult<Self::Stream>;
+    /// `bytes` of device memory, ordered on `stream` (from a pool: not a
+    /// per-call cost). Contents are undefined.
+    ///
+    /// # Errors
+    /// [`DeviceErrorKind::OutOfMemory`] when it does not fit.
+    fn alloc(&self, stream: &Self::Stream, bytes: usize) -> DeviceResult<Self::Buffer>;
+    /// Copies `src` to `dst[offset..]`. The host slice may be reused once the
+    /// call returns.
+    ///
+    /// # Errors
+    /// A driver failure, or a copy past the end of `dst`.
+    fn copy_to_device(
+        &self,
+        stream: &Self::Stream,
+        src: &[u8],
+        dst: &Self::Buffer,
+        offset: usize,
+    ) -> DeviceResult<()>;
+    /// Copies `src[offset..offset + dst.len()]` to `dst`; returns when the
+    /// copy (and all earlier work on `stream`) is complete.
+    ///
+    /// # Errors
+    /// A driver failure (including earlier asynchronous kernel faults), or a
+    /// copy past the end of `src`.
+    fn copy_to_host(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> DeviceResult<()>;
+    /// Sets `bytes` bytes of `dst` from `offset` to zero.
+    ///
+    /// # Errors
+    /// A driver failure, or a range past the end of `dst`.
+    fn fill_zero(
+        &self,
+        stream: &Self::Stream,
+        dst: &Self::Buffer,
+        offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()>;
+    /// Compiles (or loads from the on-disk cache) `program` for this device
+    /// and returns its kernels in the order of `program.kernels`.
+    ///
+    /// # Errors
+    /// [`DeviceErrorKind::Compile`] with the compiler log.
+    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<Self::Kernel>>;
+    /// Launches `kernel` on `stream`.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list in number, order and
+    /// type; every pointer must address live device memory large enough for
+    /// every access the kernel makes with the other arguments; the buffers
+    /// must outlive the launch's completion on `stream`.
+    ///
+    /// # Errors
+    /// [`DeviceErrorKind::Launch`] if the launch is refused.
+    unsafe fn launch(
+        &self,
+        stream: &Self::Stream,
+        kernel: &Self::Kernel,
+        shape: LaunchShape,
+        args: &[KernelArg],
+    ) -> DeviceResult<()>;
+    /// Records an event on `stream`.
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn record(&self, stream: &Self::Stream) -> DeviceResult<Self::Event>;
+    /// Makes `stream` wait for `event`.
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn wait(&self, stream: &Self::Stream, event: &Self::Event) -> DeviceResult<()>;
+    /// Milliseconds between two completed events (waits for `end`).
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> DeviceResult<f32>;
+    /// Blocks until all work on `stream` is complete.
+    ///
+    /// # Errors
+    /// A driver failure, including asynchronous kernel faults.
+    fn synchronize(&self, stream: &Self::Stream) -> DeviceResult<()>;
+}

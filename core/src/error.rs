@@ -1,0 +1,163 @@
+//! The error type of `spgemm-core`; the policy is in `docs/errors.md`.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout `spgemm-core`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in `spgemm-core`: malformed CSR data, bad
+/// Matrix Market files, mismatched shapes, sizes beyond the index types, and
+/// failures reported by a device backend.
+///
+/// Every variant names the row, column, line or size at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `row_offsets.len()` is not `nrows + 1`.
+    #[error("row offsets have length {got}, expected nrows + 1 = {expected}")]
+    RowOffsetsLength {
+        /// `nrows + 1`.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+    /// The first row offset is not zero.
+    #[error("row offsets must start at 0, found {0}")]
+    RowOffsetsStart(usize),
+    /// `row_offsets[row] > row_offsets[row + 1]`.
+    #[error("row offsets decrease at row {row}: {start} > {end}")]
+    RowOffsetsDecrease {
+        /// The row whose end lies before its start.
+        row: usize,
+        /// `row_offsets[row]`.
+        start: usize,
+        /// `row_offsets[row + 1]`.
+        end: usize,
+    },
+    /// The last row offset differs from the number of column indices.
+    #[error("last row offset is {last} but there are {nnz} column indices")]
+    RowOffsetsEnd {
+        /// `row_offsets[nrows]`.
+        last: usize,
+        /// `col_indices.len()`.
+        nnz: usize,
+    },
+    /// Column indices and values differ in length.
+    #[error("{columns} column indices but {values} values")]
+    ValuesLength {
+        /// `col_indices.len()`.
+        columns: usize,
+        /// `values.len()`.
+        values: usize,
+    },
+    /// A column index is not below the number of columns.
+    #[error("column index {col} in row {row} is out of range for {ncols} columns")]
+    ColumnOutOfRange {
+        /// Row holding the entry.
+        row: usize,
+        /// The offending column index.
+        col: u64,
+        /// Number of columns of the matrix.
+        ncols: usize,
+    },
+    /// A row's column indices are not strictly increasing (unsorted or duplicated).
+    #[error("row {row} is not sorted without duplicates: column {col} follows column {prev}")]
+    UnsortedRow {
+        /// The row at fault.
+        row: usize,
+        /// The column before `col`.
+        prev: u32,
+        /// The first column not greater than its predecessor.
+        col: u32,
+    },
+    /// The inner dimensions of a product disagree.
+    #[error("dimension mismatch: A is {a_rows}x{a_cols} but B is {b_rows}x{b_cols} (A's columns must equal B's rows)")]
+    DimensionMismatch {
+        /// Rows of A.
+        a_rows: usize,
+        /// Columns of A.
+        a_cols: usize,
+        /// Rows of B.
+        b_rows: usize,
+        /// Columns of B.
+        b_cols: usize,
+    },
+    /// A size does not fit the index type that has to hold it.
+    #[error("{what} is {value}, more than the supported maximum {limit}")]
+    TooLarge {
+        /// What was counted.
+        what: &'static str,
+        /// The size found.
+        value: u128,
+        /// The largest supported size.
+        limit: u128,
+    },
+    /// A file could not be opened, read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A Matrix Market file is malformed.
+    #[error("line {line}: {message}")]
+    Parse {
+        /// 1-based line number in the (decompressed) file; 0 when the fault is not on a line.
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A Matrix Market feature this library does not support.
+    #[error("unsupported Matrix Market file: {0}")]
+    Unsupported(String),
+    /// A plan was given matrices whose structure differs from the one it was built for.
+    #[error("structure mismatch: {0}")]
+    StructureMismatch(String),
+    /// A host allocation failed.
+    #[error("out of host memory: {bytes} bytes for {what} did not fit")]
+    HostOutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// Requested size in bytes.
+        bytes: u128,
+    },
+    /// A device backend reported a failure.
+    #[error(transparent)]
+    Device(#[from] crate::device::DeviceError),
+}
+
+impl Error {
+    /// Adds the file name in front of a parse or I/O error's message.
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Error {
+        match self {
+            Error::Parse { line, message } => Error::Parse {
+                line,
+                message: format!("{}: {message}", path.display()),
+            },
+            Error::Io { source, .. } => Error::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
+/// Reserves `additional` elements in `v`, turning allocation failure into
+/// [`Error::HostOutOfMemory`] instead of an abort.
+pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
+    v.try_reserve_exact(additional)
+        .map_err(|_| Error::HostOutOfMemory {
+            what,
+            bytes: additional as u128 * std::mem::size_of::<T>() as u128,
+        })
+}
+
+/// A vector of `len` copies of `value`, or [`Error::HostOutOfMemory`].
+pub fn try_filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    try_reserve(&mut v, len, what)?;
+    v.resize(len, value);
+    Ok(v)
+}

@@ -1,0 +1,41 @@
+//! # spgemm-core
+//!
+//! Everything of spgemm that does not depend on where the product runs:
+//!
+//! | concept | item |
+//! |---|---|
+//! | CSR matrix (64-bit row offsets, `u32` columns) | [`CsrMatrix`] |
+//! | value types `f32`, `f64` | [`Scalar`] |
+//! | Matrix Market I/O | [`mtx`] |
+//! | reference SpGEMM (the oracle) | [`reference::multiply`] |
+//! | products per row, compression ratio, GFLOPS | [`stats`] |
+//! | checking a product | [`verify::check_product`] |
+//! | seeded synthetic matrices | [`generate`] |
+//! | GPU abstraction | [`device::Device`] |
+//! | kernel tables | [`table::KernelTable`] |
+//! | errors | [`Error`] |
+//!
+//! ```
+//! use spgemm_core::{CsrMatrix, reference};
+//! // A = [1 2; 0 3]
+//! let a = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0f64, 2.0, 3.0])?;
+//! let c = reference::multiply(&a, &a)?; // [1 8; 0 9]
+//! assert_eq!(c.values(), &[1.0, 8.0, 9.0]);
+//! # Ok::<(), spgemm_core::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod csr;
+pub mod device;
+pub mod error;
+pub mod generate;
+pub mod mtx;
+pub mod reference;
+pub mod scalar;
+pub mod stats;
+pub mod table;
+pub mod verify;
+
+pub use csr::CsrMatrix;
+pub use error::{Error, Result};
+pub use scalar::Scalar;

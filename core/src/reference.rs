@@ -1,0 +1,164 @@
+//! The sequential reference SpGEMM every backend is tested against.
+//!
+//! Deliberately simple: for each row of A, list every product
+//! `A(i,k)·B(k,j)` as a `(j, value)` pair, stable-sort the list by `j` and
+//! add up equal columns in the order they were produced. Every structurally
+//! produced entry is kept, even when its values cancel to zero.
+
+use crate::csr::CsrMatrix;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// Checks that `A·B` is defined.
+///
+/// # Errors
+/// [`Error::DimensionMismatch`] unless `a.ncols() == b.nrows()`.
+pub fn check_dimensions<T, U>(a: &CsrMatrix<T>, b: &CsrMatrix<U>) -> Result<()>
+where
+    T: Scalar,
+    U: Scalar,
+{
+    if a.ncols() != b.nrows() {
+        return Err(Error::DimensionMismatch {
+            a_rows: a.nrows(),
+            a_cols: a.ncols(),
+            b_rows: b.nrows(),
+            b_cols: b.ncols(),
+        });
+    }
+    Ok(())
+}
+
+/// `C = A·B` computed sequentially; `A` is `M×K`, `B` is `K×N`, `C` is `M×N`
+/// with sorted rows. Inputs may be unsorted and contain duplicates.
+///
+/// # Errors
+/// [`Error::DimensionMismatch`], [`Error::HostOutOfMemory`].
+pub fn multiply<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    multiply_with(a, b, |x, y| x * y)
+}
+
+/// `|A|·|B|` with the structure of `A·B`: the scale against which rounding
+/// errors of `A·B` are measured (see [`crate::verify`]).
+///
+/// # Errors
+/// As [`multiply`].
+pub fn multiply_abs<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    multiply_with(a, b, |x, y| x.abs() * y.abs())
+}
+
+fn multiply_with<T: Scalar>(
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    product: impl Fn(T, T) -> T,
+) -> Result<CsrMatrix<T>> {
+    check_dimensions(a, b)?;
+    let mut offsets = vec![0usize; a.nrows() + 1];
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    let mut row: Vec<(u32, T)> = Vec::new();
+    for i in 0..a.nrows() {
+        row.clear();
+        let (acols, avals) = a.row(i);
+        for (&k, &av) in acols.iter().zip(avals) {
+            let (bcols, bvals) = b.row(k as usize);
+            row.extend(
+                bcols
+                    .iter()
+                    .zip(bvals)
+                    .map(|(&j, &bv)| (j, product(av, bv))),
+            );
+        }
+        row.sort_by_key(|p| p.0);
+        for &(j, v) in &row {
+            if cols.len() > offsets[i] && *cols.last().unwrap() == j {
+                *vals.last_mut().unwrap() += v;
+            } else {
+                cols.push(j);
+                vals.push(v);
+            }
+        }
+        offsets[i + 1] = cols.len();
+    }
+    CsrMatrix::new(a.nrows(), b.ncols(), offsets, cols, vals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense<const R: usize, const C: usize>(d: [[f64; C]; R]) -> CsrMatrix<f64> {
+        let (mut r, mut c, mut v) = (vec![], vec![], vec![]);
+        for (i, row) in d.iter().enumerate() {
+            for (j, &x) in row.iter().enumerate() {
+                if x != 0.0 {
+                    r.push(i);
+                    c.push(j as u32);
+                    v.push(x);
+                }
+            }
+        }
+        CsrMatrix::from_triplets(R, C, &r, &c, &v).unwrap()
+    }
+
+    #[test]
+    fn hand_checked_3x3() {
+        // [1 0 2]   [0 1 0]   [ 8 1 0]
+        // [0 3 0] · [0 0 4] = [ 0 0 12]
+        // [5 0 6]   [4 0 0]   [24 5 0]
+        let c = multiply(
+            &dense([[1., 0., 2.], [0., 3., 0.], [5., 0., 6.]]),
+            &dense([[0., 1., 0.], [0., 0., 4.], [4., 0., 0.]]),
+        )
+        .unwrap();
+        assert_eq!(c, dense([[8., 1., 0.], [0., 0., 12.], [24., 5., 0.]]));
+    }
+
+    #[test]
+    fn hand_checked_rectangular_2x5_times_5x3() {
+        let a = dense([[1., 0., 0., 2., 0.], [0., 0., 3., 0., -1.]]);
+        let b = dense([
+            [1., 2., 0.],
+            [9., 9., 9.],
+            [0., 0., 1.],
+            [0., 1., 0.],
+            [2., 0., 0.],
+        ]);
+        // row 0: 1*[1,2,0] + 2*[0,1,0] = [1,4,0]; row 1: 3*[0,0,1] - [2,0,0] = [-2,0,3]
+        let c = multiply(&a, &b).unwrap();
+        assert_eq!(c, dense([[1., 4., 0.], [-2., 0., 3.]]));
+    }
+
+    #[test]
+    fn cancellation_keeps_explicit_zero() {
+        // [1 1] · [1; -1] = [0], stored.
+        let a = dense([[1., 1.]]);
+        let b = dense([[1.], [-1.]]);
+        let c = multiply(&a, &b).unwrap();
+        assert_eq!(c.nnz(), 1);
+        assert_eq!(c.values(), &[0.0]);
+    }
+
+    #[test]
+    fn dimension_mismatch() {
+        let a = dense([[1., 1.]]);
+        let e = multiply(&a, &a).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::DimensionMismatch {
+                a_rows: 1,
+                a_cols: 2,
+                b_rows: 1,
+                b_cols: 2
+            }
+        ));
+    }
+
+    #[test]
+    fn unsorted_input_with_duplicates() {
+        // Row 0 of A stores column 1 twice (1 + 2 = 3) out of order.
+        let a = CsrMatrix::new(1, 2, vec![0, 3], vec![1, 0, 1], vec![1.0, 5.0, 2.0]).unwrap();
+        let b = dense([[1., 0.], [0., 1.]]);
+        assert_eq!(multiply(&a, &b).unwrap(), dense([[5., 3.]]));
+    }
+}

@@ -1,0 +1,378 @@
+//! Kernel tables: which rows go to which kernel, with what hash-table size
+//! and block shape (OpSparse §5.5–5.6, Tables 1–2; DCU §5.4).
+//!
+//! A table is derived from device properties by one rule (OpSparse §5.6):
+//! a block of `t` threads runs at full occupancy when
+//! `b = min(max_threads_per_multiprocessor / t, max_blocks_per_multiprocessor)`
+//! blocks fit on a multiprocessor, so each block's hash table gets
+//! `shared_memory_per_multiprocessor / b − reserved − scratch` bytes. Symbolic
+//! tables hold 4-byte column keys and are rounded down to a power of two
+//! (mask instead of modulo); numeric tables hold a key and a value and keep
+//! every entry (modulo; occupancy matters more there). The last shared
+//! kernel of each phase uses the largest table a block may opt in to, at
+//! lower occupancy. Ranges keep every symbolic table ≥ 1.2× the largest
+//! `nprod` it receives (Table 4, sym_1.2x) and every numeric table ≥ 2× the
+//! largest `nnz` (Table 5, num_2x). The first bin of each phase packs
+//! several short rows into one block, a sub-group of threads per row.
+//!
+//! The V100 table of the OpSparse paper is kept as a named configuration;
+//! Hopper (H100/H200, 227 KB per block) and DCU (48 KB per block, 64 KB per
+//! compute unit, wavefront 64) are derived by the same rule.
+
+use crate::device::DeviceProperties;
+
+/// Bytes per symbolic hash entry (a `u32` column index).
+pub const SYMBOLIC_ENTRY_BYTES: usize = 4;
+/// Shared memory every kernel keeps beside its table (counters), bytes.
+pub const SCRATCH_BYTES: usize = 64;
+/// Fraction of the largest symbolic table above which a row's count is
+/// recomputed with a global-memory table (OpSparse §5.6.1).
+pub const OVERFLOW_FRACTION: f64 = 0.8;
+/// Block sizes of the one-row-per-block kernels.
+const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
+/// Threads per row and block size of the many-rows-per-block first bin.
+const SMALL_ROW_THREADS: u32 = 8;
+const SMALL_BLOCK_THREADS: u32 = 256;
+const SMALL_SYMBOLIC_TABLE: u32 = 32;
+const SMALL_NUMERIC_TABLE: u32 = 31;
+
+/// One bin: a range of rows and the kernel configuration that computes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bin {
+    /// Largest `nprod` (symbolic) or `nnz` (numeric) of a row in this bin,
+    /// inclusive; the smallest is one more than the previous bin's `max`.
+    pub max: u64,
+    /// Hash-table entries per row; 0 means a global-memory table.
+    pub table_size: u32,
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Threads per row: `block_threads` when one block computes one row.
+    pub row_threads: u32,
+}
+
+impl Bin {
+    /// Rows one block computes.
+    pub fn rows_per_block(&self) -> u32 {
+        self.block_threads / self.row_threads
+    }
+    /// Whether the table is a power of two (index by mask, not modulo).
+    pub fn power_of_two(&self) -> bool {
+        self.table_size.is_power_of_two()
+    }
+    /// Whether rows of this bin use a global-memory table.
+    pub fn global(&self) -> bool {
+        self.table_size == 0
+    }
+    /// Dynamic shared memory of one block, bytes, for `entry_bytes` per entry.
+    pub fn shared_bytes(&self, entry_bytes: usize) -> usize {
+        self.table_size as usize * entry_bytes * self.rows_per_block() as usize + SCRATCH_BYTES
+    }
+}
+
+/// The bins of both phases for one device and value type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelTable {
+    /// Configuration name (`"v100-paper"`, `"hopper"`, `"dcu"`, or `"derived"`).
+    pub name: String,
+    /// Warp / wavefront width the kernels are compiled for.
+    pub warp_width: u32,
+    /// Bytes of one value (4 for `f32`, 8 for `f64`).
+    pub value_bytes: usize,
+    /// Symbolic bins by `nprod`; the last one's `max` is `u64::MAX`. Rows of
+    /// the last bin whose count passes [`OVERFLOW_FRACTION`] of its table
+    /// are recomputed with a global table of `2·nprod` entries.
+    pub symbolic: Vec<Bin>,
+    /// Numeric bins by `nnz`; the last one is global (`table_size == 0`,
+    /// `max == u64::MAX`).
+    pub numeric: Vec<Bin>,
+}
+
+impl KernelTable {
+    /// Bytes of one numeric hash entry: a `u32` key and a value, padded to
+    /// the value's alignment in a split layout (keys then values), so exactly
+    /// `4 + value_bytes`.
+    pub fn numeric_entry_bytes(&self) -> usize {
+        4 + self.value_bytes
+    }
+
+    /// The symbolic bin of a row with `nprod` products (`None` for an empty row).
+    pub fn symbolic_bin(&self, nprod: u64) -> Option<usize> {
+        bin_of(&self.symbolic, nprod)
+    }
+
+    /// The numeric bin of a row with `nnz` output entries (`None` for an empty row).
+    pub fn numeric_bin(&self, nnz: u64) -> Option<usize> {
+        bin_of(&self.numeric, nnz)
+    }
+
+    /// Symbolic count above which the last shared bin's result is discarded
+    /// and the row recomputed in global memory.
+    pub fn overflow_threshold(&self) -> u32 {
+        let last = self.symbolic.last().map_or(0, |b| b.table_size);
+        (last as f64 * OVERFLOW_FRACTION) as u32
+    }
+
+    /// The table of OpSparse Tables 1 and 2 (V100: 96 KB per multiprocessor
+    /// and per block, 2048 threads, warp 32), for `f64` values.
+    pub fn v100_paper() -> Self {
+        let b = |max, table_size, block_threads, row_threads| Bin {
+            max,
+            table_size,
+            block_threads,
+            row_threads,
+        };
+        KernelTable {
+            name: "v100-paper".into(),
+            warp_width: 32,
+            value_bytes: 8,
+            symbolic: vec![
+                b(26, 32, 1024, 4),
+                b(426, 512, 64, 64),
+                b(853, 1024, 128, 128),
+                b(1706, 2048, 256, 256),
+                b(3413, 4096, 512, 512),
+                b(6826, 8192, 1024, 1024),
+                b(10240, 12287, 1024, 1024),
+                b(u64::MAX, 24575, 1024, 1024),
+            ],
+            numeric: vec![
+                b(16, 31, 256, 8),
+                b(128, 255, 64, 64),
+                b(256, 511, 128, 128),
+                b(512, 1023, 256, 256),
+                b(1024, 2047, 512, 512),
+                b(2048, 4095, 1024, 1024),
+                b(4096, 8191, 1024, 1024),
+                b(u64::MAX, 0, 1024, 1024),
+            ],
+        }
+    }
+
+    /// Derives the table for `props` and values of `value_bytes` bytes by
+    /// the rule in the module docs, and names it after the device family
+    /// (`"hopper"` for sm_90, `"dcu"` for gfx906, `"derived"` otherwise).
+    pub fn for_device(props: &DeviceProperties, value_bytes: usize) -> Self {
+        let name = match props.arch.as_str() {
+            "sm_90" | "sm_90a" => "hopper",
+            "gfx906" => "dcu",
+            "gfx90a" => "mi200",
+            _ => "derived",
+        };
+        let per_block = |threads: u32| {
+            let blocks = (props.max_threads_per_multiprocessor / threads)
+                .min(props.max_blocks_per_multiprocessor)
+                .max(1) as usize;
+            (props.shared_memory_per_multiprocessor / blocks)
+                .saturating_sub(props.reserved_shared_memory_per_block + SCRATCH_BYTES)
+                .min(
+                    props
+                        .shared_memory_per_block_optin
+                        .saturating_sub(SCRATCH_BYTES),
+                )
+        };
+        let largest = props
+            .shared_memory_per_block_optin
+            .saturating_sub(SCRATCH_BYTES);
+        let sizes: Vec<u32> = BLOCK_SIZES
+            .into_iter()
+            .filter(|&t| t <= props.max_threads_per_block && t >= props.warp_width)
+            .collect();
+        let numeric_entry = 4 + value_bytes;
+
+        // Symbolic: small-row bin, power-of-two tables at full occupancy, then
+        // the full-occupancy non-power-of-two and the largest table.
+        let mut symbolic = vec![(SMALL_SYMBOLIC_TABLE, SMALL_BLOCK_THREADS, SMALL_ROW_THREADS)];
+        for &t in &sizes {
+            let entries = (per_block(t) / SYMBOLIC_ENTRY_BYTES) as u32;
+            symbolic.push((prev_power_of_two(entries), t, t));
+        }
+        let top = *sizes.last().unwrap_or(&64);
+        symbolic.push(((per_block(top) / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top));
+        symbolic.push(((largest / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top));
+        let symbolic = with_ranges(symbolic, |t| (t as f64 / 1.2) as u64, false);
+
+        let mut numeric = vec![(SMALL_NUMERIC_TABLE, SMALL_BLOCK_THREADS, SMALL_ROW_THREADS)];
+        for &t in &sizes {
+            numeric.push(((per_block(t) / numeric_entry) as u32 - 1, t, t));
+        }
+        numeric.push(((largest / numeric_entry) as u32 - 1, top, top));
+        let mut numeric = with_ranges(numeric, |t| (t as u64).div_ceil(2), true);
+        numeric.push(Bin {
+            max: u64::MAX,
+            table_size: 0,
+            block_threads: top,
+            row_threads: top,
+        });
+        KernelTable {
+            name: name.into(),
+            warp_width: props.warp_width,
+            value_bytes,
+            symbolic,
+            numeric,
+        }
+    }
+}
+
+fn prev_power_of_two(n: u32) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        1 << (31 - n.leading_zeros())
+    }
+}
+
+/// Turns `(table, block_threads, row_threads)` candidates into bins with
+/// ranges `capacity(table)`, dropping candidates that do not grow the range;
+/// the last bin is open-ended unless `bounded`.
+fn with_ranges(
+    cands: Vec<(u32, u32, u32)>,
+    capacity: impl Fn(u32) -> u64,
+    bounded: bool,
+) -> Vec<Bin> {
+    let mut bins: Vec<Bin> = Vec::new();
+    for (table_size, block_threads, row_threads) in cands {
+        let max = capacity(table_size);
+        if bins.last().is_some_and(|b| b.max >= max) {
+            continue;
+        }
+        bins.push(Bin {
+            max,
+            table_size,
+            block_threads,
+            row_threads,
+        });
+    }
+    if !bounded {
+        if let Some(b) = bins.last_mut() {
+            b.max = u64::MAX;
+        }
+    }
+    bins
+}
+
+fn bin_of(bins: &[Bin], n: u64) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    Some(bins.partition_point(|b| b.max < n).min(bins.len() - 1))
+}
+
+/// Thread-group size G for rows of B (DCU §5.1): the smallest power of two
+/// in `2..=min(warp_width, row_threads)` with which each thread of a group
+/// reads at most about 8 entries of B's longest row.
+pub fn group_size(max_row_nnz_b: usize, warp_width: u32, row_threads: u32) -> u32 {
+    let cap = warp_width.min(row_threads).max(2);
+    let mut g = 2u32;
+    while g < cap && (g as usize) * 8 < max_row_nnz_b {
+        g *= 2;
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{AtomicCapabilities, Vendor};
+
+    pub(crate) fn props(
+        arch: &str,
+        warp: u32,
+        sm: usize,
+        optin: usize,
+        threads: u32,
+        reserved: usize,
+    ) -> DeviceProperties {
+        DeviceProperties {
+            name: arch.into(),
+            vendor: if warp == 64 {
+                Vendor::Amd
+            } else {
+                Vendor::Nvidia
+            },
+            arch: arch.into(),
+            warp_width: warp,
+            multiprocessor_count: 80,
+            max_threads_per_block: 1024,
+            max_threads_per_multiprocessor: threads,
+            max_blocks_per_multiprocessor: 32,
+            shared_memory_per_block: 48 * 1024,
+            shared_memory_per_block_optin: optin,
+            shared_memory_per_multiprocessor: sm,
+            reserved_shared_memory_per_block: reserved,
+            registers_per_multiprocessor: 65536,
+            total_memory: 1 << 34,
+            atomics: AtomicCapabilities {
+                f64_add: true,
+                u64_add: true,
+            },
+        }
+    }
+
+    #[test]
+    fn derived_v100_matches_paper_power_of_two_sizes() {
+        let t = KernelTable::for_device(&props("sm_70", 32, 96 * 1024, 96 * 1024, 2048, 0), 8);
+        let sizes: Vec<u32> = t.symbolic.iter().map(|b| b.table_size).collect();
+        assert_eq!(&sizes[..6], &[32, 512, 1024, 2048, 4096, 8192]);
+        let paper = KernelTable::v100_paper();
+        assert_eq!(
+            &paper.symbolic.iter().map(|b| b.max).collect::<Vec<_>>()[1..6],
+            &[426, 853, 1706, 3413, 6826]
+        );
+        // Numeric tables within a few entries of the paper's (we keep 64 bytes of scratch).
+        for (d, p) in t.numeric.iter().zip(&paper.numeric) {
+            assert!(
+                d.table_size <= p.table_size && d.table_size + 8 >= p.table_size,
+                "{d:?} vs {p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hopper_tables_grow_and_ranges_hold() {
+        let t = KernelTable::for_device(&props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024), 8);
+        assert_eq!(t.name, "hopper");
+        let last = t.symbolic.last().unwrap();
+        assert!(last.table_size > 2 * 24575 && last.max == u64::MAX);
+        assert!(last.shared_bytes(4) <= 227 * 1024);
+        for w in t.symbolic.windows(2) {
+            assert!(w[0].max < w[1].max && w[0].table_size as f64 >= 1.2 * w[0].max as f64);
+        }
+        let shared: Vec<&Bin> = t.numeric.iter().filter(|b| !b.global()).collect();
+        for b in &shared {
+            assert!(b.table_size as u64 + 1 >= 2 * b.max);
+            assert!(b.shared_bytes(12) <= 227 * 1024);
+        }
+        assert!(t.numeric.last().unwrap().global());
+    }
+
+    #[test]
+    fn dcu_fits_48k_per_block_and_wave64() {
+        let t = KernelTable::for_device(&props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0), 8);
+        assert_eq!((t.name.as_str(), t.warp_width), ("dcu", 64));
+        for b in t.symbolic.iter() {
+            assert!(b.shared_bytes(4) <= 48 * 1024);
+        }
+        for b in t.numeric.iter().filter(|b| !b.global()) {
+            assert!(b.shared_bytes(12) <= 48 * 1024);
+        }
+        assert_eq!(
+            t.symbolic.last().unwrap().table_size,
+            (48 * 1024 - SCRATCH_BYTES) as u32 / 4 - 1
+        );
+    }
+
+    #[test]
+    fn binning_and_group_size() {
+        let t = KernelTable::v100_paper();
+        assert_eq!(t.symbolic_bin(0), None);
+        assert_eq!(t.symbolic_bin(26), Some(0));
+        assert_eq!(t.symbolic_bin(27), Some(1));
+        assert_eq!(t.symbolic_bin(1 << 40), Some(7));
+        assert_eq!(t.numeric_bin(4097), Some(7));
+        assert_eq!(group_size(1, 32, 1024), 2);
+        assert_eq!(group_size(100, 32, 1024), 16);
+        assert_eq!(group_size(100_000, 32, 1024), 32);
+        assert_eq!(group_size(100_000, 64, 1024), 64);
+        assert_eq!(group_size(100_000, 32, 8), 8);
+    }
+}

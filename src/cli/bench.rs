@@ -1,0 +1,282 @@
+//! `spgemm bench`: median time, GFLOPS and phases per matrix, optionally
+//! side by side with SciPy in the same run, and checked against the reference.
+
+use super::source::MatrixSource;
+use super::{open_backend, scipy, CliError, Common};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use spgemm::{Backend, CsrMatrix, Scalar};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The real matrix bundled with the repository, used when no file is named.
+pub const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bcsstk16.mtx.gz");
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Matrices (.mtx, .mtx.gz, or gen:...); the bundled bcsstk16 when none.
+    files: Vec<MatrixSource>,
+    #[command(flatten)]
+    pub common: Common,
+    /// Timed runs per matrix (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Check each result against the reference product.
+    #[arg(long)]
+    check: bool,
+    /// Also time another library on the same matrices in the same run.
+    #[arg(long, value_enum)]
+    compare: Option<Compare>,
+    /// Write the results as a JSON array to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Compare {
+    /// SciPy's `A @ B` (scipy.sparse, through python3).
+    Scipy,
+}
+
+/// One line of results; the JSON output is an array of these.
+#[derive(Serialize, Debug)]
+struct Record {
+    matrix: String,
+    backend: String,
+    device: String,
+    precision: &'static str,
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    nprod: u64,
+    nnz_c: usize,
+    compression_ratio: f64,
+    reps: usize,
+    median_ms: f64,
+    gflops: f64,
+    /// Median milliseconds of each phase, measured in separate runs.
+    phases_ms: BTreeMap<&'static str, f64>,
+    /// Extra device memory at the peak, bytes (GPU backends).
+    peak_memory_bytes: Option<u64>,
+    compared: Option<Compared>,
+    check: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct Compared {
+    library: String,
+    median_ms: f64,
+    gflops: f64,
+    nnz_c: usize,
+    /// Our speed over theirs (their time / our time).
+    speedup: f64,
+}
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    let n = t.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        t[n / 2]
+    } else {
+        (t[n / 2 - 1] + t[n / 2]) / 2.0
+    }
+}
+
+/// Runs `f` `warmup` times, then `reps` timed times; median milliseconds and the last result.
+fn time<R>(
+    warmup: usize,
+    reps: usize,
+    mut f: impl FnMut() -> Result<R, CliError>,
+) -> Result<(f64, R), CliError> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        let r = f()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        last = Some(r);
+    }
+    Ok((median(times), last.expect("at least one run")))
+}
+
+pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
+    let backend = open_backend(args.common.backend)?;
+    let files = if args.files.is_empty() {
+        vec![MatrixSource::File(PathBuf::from(BUNDLED))]
+    } else {
+        args.files.clone()
+    };
+    let bar = if files.len() > 1 {
+        let b = ProgressBar::new(files.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut records = Vec::new();
+    println!(
+        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8} {:>10} {:>8}",
+        "matrix",
+        "rows",
+        "nnz",
+        "nprod",
+        "nnz(C)",
+        "ratio",
+        "median ms",
+        "GFLOPS",
+        "other ms",
+        "speedup"
+    );
+    for src in &files {
+        bar.set_message(src.name());
+        let r = bench_one::<T>(&backend, src, args)?;
+        bar.suspend(|| print_row(&r));
+        records.push(r);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let Some(c) = records.iter().filter_map(|r| r.compared.as_ref()).next() {
+        let speedups: Vec<f64> = records
+            .iter()
+            .filter_map(|r| r.compared.as_ref().map(|c| c.speedup))
+            .collect();
+        let geo = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
+        let min = speedups.iter().copied().fold(f64::INFINITY, f64::min);
+        println!(
+            "geomean speedup over {}: {geo:.2}x (min {min:.2}x over {} matrices)",
+            c.library,
+            speedups.len()
+        );
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&records).map_err(|e| CliError::Output {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text + "\n").map_err(|e| CliError::Output {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+fn print_row(r: &Record) {
+    let (other, speed) = r
+        .compared
+        .as_ref()
+        .map_or(("-".to_string(), "-".to_string()), |c| {
+            (format!("{:.3}", c.median_ms), format!("{:.2}x", c.speedup))
+        });
+    println!(
+        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6.2} {:>10.3} {:>8.2} {:>10} {:>8}",
+        r.matrix,
+        r.rows,
+        r.nnz,
+        r.nprod,
+        r.nnz_c,
+        r.compression_ratio,
+        r.median_ms,
+        r.gflops,
+        other,
+        speed
+    );
+    let phases: Vec<String> = r
+        .phases_ms
+        .iter()
+        .map(|(k, v)| format!("{k} {v:.3} ms"))
+        .collect();
+    if !phases.is_empty() {
+        println!("{:<26} phases: {}", "", phases.join(", "));
+    }
+    if let Some(c) = &r.check {
+        println!("{:<26} check: {c}", "");
+    }
+}
+
+fn bench_one<T: Scalar>(
+    backend: &Backend,
+    src: &MatrixSource,
+    args: &BenchArgs,
+) -> Result<Record, CliError> {
+    let a: CsrMatrix<T> = src.load(args.common.seed)?;
+    let at;
+    let b = if a.nrows() == a.ncols() {
+        &a
+    } else {
+        at = a.transpose()?;
+        &at
+    };
+    let stats = spgemm::stats::product_stats(&a, b)?;
+    let (median_ms, c) = time(args.warmup, args.reps, || Ok(backend.multiply(&a, b)?))?;
+    let mut phases_ms = BTreeMap::new();
+    match backend {
+        Backend::Cpu(cpu) => {
+            let (sym, plan) = time(0, args.reps, || Ok(cpu.symbolic(&a, b)?))?;
+            let (num, _) = time(0, args.reps, || Ok(cpu.numeric(&plan, &a, b)?))?;
+            phases_ms.insert("symbolic", sym);
+            phases_ms.insert("numeric", num);
+        }
+    }
+    let check = if args.check {
+        match spgemm::verify::check_product(&a, b, &c)? {
+            Ok(()) => Some("ok".to_string()),
+            Err(mismatch) => {
+                return Err(CliError::Check {
+                    matrix: src.name(),
+                    mismatch,
+                })
+            }
+        }
+    } else {
+        None
+    };
+    let compared = match args.compare {
+        Some(Compare::Scipy) => match scipy::time(src, &a, args.reps, args.warmup, T::NAME) {
+            Ok(s) => Some(Compared {
+                library: format!("scipy {}", s.version),
+                median_ms: s.median_ms,
+                gflops: spgemm::stats::gflops(stats.total_nprod, s.median_ms / 1e3),
+                nnz_c: s.nnz_c,
+                speedup: s.median_ms / median_ms,
+            }),
+            Err(why) => {
+                eprintln!("scipy comparison skipped for {}: {why}", src.name());
+                None
+            }
+        },
+        None => None,
+    };
+    Ok(Record {
+        matrix: src.name(),
+        backend: backend.name().into(),
+        device: backend.device(),
+        precision: T::NAME,
+        rows: a.nrows(),
+        cols: a.ncols(),
+        nnz: a.nnz(),
+        nprod: stats.total_nprod,
+        nnz_c: c.nnz(),
+        compression_ratio: spgemm::stats::compression_ratio(stats.total_nprod, c.nnz()),
+        reps: args.reps,
+        median_ms,
+        gflops: spgemm::stats::gflops(stats.total_nprod, median_ms / 1e3),
+        phases_ms,
+        peak_memory_bytes: None,
+        compared,
+        check,
+    })
+}

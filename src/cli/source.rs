@@ -1,0 +1,184 @@
+//! Where a matrix comes from: a Matrix Market file or a seeded generator.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use spgemm::{generate, CsrMatrix, Scalar};
+use spgemm_core::Error;
+use std::path::PathBuf;
+
+/// Files at least this large get a progress bar while read.
+const PROGRESS_BYTES: u64 = 32 << 20;
+
+/// A matrix to load: a file path, or `gen:` followed by a generator spec.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MatrixSource {
+    /// A `.mtx` or `.mtx.gz` file.
+    File(PathBuf),
+    /// A synthetic matrix.
+    Gen(Gen),
+}
+
+/// Synthetic families of `spgemm_core::generate`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gen {
+    /// 3D stencil on an n³ grid with 7 or 27 points.
+    Stencil { points: usize, n: usize },
+    /// R-MAT with 2^scale vertices.
+    Rmat { scale: u32, edge_factor: usize },
+    /// Erdős–Rényi with `per_row` entries a row.
+    Er { rows: usize, per_row: usize },
+    /// Short rows plus a few long rows.
+    LongRows {
+        rows: usize,
+        short: usize,
+        nlong: usize,
+        long: usize,
+    },
+}
+
+impl std::str::FromStr for MatrixSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let Some(spec) = s.strip_prefix("gen:") else {
+            return Ok(Self::File(PathBuf::from(s)));
+        };
+        let parts: Vec<&str> = spec.split(':').collect();
+        let num = |i: usize| -> Result<usize, String> {
+            parts
+                .get(i)
+                .ok_or_else(|| format!("'{s}': missing argument {i}"))?
+                .parse()
+                .map_err(|_| format!("'{s}': argument {i} is not a number"))
+        };
+        let want = |n: usize| {
+            if parts.len() == n + 1 {
+                Ok(())
+            } else {
+                Err(format!("'{s}': {} takes {n} numbers", parts[0]))
+            }
+        };
+        let g = match parts[0] {
+            "stencil7" | "stencil27" => {
+                want(1)?;
+                Gen::Stencil { points: if parts[0] == "stencil7" { 7 } else { 27 }, n: num(1)? }
+            }
+            "rmat" => {
+                want(2)?;
+                Gen::Rmat { scale: num(1)? as u32, edge_factor: num(2)? }
+            }
+            "er" => {
+                want(2)?;
+                Gen::Er { rows: num(1)?, per_row: num(2)? }
+            }
+            "longrows" => {
+                want(4)?;
+                Gen::LongRows { rows: num(1)?, short: num(2)?, nlong: num(3)?, long: num(4)? }
+            }
+            other => {
+                return Err(format!(
+                    "unknown generator '{other}' (stencil7:N, stencil27:N, rmat:SCALE:EF, er:ROWS:PER_ROW, longrows:ROWS:SHORT:NLONG:LONG)"
+                ))
+            }
+        };
+        Ok(Self::Gen(g))
+    }
+}
+
+impl MatrixSource {
+    /// A short name for reports: the file name, or the generator spec.
+    pub fn name(&self) -> String {
+        match self {
+            Self::File(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            ),
+            Self::Gen(g) => match g {
+                Gen::Stencil { points, n } => format!("stencil{points}:{n}"),
+                Gen::Rmat { scale, edge_factor } => format!("rmat:{scale}:{edge_factor}"),
+                Gen::Er { rows, per_row } => format!("er:{rows}:{per_row}"),
+                Gen::LongRows {
+                    rows,
+                    short,
+                    nlong,
+                    long,
+                } => format!("longrows:{rows}:{short}:{nlong}:{long}"),
+            },
+        }
+    }
+
+    /// Reads or generates the matrix (with a progress bar for large files).
+    pub fn load<T: Scalar>(&self, seed: u64) -> Result<CsrMatrix<T>, Error> {
+        match self {
+            Self::File(p) => {
+                let io = |source| Error::Io {
+                    path: p.clone(),
+                    source,
+                };
+                let file = std::fs::File::open(p).map_err(io)?;
+                let len = file.metadata().map_err(io)?.len();
+                let bar = if len >= PROGRESS_BYTES {
+                    let bar =
+                        ProgressBar::new(len).with_message(format!("reading {}", self.name()));
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "{msg} {bar:40} {bytes}/{total_bytes} ({eta})",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    bar
+                } else {
+                    ProgressBar::hidden()
+                };
+                let r = spgemm::mtx::read::<T>(bar.wrap_read(file)).map(|(_, m)| m);
+                bar.finish_and_clear();
+                r.map_err(|e| match e {
+                    Error::Parse { line, message } => Error::Parse {
+                        line,
+                        message: format!("{}: {message}", p.display()),
+                    },
+                    Error::Io { source, .. } => io(source),
+                    other => other,
+                })
+            }
+            Self::Gen(g) => match *g {
+                Gen::Stencil { points, n } => generate::stencil_3d(n, points, seed),
+                Gen::Rmat { scale, edge_factor } => generate::rmat(scale, edge_factor, seed),
+                Gen::Er { rows, per_row } => generate::erdos_renyi(rows, per_row, seed),
+                Gen::LongRows {
+                    rows,
+                    short,
+                    nlong,
+                    long,
+                } => generate::short_and_long_rows(rows, short, nlong, long, seed),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sources() {
+        assert_eq!(
+            "a.mtx".parse::<MatrixSource>().unwrap(),
+            MatrixSource::File("a.mtx".into())
+        );
+        assert_eq!(
+            "gen:rmat:18:16".parse::<MatrixSource>().unwrap(),
+            MatrixSource::Gen(Gen::Rmat {
+                scale: 18,
+                edge_factor: 16
+            })
+        );
+        assert!("gen:rmat:18".parse::<MatrixSource>().is_err());
+        assert!("gen:blob:1".parse::<MatrixSource>().is_err());
+        assert_eq!(
+            "gen:longrows:10:2:1:5"
+                .parse::<MatrixSource>()
+                .unwrap()
+                .name(),
+            "longrows:10:2:1:5"
+        );
+    }
+}
