@@ -32,6 +32,10 @@ pub struct BenchArgs {
     /// Also time another library on the same matrices in the same run.
     #[arg(long, value_enum)]
     compare: Option<Compare>,
+    /// CPU backend: largest number of columns of C for the dense
+    /// accumulator (hash accumulator above it).
+    #[arg(long)]
+    dense_cutoff: Option<usize>,
     /// Write the results as a JSON array to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -110,7 +114,10 @@ fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let backend = open_backend(args.common.backend)?;
+    let backend = match (open_backend(args.common.backend)?, args.dense_cutoff) {
+        (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
+        (b, _) => b,
+    };
     let files = if args.files.is_empty() {
         vec![MatrixSource::File(PathBuf::from(BUNDLED))]
     } else {

@@ -41,7 +41,7 @@ use std::ops::Range;
 
 /// Default largest number of columns of C for the dense accumulator
 /// (measured: see `docs/benchmarks/cpu-dense-cutoff.md`).
-pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 18;
+pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 20;
 /// Chunks per thread: enough to even out the products the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;
 

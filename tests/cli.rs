@@ -1,0 +1,135 @@
+//! The `spgemm` command end to end.
+
+mod common;
+
+use std::process::Command;
+
+fn spgemm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_spgemm"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("spgemm-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn multiply_writes_the_right_product() {
+    let a = common::matrices_dir().join("lp_ship04l.mtx.gz");
+    let b = tmp("ship_t.mtx");
+    let at = spgemm::mtx::read_path::<f64>(&a)
+        .unwrap()
+        .transpose()
+        .unwrap();
+    spgemm::mtx::write_path(&b, &at).unwrap();
+    let out = tmp("c.mtx.gz");
+    let r = spgemm()
+        .args([
+            "multiply",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(stderr.contains("backend: cpu"), "{stderr}");
+    let c = spgemm::mtx::read_path::<f64>(&out).unwrap();
+    let a = spgemm::mtx::read_path::<f64>(&a).unwrap();
+    spgemm::verify::check_product(&a, &at, &c).unwrap().unwrap();
+}
+
+#[test]
+fn bench_reports_json_and_checks() {
+    let json = tmp("bench.json");
+    let m = common::matrices_dir().join("bcsstk08.mtx.gz");
+    let r = spgemm()
+        .args([
+            "bench",
+            m.to_str().unwrap(),
+            "gen:stencil7:6",
+            "--reps",
+            "2",
+            "--check",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("check: ok"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for key in [
+        "matrix",
+        "backend",
+        "device",
+        "nprod",
+        "nnz_c",
+        "median_ms",
+        "gflops",
+    ] {
+        assert!(rows[0].get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(rows[0]["matrix"], "bcsstk08.mtx.gz");
+    assert_eq!(rows[1]["matrix"], "stencil7:6");
+}
+
+#[test]
+fn bench_without_files_uses_the_bundled_matrix() {
+    let r = spgemm()
+        .args(["bench", "--reps", "1", "--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("bcsstk16.mtx.gz"));
+}
+
+#[test]
+fn info_and_gen() {
+    let out = tmp("g.mtx");
+    let r = spgemm()
+        .args(["gen", "rmat:8:4", "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = spgemm()
+        .args(["info", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success() && s.contains("size          256 x 256") && s.contains("compression"),
+        "{s}"
+    );
+}
+
+#[test]
+fn errors_are_one_line_with_nonzero_exit() {
+    for args in [
+        vec!["multiply", "/no/such.mtx", "-o", "/tmp/x.mtx"],
+        vec!["multiply", "gen:er:10:2", "gen:er:11:2", "-o", "/tmp/x.mtx"],
+        vec![
+            "multiply",
+            "gen:er:10:2",
+            "-o",
+            "/tmp/x.mtx",
+            "--backend",
+            "cuda",
+        ],
+    ] {
+        let r = spgemm().args(&args).output().unwrap();
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.starts_with("spgemm: error: "), "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,65 @@
+//! Helpers shared by the integration tests: the real matrices of
+//! `../shared/matrices` and the conformance suite run against every backend.
+#![allow(dead_code)]
+
+pub mod conformance;
+
+use spgemm::{CsrMatrix, Scalar};
+use std::path::PathBuf;
+
+/// The folder of real SuiteSparse matrices: `$SPGEMM_MATRICES`, or
+/// `shared/matrices` beside the repository. Its absence fails the test.
+pub fn matrices_dir() -> PathBuf {
+    let dir = std::env::var_os("SPGEMM_MATRICES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/matrices"));
+    assert!(
+        dir.join("MANIFEST.tsv").is_file(),
+        "real matrices not found in {} (set SPGEMM_MATRICES)",
+        dir.display()
+    );
+    dir
+}
+
+/// `(name, field)` of every matrix in MANIFEST.tsv.
+pub fn manifest() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(matrices_dir().join("MANIFEST.tsv")).expect("MANIFEST.tsv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].to_string(), f[5].to_string())
+        })
+        .collect()
+}
+
+/// The real matrices with real, integer or pattern values (complex ones are
+/// refused by the reader and tested separately).
+pub fn real_matrices() -> Vec<String> {
+    let all = manifest();
+    assert!(
+        all.len() >= 50,
+        "MANIFEST.tsv lists only {} matrices",
+        all.len()
+    );
+    all.into_iter()
+        .filter(|(_, field)| field != "complex")
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Reads `name.mtx.gz` from the matrices folder.
+pub fn load<T: Scalar>(name: &str) -> CsrMatrix<T> {
+    let path = matrices_dir().join(format!("{name}.mtx.gz"));
+    spgemm::mtx::read_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The second operand used for a real matrix: A itself when square, Aᵀ otherwise.
+pub fn partner<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
+    if a.nrows() == a.ncols() {
+        a.clone()
+    } else {
+        a.transpose().expect("transpose")
+    }
+}
