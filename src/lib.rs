@@ -24,7 +24,7 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use spgemm_core::{generate, mtx, reference, stats, verify, CsrMatrix, Scalar};
+pub use spgemm_core::{generate, gpu, mtx, reference, stats, verify, CsrMatrix, Scalar};
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 
 /// Errors of the facade: those of `spgemm-core` and backend selection.
@@ -73,11 +73,22 @@ impl std::str::FromStr for BackendKind {
     }
 }
 
+#[cfg(feature = "cuda")]
+pub use spgemm_cuda::{CudaDevice, CudaEngine};
+
 /// A ready backend.
-#[derive(Debug)]
 pub enum Backend {
     /// The CPU backend.
     Cpu(CpuBackend),
+    /// An NVIDIA GPU (feature `cuda`).
+    #[cfg(feature = "cuda")]
+    Cuda(Box<CudaEngine>),
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Backend({}, {})", self.name(), self.device())
+    }
 }
 
 impl Backend {
@@ -90,32 +101,56 @@ impl Backend {
         let cpu = || Backend::Cpu(CpuBackend::new());
         match kind {
             BackendKind::Cpu => Ok((cpu(), "asked for".into())),
-            BackendKind::Auto => Ok((
-                cpu(),
-                "no GPU backend compiled in (build with --features cuda or --features hip)".into(),
-            )),
-            BackendKind::Cuda => Err(Error::BackendUnavailable {
-                backend: "cuda",
-                reason: "built without the 'cuda' feature".into(),
-            }),
+            BackendKind::Cuda => Self::cuda().map(|b| (b, "asked for".into())),
             BackendKind::Hip => Err(Error::BackendUnavailable {
                 backend: "hip",
                 reason: "built without the 'hip' feature".into(),
             }),
+            BackendKind::Auto => match Self::cuda() {
+                Ok(b) => Ok((b, "a CUDA GPU is present".into())),
+                Err(Error::BackendUnavailable { reason, .. }) => {
+                    Ok((cpu(), format!("no GPU backend usable: cuda: {reason}")))
+                }
+                Err(e) => Err(e),
+            },
         }
+    }
+
+    /// Opens GPU 0 through CUDA.
+    fn cuda() -> Result<Backend> {
+        #[cfg(feature = "cuda")]
+        {
+            spgemm_cuda::open(0)
+                .map(|e| Backend::Cuda(Box::new(e)))
+                .map_err(|e| Error::BackendUnavailable {
+                    backend: "cuda",
+                    reason: e.to_string(),
+                })
+        }
+        #[cfg(not(feature = "cuda"))]
+        Err(Error::BackendUnavailable {
+            backend: "cuda",
+            reason: "built without the 'cuda' feature (build with --features cuda)".into(),
+        })
     }
 
     /// Short backend name (`"cpu"`, `"cuda"`, `"hip"`).
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Cpu(_) => "cpu",
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(_) => "cuda",
         }
     }
 
     /// What the backend runs on, e.g. `"CPU, 2 threads"` or the GPU's name.
     pub fn device(&self) -> String {
+        #[cfg(feature = "cuda")]
+        use spgemm_core::device::Device;
         match self {
             Backend::Cpu(c) => format!("CPU, {} threads", c.threads()),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(e) => e.device().properties().name.clone(),
         }
     }
 
@@ -126,6 +161,8 @@ impl Backend {
     pub fn multiply<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
         match self {
             Backend::Cpu(c) => Ok(c.multiply(a, b)?),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(e) => Ok(e.multiply_host(a, b)?),
         }
     }
 }

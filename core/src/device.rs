@@ -216,6 +216,20 @@ pub trait Device: Send + Sync {
         offset: usize,
         dst: &mut [u8],
     ) -> DeviceResult<()>;
+    /// Copies `bytes` bytes from `src[src_offset..]` to `dst[dst_offset..]`
+    /// on the device.
+    ///
+    /// # Errors
+    /// A driver failure, or a range past the end of either buffer.
+    fn copy_device(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()>;
     /// Sets `bytes` bytes of `dst` from `offset` to zero.
     ///
     /// # Errors

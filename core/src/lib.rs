@@ -13,6 +13,7 @@
 //! | seeded synthetic matrices | [`generate`] |
 //! | GPU abstraction | [`device::Device`] |
 //! | kernel tables | [`table::KernelTable`] |
+//! | the GPU algorithm over any device | [`gpu::GpuEngine`] |
 //! | errors | [`Error`] |
 //!
 //! ```
@@ -29,6 +30,7 @@ pub mod csr;
 pub mod device;
 pub mod error;
 pub mod generate;
+pub mod gpu;
 pub mod mtx;
 pub mod reference;
 pub mod scalar;

@@ -8,7 +8,8 @@ use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 /// The trait is sealed in spirit (only the two IEEE types implement it): the
 /// GPU kernels are specialised per type through [`Scalar::C_TYPE`].
 pub trait Scalar:
-    Copy
+    bytemuck::Pod
+    + Copy
     + Default
     + PartialEq
     + PartialOrd

@@ -48,6 +48,10 @@ pub struct Bin {
     pub block_threads: u32,
     /// Threads per row: `block_threads` when one block computes one row.
     pub row_threads: u32,
+    /// Resident blocks per multiprocessor the table assumes (the kernel is
+    /// compiled with `__launch_bounds__(block_threads, min_blocks)`, and its
+    /// shared memory must allow as many).
+    pub min_blocks: u32,
 }
 
 impl Bin {
@@ -63,9 +67,11 @@ impl Bin {
     pub fn global(&self) -> bool {
         self.table_size == 0
     }
-    /// Dynamic shared memory of one block, bytes, for `entry_bytes` per entry.
+    /// Dynamic shared memory of one block, bytes, for `entry_bytes` per
+    /// entry: the tables and one 4-byte counter per row.
     pub fn shared_bytes(&self, entry_bytes: usize) -> usize {
-        self.table_size as usize * entry_bytes * self.rows_per_block() as usize + SCRATCH_BYTES
+        let rows = self.rows_per_block() as usize;
+        self.table_size as usize * entry_bytes * rows + 4 * rows
     }
 }
 
@@ -115,11 +121,17 @@ impl KernelTable {
     /// The table of OpSparse Tables 1 and 2 (V100: 96 KB per multiprocessor
     /// and per block, 2048 threads, warp 32), for `f64` values.
     pub fn v100_paper() -> Self {
-        let b = |max, table_size, block_threads, row_threads| Bin {
+        let b = |max, table_size: u32, block_threads: u32, row_threads| Bin {
             max,
             table_size,
             block_threads,
             row_threads,
+            // Full occupancy (2048 threads) but for the two 96 KB tables.
+            min_blocks: if table_size > 12287 || (table_size > 4095 && max == 4096) {
+                1
+            } else {
+                (2048 / block_threads).min(32)
+            },
         };
         KernelTable {
             name: "v100-paper".into(),
@@ -158,10 +170,13 @@ impl KernelTable {
             "gfx90a" => "mi200",
             _ => "derived",
         };
-        let per_block = |threads: u32| {
-            let blocks = (props.max_threads_per_multiprocessor / threads)
+        let blocks = |threads: u32| {
+            (props.max_threads_per_multiprocessor / threads)
                 .min(props.max_blocks_per_multiprocessor)
-                .max(1) as usize;
+                .max(1)
+        };
+        let per_block = |threads: u32| {
+            let blocks = blocks(threads) as usize;
             (props.shared_memory_per_multiprocessor / blocks)
                 .saturating_sub(props.reserved_shared_memory_per_block + SCRATCH_BYTES)
                 .min(
@@ -181,27 +196,44 @@ impl KernelTable {
 
         // Symbolic: small-row bin, power-of-two tables at full occupancy, then
         // the full-occupancy non-power-of-two and the largest table.
-        let mut symbolic = vec![(SMALL_SYMBOLIC_TABLE, SMALL_BLOCK_THREADS, SMALL_ROW_THREADS)];
+        let small = blocks(SMALL_BLOCK_THREADS);
+        let mut symbolic = vec![(
+            SMALL_SYMBOLIC_TABLE,
+            SMALL_BLOCK_THREADS,
+            SMALL_ROW_THREADS,
+            small,
+        )];
         for &t in &sizes {
             let entries = (per_block(t) / SYMBOLIC_ENTRY_BYTES) as u32;
-            symbolic.push((prev_power_of_two(entries), t, t));
+            symbolic.push((prev_power_of_two(entries), t, t, blocks(t)));
         }
         let top = *sizes.last().unwrap_or(&64);
-        symbolic.push(((per_block(top) / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top));
-        symbolic.push(((largest / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top));
+        symbolic.push((
+            (per_block(top) / SYMBOLIC_ENTRY_BYTES) as u32 - 1,
+            top,
+            top,
+            blocks(top),
+        ));
+        symbolic.push(((largest / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top, 1));
         let symbolic = with_ranges(symbolic, |t| (t as f64 / 1.2) as u64, false);
 
-        let mut numeric = vec![(SMALL_NUMERIC_TABLE, SMALL_BLOCK_THREADS, SMALL_ROW_THREADS)];
+        let mut numeric = vec![(
+            SMALL_NUMERIC_TABLE,
+            SMALL_BLOCK_THREADS,
+            SMALL_ROW_THREADS,
+            small,
+        )];
         for &t in &sizes {
-            numeric.push(((per_block(t) / numeric_entry) as u32 - 1, t, t));
+            numeric.push(((per_block(t) / numeric_entry) as u32 - 1, t, t, blocks(t)));
         }
-        numeric.push(((largest / numeric_entry) as u32 - 1, top, top));
+        numeric.push(((largest / numeric_entry) as u32 - 1, top, top, 1));
         let mut numeric = with_ranges(numeric, |t| (t as u64).div_ceil(2), true);
         numeric.push(Bin {
             max: u64::MAX,
             table_size: 0,
             block_threads: top,
             row_threads: top,
+            min_blocks: 1,
         });
         KernelTable {
             name: name.into(),
@@ -221,16 +253,16 @@ fn prev_power_of_two(n: u32) -> u32 {
     }
 }
 
-/// Turns `(table, block_threads, row_threads)` candidates into bins with
+/// Turns `(table, block_threads, row_threads, min_blocks)` candidates into bins with
 /// ranges `capacity(table)`, dropping candidates that do not grow the range;
 /// the last bin is open-ended unless `bounded`.
 fn with_ranges(
-    cands: Vec<(u32, u32, u32)>,
+    cands: Vec<(u32, u32, u32, u32)>,
     capacity: impl Fn(u32) -> u64,
     bounded: bool,
 ) -> Vec<Bin> {
     let mut bins: Vec<Bin> = Vec::new();
-    for (table_size, block_threads, row_threads) in cands {
+    for (table_size, block_threads, row_threads, min_blocks) in cands {
         let max = capacity(table_size);
         if bins.last().is_some_and(|b| b.max >= max) {
             continue;
@@ -240,6 +272,7 @@ fn with_ranges(
             table_size,
             block_threads,
             row_threads,
+            min_blocks,
         });
     }
     if !bounded {

@@ -228,16 +228,46 @@ fn bench_one<T: Scalar>(
         &at
     };
     let stats = spgemm::stats::product_stats(&a, b)?;
-    let (median_ms, c) = time(args.warmup, args.reps, || Ok(backend.multiply(&a, b)?))?;
     let mut phases_ms = BTreeMap::new();
-    match backend {
+    let (median_ms, c, peak_memory_bytes) = match backend {
         Backend::Cpu(cpu) => {
+            let (total, c) = time(args.warmup, args.reps, || Ok(cpu.multiply(&a, b)?))?;
             let (sym, plan) = time(0, args.reps, || Ok(cpu.symbolic(&a, b)?))?;
             let (num, _) = time(0, args.reps, || Ok(cpu.numeric(&plan, &a, b)?))?;
             phases_ms.insert("symbolic", sym);
             phases_ms.insert("numeric", num);
+            (total, c, None)
         }
-    }
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(engine) => {
+            // Device-event times; transfers excluded, C's allocation included.
+            let (ga, gb) = (engine.upload(&a)?, engine.upload(b)?);
+            for _ in 0..args.warmup {
+                engine.multiply(&ga, &gb)?;
+            }
+            let mut runs = Vec::new();
+            let mut last = None;
+            for _ in 0..args.reps.max(1) {
+                let (c, t) = engine.multiply(&ga, &gb)?;
+                runs.push(t);
+                last = Some(c);
+            }
+            for (name, f) in [
+                (
+                    "setup",
+                    (|t: &spgemm_core::gpu::PhaseTimes| t.setup_ms)
+                        as fn(&spgemm_core::gpu::PhaseTimes) -> f64,
+                ),
+                ("symbolic", |t| t.symbolic_ms),
+                ("numeric", |t| t.numeric_ms),
+            ] {
+                phases_ms.insert(name, median(runs.iter().map(f).collect()));
+            }
+            let peak = runs.iter().map(|t| t.peak_bytes as u64).max();
+            let c = engine.download(&last.expect("at least one run"))?;
+            (median(runs.iter().map(|t| t.total_ms).collect()), c, peak)
+        }
+    };
     let check = if args.check {
         match spgemm::verify::check_product(&a, b, &c)? {
             Ok(()) => Some("ok".to_string()),
@@ -282,7 +312,7 @@ fn bench_one<T: Scalar>(
         median_ms,
         gflops: spgemm::stats::gflops(stats.total_nprod, median_ms / 1e3),
         phases_ms,
-        peak_memory_bytes: None,
+        peak_memory_bytes,
         compared,
         check,
     })

@@ -106,7 +106,10 @@ macro_rules! conformance_suite {
             if b.is_none() {
                 let required = std::env::var("SPGEMM_REQUIRE_GPU").is_ok_and(|v| v == "1");
                 assert!(!required, "SPGEMM_REQUIRE_GPU=1 but the backend could not be opened");
-                eprintln!("SKIPPED: backend not available on this machine (set SPGEMM_REQUIRE_GPU=1 to fail instead)");
+                // Written to stderr directly, past libtest's capture, so the
+                // skip is visible in a normal `cargo test` run.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "SKIPPED: backend not available on this machine (set SPGEMM_REQUIRE_GPU=1 to fail instead)");
             }
             b
         }

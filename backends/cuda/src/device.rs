@@ -1,0 +1,476 @@
+//! `Device` for NVIDIA GPUs on cudarc's driver API (`result` and `sys`
+//! layers): primary context, stream-ordered allocation from the device's
+//! memory pool, events, NVRTC-compiled modules.
+
+use crate::error::{driver, other};
+use crate::nvrtc;
+use cudarc::driver::{result, sys};
+use spgemm_core::device::{
+    AtomicCapabilities, Device, DeviceBuffer, DeviceErrorKind, DeviceProperties, DeviceResult,
+    KernelArg, KernelProgram, LaunchShape, Vendor,
+};
+use std::ffi::{c_void, CString};
+
+/// One NVIDIA GPU: its primary context and properties.
+pub struct CudaDevice {
+    ctx: sys::CUcontext,
+    dev: sys::CUdevice,
+    props: DeviceProperties,
+    modules: std::sync::Mutex<Vec<Module>>,
+}
+
+// SAFETY: a CUDA context may be used from any thread once made current;
+// every method binds it first.
+unsafe impl Send for CudaDevice {}
+// SAFETY: the driver API is thread-safe; the module list is behind a mutex.
+unsafe impl Sync for CudaDevice {}
+
+struct Module(sys::CUmodule);
+// SAFETY: module handles are plain driver handles, usable from any thread.
+unsafe impl Send for Module {}
+
+/// A CUDA stream (blocking with respect to the legacy default stream, on
+/// which buffers are freed, so a free waits for every stream's work).
+pub struct CudaStream(sys::CUstream);
+// SAFETY: stream handles are usable from any thread.
+unsafe impl Send for CudaStream {}
+// SAFETY: as above; the driver serialises work submitted to one stream.
+unsafe impl Sync for CudaStream {}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from `cuStreamCreate` and is destroyed once.
+        let _ = unsafe { result::stream::destroy(self.0) };
+    }
+}
+
+/// A CUDA event (timing enabled).
+pub struct CudaEvent(sys::CUevent);
+// SAFETY: event handles are usable from any thread.
+unsafe impl Send for CudaEvent {}
+// SAFETY: as above.
+unsafe impl Sync for CudaEvent {}
+
+impl Drop for CudaEvent {
+    fn drop(&mut self) {
+        // SAFETY: created by `cuEventCreate`, destroyed once.
+        let _ = unsafe { result::event::destroy(self.0) };
+    }
+}
+
+/// Device memory from the stream-ordered pool.
+pub struct CudaBuffer {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: sys::CUcontext,
+}
+// SAFETY: a device address is valid in its context from any thread.
+unsafe impl Send for CudaBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for CudaBuffer {}
+
+impl DeviceBuffer for CudaBuffer {
+    fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        // SAFETY: freed once, on the legacy default stream, which waits for
+        // all work on our (blocking) streams that may still use it.
+        unsafe {
+            let _ = result::ctx::set_current(self.ctx);
+            if result::free_async(self.ptr, std::ptr::null_mut()).is_err() {
+                let _ = result::free_sync(self.ptr);
+            }
+        }
+    }
+}
+
+/// A loaded kernel.
+pub struct CudaKernel(sys::CUfunction);
+// SAFETY: function handles are usable from any thread.
+unsafe impl Send for CudaKernel {}
+// SAFETY: as above.
+unsafe impl Sync for CudaKernel {}
+
+fn attr(dev: sys::CUdevice, a: sys::CUdevice_attribute) -> DeviceResult<i32> {
+    // SAFETY: `dev` is a valid device handle.
+    unsafe { result::device::get_attribute(dev, a) }
+        .map_err(|e| driver(format!("cuDeviceGetAttribute({a:?})"), e))
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`.
+    ///
+    /// # Errors
+    /// [`DeviceErrorKind::NoDriver`] when libcuda cannot be loaded (checked
+    /// before any call, since cudarc panics then), [`DeviceErrorKind::NoDevice`]
+    /// when there is no such GPU, other driver errors.
+    pub fn new(ordinal: usize) -> DeviceResult<Self> {
+        // SAFETY: only tries to load the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(other(
+                DeviceErrorKind::NoDriver,
+                "loading libcuda",
+                "the CUDA driver library (libcuda.so) is not installed",
+            ));
+        }
+        result::init().map_err(|e| driver("cuInit", e))?;
+        let count = result::device::get_count().map_err(|e| driver("cuDeviceGetCount", e))?;
+        if ordinal as i32 >= count {
+            return Err(other(
+                DeviceErrorKind::NoDevice,
+                "cuDeviceGet",
+                format!("GPU {ordinal} requested, {count} present"),
+            ));
+        }
+        let dev = result::device::get(ordinal as i32).map_err(|e| driver("cuDeviceGet", e))?;
+        // SAFETY: `dev` is valid; the primary context is released in Drop.
+        let ctx = unsafe { result::primary_ctx::retain(dev) }
+            .map_err(|e| driver("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: `ctx` was just retained.
+        unsafe { result::ctx::set_current(ctx) }.map_err(|e| driver("cuCtxSetCurrent", e))?;
+        use sys::CUdevice_attribute::*;
+        let major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        // SAFETY: `dev` is valid.
+        let total =
+            unsafe { result::device::total_mem(dev) }.map_err(|e| driver("cuDeviceTotalMem", e))?;
+        let props = DeviceProperties {
+            name: result::device::get_name(dev).map_err(|e| driver("cuDeviceGetName", e))?,
+            vendor: Vendor::Nvidia,
+            arch: format!("sm_{major}{minor}"),
+            warp_width: attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32,
+            multiprocessor_count: attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            max_threads_per_block: attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+            max_threads_per_multiprocessor: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )? as u32,
+            max_blocks_per_multiprocessor: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+            )? as u32,
+            shared_memory_per_block: attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?
+                as usize,
+            shared_memory_per_block_optin: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )? as usize,
+            shared_memory_per_multiprocessor: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )? as usize,
+            reserved_shared_memory_per_block: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+            )? as usize,
+            registers_per_multiprocessor: attr(
+                dev,
+                CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+            )? as u32,
+            total_memory: total,
+            atomics: AtomicCapabilities {
+                f64_add: major >= 6,
+                u64_add: true,
+            },
+        };
+        // Keep freed memory in the pool: allocation is then not a per-call cost.
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: valid device; the threshold attribute takes a u64.
+        unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, dev)
+                .result()
+                .map_err(|e| driver("cuDeviceGetDefaultMemPool", e))?;
+            let mut threshold: u64 = u64::MAX;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut c_void,
+            )
+            .result()
+            .map_err(|e| driver("cuMemPoolSetAttribute(release threshold)", e))?;
+        }
+        Ok(Self {
+            ctx,
+            dev,
+            props,
+            modules: Default::default(),
+        })
+    }
+
+    fn bind(&self) -> DeviceResult<()> {
+        // SAFETY: the context is retained for the device's lifetime.
+        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| driver("cuCtxSetCurrent", e))
+    }
+
+    fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
+        if offset.checked_add(bytes).is_none_or(|end| end > len) {
+            return Err(other(
+                DeviceErrorKind::Other,
+                what,
+                format!("{bytes} bytes at offset {offset} exceed a {len}-byte buffer"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        // SAFETY: modules were loaded in this context; the primary context
+        // was retained once in `new`.
+        unsafe {
+            let _ = result::ctx::set_current(self.ctx);
+            let _ = result::ctx::synchronize();
+            for m in self
+                .modules
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
+                let _ = result::module::unload(m.0);
+            }
+            let _ = result::primary_ctx::release(self.dev);
+        }
+    }
+}
+
+impl Device for CudaDevice {
+    type Stream = CudaStream;
+    type Event = CudaEvent;
+    type Buffer = CudaBuffer;
+    type Kernel = CudaKernel;
+
+    fn properties(&self) -> &DeviceProperties {
+        &self.props
+    }
+
+    fn memory_info(&self) -> DeviceResult<(usize, usize)> {
+        self.bind()?;
+        result::mem_get_info().map_err(|e| driver("cuMemGetInfo", e))
+    }
+
+    fn create_stream(&self) -> DeviceResult<CudaStream> {
+        self.bind()?;
+        result::stream::create(result::stream::StreamKind::Default)
+            .map(CudaStream)
+            .map_err(|e| driver("cuStreamCreate", e))
+    }
+
+    fn alloc(&self, stream: &CudaStream, bytes: usize) -> DeviceResult<CudaBuffer> {
+        self.bind()?;
+        // SAFETY: a live stream of this context.
+        let ptr = unsafe { result::malloc_async(stream.0, bytes.max(1)) }
+            .map_err(|e| driver("cuMemAllocAsync", e))?;
+        Ok(CudaBuffer {
+            ptr,
+            len: bytes,
+            ctx: self.ctx,
+        })
+    }
+
+    fn copy_to_device(
+        &self,
+        stream: &CudaStream,
+        src: &[u8],
+        dst: &CudaBuffer,
+        offset: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemcpyHtoDAsync", dst.len, offset, src.len())?;
+        self.bind()?;
+        // SAFETY: range checked; pageable source memory is staged before the
+        // call returns, so `src` may be reused afterwards.
+        unsafe { result::memcpy_htod_async(dst.ptr + offset as u64, src, stream.0) }
+            .map_err(|e| driver("cuMemcpyHtoDAsync", e))
+    }
+
+    fn copy_to_host(
+        &self,
+        stream: &CudaStream,
+        src: &CudaBuffer,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemcpyDtoHAsync", src.len, offset, dst.len())?;
+        self.bind()?;
+        // SAFETY: range checked; the stream is synchronised before `dst` is used.
+        unsafe {
+            result::memcpy_dtoh_async(dst, src.ptr + offset as u64, stream.0)
+                .map_err(|e| driver("cuMemcpyDtoHAsync", e))?;
+            result::stream::synchronize(stream.0).map_err(|e| driver("cuStreamSynchronize", e))
+        }
+    }
+
+    fn copy_device(
+        &self,
+        stream: &CudaStream,
+        src: &CudaBuffer,
+        src_offset: usize,
+        dst: &CudaBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemcpyDtoDAsync (source)", src.len, src_offset, bytes)?;
+        Self::check_range(
+            "cuMemcpyDtoDAsync (destination)",
+            dst.len,
+            dst_offset,
+            bytes,
+        )?;
+        self.bind()?;
+        // SAFETY: both ranges checked.
+        unsafe {
+            result::memcpy_dtod_async(
+                dst.ptr + dst_offset as u64,
+                src.ptr + src_offset as u64,
+                bytes,
+                stream.0,
+            )
+        }
+        .map_err(|e| driver("cuMemcpyDtoDAsync", e))
+    }
+
+    fn fill_zero(
+        &self,
+        stream: &CudaStream,
+        dst: &CudaBuffer,
+        offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemsetD8Async", dst.len, offset, bytes)?;
+        self.bind()?;
+        // SAFETY: range checked.
+        unsafe { result::memset_d8_async(dst.ptr + offset as u64, 0, bytes, stream.0) }
+            .map_err(|e| driver("cuMemsetD8Async", e))
+    }
+
+    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<CudaKernel>> {
+        let cubin = nvrtc::cached(&program.name, &program.source, &self.props.arch)?;
+        self.bind()?;
+        // SAFETY: `cubin` is a complete image produced by NVRTC for this
+        // architecture; the module is unloaded in Drop.
+        let module = unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }
+            .map_err(|e| driver(format!("cuModuleLoadData ({})", program.name), e))?;
+        self.modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Module(module));
+        let mut out = Vec::with_capacity(program.kernels.len());
+        for name in &program.kernels {
+            let cname = CString::new(name.as_str()).expect("kernel names have no NUL");
+            // SAFETY: `module` is loaded; the function lives as long as it.
+            let f = unsafe { result::module::get_function(module, cname) }
+                .map_err(|e| driver(format!("cuModuleGetFunction({name})"), e))?;
+            // Opt in to the largest dynamic shared memory the block may use.
+            // SAFETY: `f` is a valid function handle.
+            unsafe {
+                let static_bytes = result::function::get_function_attribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                )
+                .unwrap_or(0);
+                let max = self.props.shared_memory_per_block_optin as i32 - static_bytes;
+                result::function::set_function_attribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    max,
+                )
+                .map_err(|e| {
+                    driver(
+                        format!("cuFuncSetAttribute({name}, max dynamic shared {max})"),
+                        e,
+                    )
+                })?;
+            }
+            out.push(CudaKernel(f));
+        }
+        Ok(out)
+    }
+
+    unsafe fn launch(
+        &self,
+        stream: &CudaStream,
+        kernel: &CudaKernel,
+        shape: LaunchShape,
+        args: &[KernelArg],
+    ) -> DeviceResult<()> {
+        self.bind()?;
+        let mut storage: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Ptr(p) | KernelArg::U64(p) => p,
+                KernelArg::U32(v) => v as u64,
+            })
+            .collect();
+        // Each parameter points at its 8-byte slot; a 32-bit parameter reads
+        // the slot's low half (little-endian).
+        let mut params: Vec<*mut c_void> = storage
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut c_void)
+            .collect();
+        // SAFETY: the caller guarantees the arguments match the kernel.
+        unsafe {
+            result::launch_kernel(
+                kernel.0,
+                (shape.blocks, 1, 1),
+                (shape.threads, 1, 1),
+                shape.shared_bytes,
+                stream.0,
+                &mut params,
+            )
+        }
+        .map_err(|e| {
+            driver(
+                format!(
+                    "cuLaunchKernel ({} blocks of {}, {} B shared)",
+                    shape.blocks, shape.threads, shape.shared_bytes
+                ),
+                e,
+            )
+        })
+    }
+
+    fn record(&self, stream: &CudaStream) -> DeviceResult<CudaEvent> {
+        self.bind()?;
+        let ev = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+            .map_err(|e| driver("cuEventCreate", e))?;
+        // SAFETY: both handles are live.
+        unsafe { result::event::record(ev, stream.0) }.map_err(|e| driver("cuEventRecord", e))?;
+        Ok(CudaEvent(ev))
+    }
+
+    fn wait(&self, stream: &CudaStream, event: &CudaEvent) -> DeviceResult<()> {
+        self.bind()?;
+        // SAFETY: both handles are live.
+        unsafe {
+            result::stream::wait_event(
+                stream.0,
+                event.0,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(|e| driver("cuStreamWaitEvent", e))
+    }
+
+    fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> DeviceResult<f32> {
+        self.bind()?;
+        // SAFETY: both events were recorded.
+        unsafe {
+            result::event::synchronize(end.0).map_err(|e| driver("cuEventSynchronize", e))?;
+            result::event::elapsed(start.0, end.0).map_err(|e| driver("cuEventElapsedTime", e))
+        }
+    }
+
+    fn synchronize(&self, stream: &CudaStream) -> DeviceResult<()> {
+        self.bind()?;
+        // SAFETY: a live stream.
+        unsafe { result::stream::synchronize(stream.0) }
+            .map_err(|e| driver("cuStreamSynchronize", e))
+    }
+}

@@ -1,0 +1,154 @@
+//! Compiles every kernel offline through the backend's NVRTC path (no GPU
+//! needed) and checks ptxas' resource report against the kernel tables: no
+//! spills, no stack, and registers and shared memory that allow the
+//! resident blocks each bin assumes.
+//!
+//! NVRTC 13 compiles for sm_90 (Hopper table); NVRTC 12 for sm_70 (the
+//! V100 table of the OpSparse paper). Without NVRTC the test is skipped
+//! with a message, unless `SPGEMM_REQUIRE_NVRTC=1`.
+
+use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
+use spgemm_core::gpu::program::{self, SortVariant};
+use spgemm_core::table::KernelTable;
+use std::collections::HashMap;
+use std::io::Write;
+
+fn hopper() -> DeviceProperties {
+    DeviceProperties {
+        name: "H100/H200 (offline)".into(),
+        vendor: Vendor::Nvidia,
+        arch: "sm_90".into(),
+        warp_width: 32,
+        multiprocessor_count: 132,
+        max_threads_per_block: 1024,
+        max_threads_per_multiprocessor: 2048,
+        max_blocks_per_multiprocessor: 32,
+        shared_memory_per_block: 48 * 1024,
+        shared_memory_per_block_optin: 227 * 1024,
+        shared_memory_per_multiprocessor: 228 * 1024,
+        reserved_shared_memory_per_block: 1024,
+        registers_per_multiprocessor: 65536,
+        total_memory: 80 << 30,
+        atomics: AtomicCapabilities {
+            f64_add: true,
+            u64_add: true,
+        },
+    }
+}
+
+/// Per function: (registers, static shared bytes, stack bytes, spill stores + loads).
+fn parse(log: &str) -> HashMap<String, (u32, u32, u32, u32)> {
+    let mut out = HashMap::new();
+    let mut current = String::new();
+    let num = |s: &str, key: &str| -> u32 {
+        s.split(',')
+            .find(|p| p.contains(key))
+            .and_then(|p| p.split_whitespace().find_map(|w| w.parse().ok()))
+            .unwrap_or(0)
+    };
+    for line in log.lines() {
+        if let Some(rest) = line.split("Function properties for ").nth(1) {
+            current = rest.trim().to_string();
+            out.entry(current.clone()).or_insert((0, 0, 0, 0));
+        } else if line.contains("bytes stack frame") {
+            let e = out.entry(current.clone()).or_insert((0, 0, 0, 0));
+            e.2 = num(line, "stack frame");
+            e.3 = num(line, "spill stores") + num(line, "spill loads");
+        } else if line.contains("Compiling entry function") {
+            current = line.split('\'').nth(1).unwrap_or("").to_string();
+        } else if line.contains("Used") && line.contains("registers") {
+            let e = out.entry(current.clone()).or_insert((0, 0, 0, 0));
+            e.0 = num(line, "registers");
+            e.1 = num(line, "smem");
+        }
+    }
+    out
+}
+
+#[test]
+fn every_kernel_compiles_and_fits_its_table() {
+    if !spgemm_cuda::nvrtc::present() {
+        assert!(
+            std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
+            "SPGEMM_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
+        );
+        let _ = writeln!(std::io::stderr(), "SKIPPED: NVRTC not found (pip install nvidia-cuda-nvrtc and add its lib folder to LD_LIBRARY_PATH)");
+        return;
+    }
+    let (major, _) = spgemm_cuda::nvrtc::version().unwrap();
+    let props = hopper();
+    let (arch, regs_per_sm, smem_per_sm, reserved) = if major >= 13 {
+        ("sm_90", 65536, 228 * 1024, 1024)
+    } else {
+        ("sm_70", 65536, 96 * 1024, 0)
+    };
+    for value_bytes in [4usize, 8] {
+        let table = if major >= 13 {
+            KernelTable::for_device(&props, value_bytes)
+        } else {
+            KernelTable::v100_paper()
+        };
+        for sort in [SortVariant::Bitonic, SortVariant::CondenseRank] {
+            let prog = if value_bytes == 4 {
+                program::build::<f32>(
+                    spgemm_kernels_cuda::PRELUDE_CUDA,
+                    spgemm_kernels_cuda::BODY,
+                    &table,
+                    sort,
+                )
+            } else {
+                program::build::<f64>(
+                    spgemm_kernels_cuda::PRELUDE_CUDA,
+                    spgemm_kernels_cuda::BODY,
+                    &table,
+                    sort,
+                )
+            };
+            let compiled = spgemm_cuda::nvrtc::compile(
+                &prog.name,
+                &prog.source,
+                arch,
+                &["--ptxas-options=-v"],
+            )
+            .unwrap_or_else(|e| panic!("{} for {arch}: {e}", prog.name));
+            assert!(!compiled.cubin.is_empty());
+            let report = parse(&compiled.log);
+            for name in &prog.kernels {
+                let &(regs, smem, stack, spills) = report.get(name).unwrap_or_else(|| {
+                    panic!("{name} missing from the ptxas report:\n{}", compiled.log)
+                });
+                assert_eq!(spills, 0, "{}: {name} spills", prog.name);
+                assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
+                let bin = name
+                    .strip_prefix("spgemm_symbolic_bin")
+                    .map(|i| (table.symbolic[i.parse::<usize>().unwrap()], 4))
+                    .or_else(|| {
+                        name.strip_prefix("spgemm_numeric_bin")
+                            .map(|i| (table.numeric[i.parse::<usize>().unwrap()], 4 + value_bytes))
+                    });
+                if let Some((bin, entry)) = bin {
+                    let blocks = bin.min_blocks;
+                    assert!(
+                        regs * bin.block_threads * blocks <= regs_per_sm,
+                        "{}: {name} uses {regs} registers; {blocks} blocks of {} threads need at most {}",
+                        prog.name,
+                        bin.block_threads,
+                        regs_per_sm / (bin.block_threads * blocks)
+                    );
+                    let per_block = smem as usize + bin.shared_bytes(entry) + reserved;
+                    assert!(
+                        per_block * blocks as usize <= smem_per_sm,
+                        "{}: {name} needs {per_block} bytes of shared memory per block; {blocks} blocks do not fit {smem_per_sm}",
+                        prog.name
+                    );
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{arch} {} {name}: {regs} registers, {} B shared, {blocks} blocks/SM",
+                        prog.name,
+                        per_block
+                    );
+                }
+            }
+        }
+    }
+}

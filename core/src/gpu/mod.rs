@@ -1,0 +1,24 @@
+//! The GPU algorithm, written once over [`Device`]: OpSparse's two-phase
+//! hash SpGEMM (Du et al. 2022, §5, Fig. 2) with the DCU improvements
+//! (nsparse on DCU, §5.1–5.4).
+//!
+//! 1. Setup: `nprod(i)` into C's row offsets, its total and maximum, and
+//!    B's longest row (for the thread-group size G).
+//! 2. Symbolic binning (two passes, shared-memory atomics) and symbolic hash
+//!    kernels, one per bin, largest first, on several streams; rows that
+//!    overflow the last shared table are recomputed in global memory.
+//! 3. Exclusive scan of nnz(i) into C's row offsets; nnz(C) read back; C's
+//!    arrays allocated.
+//! 4. Numeric binning and numeric hash kernels (bitonic or condense + rank
+//!    sort), direct copies for single-entry rows of A, global-memory tables
+//!    for the longest rows.
+//!
+//! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
+
+mod engine;
+mod memory;
+pub mod program;
+
+pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes};
+pub use memory::{DeviceArray, Usage};
+pub use program::SortVariant;

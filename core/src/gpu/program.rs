@@ -1,0 +1,169 @@
+//! Assembles the kernel program for one device and value type: the vendor
+//! prelude, the value type, the table's bin ranges, the shared body, and one
+//! `extern "C"` wrapper per bin that instantiates the body's templates with
+//! that bin's table size, block shape and sort (OpSparse Tables 1–2).
+
+use crate::device::KernelProgram;
+use crate::scalar::Scalar;
+use crate::table::KernelTable;
+use std::fmt::Write;
+
+/// How the numeric step produces sorted rows from a shared-memory table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SortVariant {
+    /// Bitonic-sort the whole table, copy its first nnz slots (DCU §5.3).
+    #[default]
+    Bitonic,
+    /// Condense occupied slots, then rank-sort them (OpSparse §5.6.2).
+    CondenseRank,
+}
+
+/// Kernels that do not depend on the table.
+pub(crate) const FIXED: [&str; 6] = [
+    "spgemm_setup",
+    "spgemm_symbolic_global",
+    "spgemm_scan_tiles",
+    "spgemm_scan_add",
+    "spgemm_numeric_global",
+    "spgemm_numeric_direct",
+];
+
+/// Index of each fixed kernel in the loaded list.
+pub(crate) mod k {
+    pub const SETUP: usize = 0;
+    pub const SYMBOLIC_GLOBAL: usize = 1;
+    pub const SCAN_TILES: usize = 2;
+    pub const SCAN_ADD: usize = 3;
+    pub const NUMERIC_GLOBAL: usize = 4;
+    pub const NUMERIC_DIRECT: usize = 5;
+    pub const BIN_COUNT_SYMBOLIC: usize = 6;
+    pub const BIN_FILL_SYMBOLIC: usize = 7;
+    pub const BIN_COUNT_NUMERIC: usize = 8;
+    pub const BIN_FILL_NUMERIC: usize = 9;
+    /// First per-bin kernel: symbolic bins, then numeric shared bins.
+    pub const FIRST_BIN: usize = 10;
+}
+
+fn u64_list(v: impl Iterator<Item = u64>) -> String {
+    v.map(|x| format!("{x}ull")).collect::<Vec<_>>().join(", ")
+}
+
+/// Builds the program for value type `T` with `table`.
+pub fn build<T: Scalar>(
+    prelude: &str,
+    body: &str,
+    table: &KernelTable,
+    sort: SortVariant,
+) -> KernelProgram {
+    let mut s = String::new();
+    let nsym = table.symbolic.len();
+    let nnum = table.numeric.len();
+    let _ = writeln!(
+        s,
+        "// spgemm kernels: table '{}', value type {}",
+        table.name,
+        T::NAME
+    );
+    s.push_str(prelude);
+    let _ = writeln!(s, "\ntypedef {} value_t;", T::C_TYPE);
+    s.push_str(body);
+    let _ = writeln!(
+        s,
+        "\n__device__ const u64 SPGEMM_SYMBOLIC_MAX[{nsym}] = {{{}}};",
+        u64_list(table.symbolic.iter().map(|b| b.max))
+    );
+    let _ = writeln!(
+        s,
+        "__device__ const u64 SPGEMM_NUMERIC_MAX[{nnum}] = {{{}}};",
+        u64_list(table.numeric.iter().map(|b| b.max))
+    );
+    let mut kernels: Vec<String> = FIXED.iter().map(|k| k.to_string()).collect();
+    for (phase, n, numeric) in [("symbolic", nsym, false), ("numeric", nnum, true)] {
+        let maxes = if numeric {
+            "SPGEMM_NUMERIC_MAX"
+        } else {
+            "SPGEMM_SYMBOLIC_MAX"
+        };
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void spgemm_bin_count_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, u32* sizes, u64* max_value) {{ bin_count<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, max_value); }}"
+        );
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void spgemm_bin_fill_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* sizes, u32* cursor, u32* bins) {{ bin_fill<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, cursor, bins); }}"
+        );
+        kernels.push(format!("spgemm_bin_count_{phase}"));
+        kernels.push(format!("spgemm_bin_fill_{phase}"));
+    }
+    for (b, bin) in table.symbolic.iter().enumerate() {
+        let last = b + 1 == nsym;
+        let name = format!("spgemm_symbolic_bin{b}");
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void __launch_bounds__({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow, u32* noverflow) {{ symbolic_shared<{ts}u, {rt}u, {last}>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow); }}",
+            bt = bin.block_threads,
+            mb = bin.min_blocks,
+            ts = bin.table_size,
+            rt = bin.row_threads,
+        );
+        kernels.push(name);
+    }
+    for (b, bin) in table
+        .numeric
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.global())
+    {
+        let name = format!("spgemm_numeric_bin{b}");
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void __launch_bounds__({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {bitonic}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}",
+            bt = bin.block_threads,
+            mb = bin.min_blocks,
+            ts = bin.table_size,
+            rt = bin.row_threads,
+            bitonic = sort == SortVariant::Bitonic,
+        );
+        kernels.push(name);
+    }
+    KernelProgram {
+        name: format!(
+            "spgemm_{}_{}_{}",
+            table.name,
+            T::NAME,
+            if sort == SortVariant::Bitonic {
+                "bitonic"
+            } else {
+                "rank"
+            }
+        ),
+        source: s,
+        kernels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_wrapper_per_bin_and_ranges_baked_in() {
+        let t = KernelTable::v100_paper();
+        let p = build::<f64>(
+            "#define SPGEMM_WARP_SIZE 32\n",
+            "// body\n",
+            &t,
+            SortVariant::Bitonic,
+        );
+        assert_eq!(
+            p.kernels.len(),
+            k::FIRST_BIN + t.symbolic.len() + t.numeric.len() - 1
+        );
+        assert!(p.source.contains("typedef double value_t;"));
+        assert!(p.source.contains("symbolic_shared<24575u, 1024u, true>"));
+        assert!(p.source.contains("numeric_shared<31u, 8u, true>"));
+        assert!(p.source.contains("{26ull, 426ull"));
+        assert_eq!(p.kernels[k::BIN_FILL_NUMERIC], "spgemm_bin_fill_numeric");
+        assert_eq!(p.kernels[k::FIRST_BIN], "spgemm_symbolic_bin0");
+    }
+}

@@ -1,0 +1,8 @@
+// Vendor prelude for NVIDIA (CUDA / NVRTC). The shared body never names a
+// warp width or lane-mask type: it uses only what a prelude defines.
+#define SPGEMM_WARP_SIZE 32
+typedef unsigned int lane_mask_t;
+#define SPGEMM_FULL_MASK 0xffffffffu
+#define SPGEMM_SHFL_DOWN(v, d) __shfl_down_sync(SPGEMM_FULL_MASK, (v), (d))
+typedef unsigned int u32;
+typedef unsigned long long u64;

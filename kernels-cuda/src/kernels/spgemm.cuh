@@ -1,0 +1,449 @@
+// The SpGEMM kernels shared by CUDA and HIP (OpSparse, Du et al. 2022, with
+// the DCU improvements of the nsparse optimisation paper). The host prepends
+// a vendor prelude (warp width, shuffles), the value type `value_t`, the
+// bin ranges of both phases, and appends one `extern "C"` wrapper per bin
+// that instantiates the templates below with that bin's table size, block
+// shape and sort.
+//
+// Conventions: row offsets are 64-bit (u64), column indices 32-bit (u32).
+// C's row offsets hold nprod(i) after setup, nnz(i) after the symbolic
+// phase, and the exclusive scan of nnz after the scan (OpSparse §5.3).
+
+#define SPGEMM_EMPTY 0xffffffffu
+#define SPGEMM_HASH_SCALE 107u
+
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+    for (int d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) v += SPGEMM_SHFL_DOWN(v, d);
+    return v;
+}
+
+__device__ __forceinline__ u64 warp_max(u64 v) {
+    for (int d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) {
+        u64 o = SPGEMM_SHFL_DOWN(v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+// Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
+// 64-bit total and maximum, and the longest row of B (for G, DCU §5.1).
+// stats: [0] = total nprod, [1] = max nprod, [2] = longest row of B.
+extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
+                                        const u64* __restrict__ brpt, u32 m, u32 k, u64* __restrict__ crpt,
+                                        u64* __restrict__ stats) {
+    u64 total = 0, maxp = 0, maxb = 0;
+    const u32 stride = gridDim.x * blockDim.x;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m || i < k; i += stride) {
+        if (i < m) {
+            u64 s = 0;
+            for (u64 p = arpt[i]; p < arpt[i + 1]; ++p) {
+                const u32 c = acol[p];
+                s += brpt[c + 1] - brpt[c];
+            }
+            crpt[i] = s;
+            total += s;
+            maxp = s > maxp ? s : maxp;
+        }
+        if (i < k) {
+            const u64 len = brpt[i + 1] - brpt[i];
+            maxb = len > maxb ? len : maxb;
+        }
+    }
+    total = warp_sum(total);
+    maxp = warp_max(maxp);
+    maxb = warp_max(maxb);
+    if (threadIdx.x % SPGEMM_WARP_SIZE == 0) {
+        if (total) atomicAdd(&stats[0], total);
+        if (maxp) atomicMax(&stats[1], maxp);
+        if (maxb) atomicMax(&stats[2], maxb);
+    }
+}
+
+// The value that bins a row: nprod (symbolic, held in crpt[i]) or nnz
+// (numeric, crpt[i+1] - crpt[i] after the scan). Rows of A with a single
+// entry need no hash when B's rows are sorted without duplicates (DCU
+// §5.3): in the symbolic phase they get no bin (nnz = nprod already), in
+// the numeric phase they go to the extra "direct" bin NBINS.
+template <int NBINS, bool NUMERIC>
+__device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
+                                       const u64* maxes, u64* value) {
+    const u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
+    *value = v;
+    if (v == 0) return -1;
+    if (direct_ok && arpt[i + 1] - arpt[i] == 1) return NUMERIC ? NBINS : -1;
+    for (int b = 0; b < NBINS - 1; ++b)
+        if (v <= maxes[b]) return b;
+    return NBINS - 1;
+}
+
+// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): count rows per bin in
+// shared memory, one global atomic per bin per block; also the maximum.
+// sizes: NBINS + 1 counters (the last is the direct bin), then the max (u64).
+template <int NBINS, bool NUMERIC>
+__device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u64* maxes,
+                          u32* sizes, u64* max_value) {
+    __shared__ u32 s_size[NBINS + 1];
+    __shared__ u64 s_max;
+    for (int b = threadIdx.x; b <= NBINS; b += blockDim.x) s_size[b] = 0;
+    if (threadIdx.x == 0) s_max = 0;
+    __syncthreads();
+    u64 local_max = 0;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
+        u64 v;
+        const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, maxes, &v);
+        if (b >= 0) atomicAdd(&s_size[b], 1u);
+        if (b >= 0 && b < NBINS) local_max = v > local_max ? v : local_max;
+    }
+    local_max = warp_max(local_max);
+    if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && local_max) atomicMax(&s_max, local_max);
+    __syncthreads();
+    for (int b = threadIdx.x; b <= NBINS; b += blockDim.x)
+        if (s_size[b]) atomicAdd(&sizes[b], s_size[b]);
+    if (threadIdx.x == 0 && s_max) atomicMax(max_value, s_max);
+}
+
+// Binning, pass 2 (OpSparse Alg. 2, DCU Alg. 3): write row ids into one
+// array of length M at per-bin offsets. Each block reserves its slots with
+// one global atomic per bin; `cursor` starts at zero.
+template <int NBINS, bool NUMERIC>
+__device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u64* maxes,
+                         const u32* sizes, u32* cursor, u32* bins) {
+    __shared__ u32 s_count[NBINS + 1];
+    __shared__ u32 s_base[NBINS + 1];
+    const u32 chunk = blockDim.x;
+    for (u32 start = blockIdx.x * chunk; start < m; start += gridDim.x * chunk) {
+        for (int b = threadIdx.x; b <= NBINS; b += blockDim.x) s_count[b] = 0;
+        __syncthreads();
+        const u32 i = start + threadIdx.x;
+        u64 v;
+        const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, maxes, &v) : -1;
+        const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
+        __syncthreads();
+        for (int bb = threadIdx.x; bb <= NBINS; bb += blockDim.x) {
+            u32 offset = 0;
+            for (int q = 0; q < bb; ++q) offset += sizes[q];
+            s_base[bb] = s_count[bb] ? offset + atomicAdd(&cursor[bb], s_count[bb]) : 0;
+        }
+        __syncthreads();
+        if (b >= 0) bins[s_base[b] + slot] = i;
+        __syncthreads();
+    }
+}
+
+__device__ __forceinline__ u32 hash_slot(u32 key, u32 size, bool pow2) {
+    const u32 h = key * SPGEMM_HASH_SCALE;
+    return pow2 ? (h & (size - 1)) : (h % size);
+}
+
+__device__ __forceinline__ u32 next_slot(u32 h, u32 size, bool pow2) {
+    return pow2 ? ((h + 1) & (size - 1)) : (h + 1 == size ? 0 : h + 1);
+}
+
+// Inserts `key`; returns 1 if it was new. One atomicCAS per probe, its
+// result reused (OpSparse Alg. 4, "single access").
+__device__ __forceinline__ u32 insert_key(u32* table, u32 size, bool pow2, u32 key) {
+    u32 h = hash_slot(key, size, pow2);
+    while (true) {
+        const u32 old = atomicCAS(&table[h], SPGEMM_EMPTY, key);
+        if (old == SPGEMM_EMPTY) return 1;
+        if (old == key) return 0;
+        h = next_slot(h, size, pow2);
+    }
+}
+
+// Walks the products of one row: threads of a row split into groups of G;
+// each group takes one entry A(i,k) and its G threads stride over B(k,:)
+// (DCU §5.1). `f(column, value)` is called once per product.
+template <typename F>
+__device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
+                                             const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
+                                             u32 lane, u32 row_threads, u32 g, F f) {
+    const u32 group = lane / g, glane = lane % g, ngroups = row_threads / g;
+    for (u64 p = arpt[row] + group; p < arpt[row + 1]; p += ngroups) {
+        const u32 c = acol[p];
+        const value_t a = aval ? aval[p] : value_t(0);
+        for (u64 q = brpt[c] + glane; q < brpt[c + 1]; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
+    }
+}
+
+// Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
+// a hash set of column indices. Several rows per block when ROW_THREADS <
+// blockDim.x. The LAST bin stops counting rows whose count passes
+// `threshold` and records them for the global-memory kernel.
+template <u32 TSIZE, u32 ROW_THREADS, bool LAST>
+__device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
+                                const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow,
+                                u32* noverflow) {
+    extern __shared__ u32 smem[];
+    constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
+    const u32 rows_per_block = blockDim.x / ROW_THREADS;
+    const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
+    u32* table = smem + local * TSIZE;
+    u32* count = smem + rows_per_block * TSIZE;
+    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) smem[t] = SPGEMM_EMPTY;
+    if (threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
+    __syncthreads();
+    const u32 idx = blockIdx.x * rows_per_block + local;
+    const u32 row = idx < nrows ? bins[idx] : 0;
+    if (idx < nrows) {
+        if (LAST) {
+            // Count as we go and stop once past the threshold, so a row
+            // whose distinct columns would overfill the table never does.
+            const u32 group = lane / g, glane = lane % g, ngroups = ROW_THREADS / g;
+            for (u64 p = arpt[row] + group; p < arpt[row + 1] && *(volatile u32*)&count[local] <= threshold;
+                 p += ngroups) {
+                const u32 c = acol[p];
+                for (u64 q = brpt[c] + glane; q < brpt[c + 1]; q += g) {
+                    if (insert_key(table, TSIZE, POW2, bcol[q]) && atomicAdd(&count[local], 1u) >= threshold) break;
+                }
+            }
+        } else {
+            u32 n = 0;
+            for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, lane, ROW_THREADS, g,
+                         [&](u32 col, value_t) { n += insert_key(table, TSIZE, POW2, col); });
+            atomicAdd(&count[local], n);
+        }
+    }
+    __syncthreads();
+    if (idx < nrows && lane == 0) {
+        const u32 c = count[local];
+        if (LAST && c > threshold)
+            overflow[atomicAdd(noverflow, 1u)] = row;
+        else
+            crpt[row] = c;
+    }
+}
+
+// Symbolic step, global-memory table for the rows the last shared bin gave
+// up on: one block per row (grid-stride), a power-of-two table of `tsize`
+// keys per block in `table`.
+extern "C" __global__ void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
+                                                  const u32* bcol, const u32* rows, u32 nrows, u64* crpt, u32 g,
+                                                  u32* table_all, u32 tsize) {
+    __shared__ u32 s_count;
+    u32* table = table_all + (u64)blockIdx.x * tsize;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) table[t] = SPGEMM_EMPTY;
+        if (threadIdx.x == 0) s_count = 0;
+        __syncthreads();
+        const u32 row = rows[r];
+        u32 n = 0;
+        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t) { n += insert_key(table, tsize, true, col); });
+        atomicAdd(&s_count, n);
+        __syncthreads();
+        if (threadIdx.x == 0) crpt[row] = s_count;
+        __syncthreads();
+    }
+}
+
+// Exclusive scan of n u64 values in place, in tiles of blockDim.x * 4; each
+// tile's total goes to sums[blockIdx.x]. The host scans the sums
+// (recursively) and adds them back with spgemm_scan_add.
+extern "C" __global__ void spgemm_scan_tiles(u64* data, u64 n, u64* sums) {
+    extern __shared__ u64 s_scan[];
+    const u64 base = (u64)blockIdx.x * blockDim.x * 4;
+    u64 v[4], local = 0;
+    for (int j = 0; j < 4; ++j) {
+        const u64 i = base + threadIdx.x * 4 + j;
+        v[j] = i < n ? data[i] : 0;
+        local += v[j];
+    }
+    s_scan[threadIdx.x] = local;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d *= 2) {
+        const u64 t = threadIdx.x >= d ? s_scan[threadIdx.x - d] : 0;
+        __syncthreads();
+        s_scan[threadIdx.x] += t;
+        __syncthreads();
+    }
+    u64 run = s_scan[threadIdx.x] - local;
+    for (int j = 0; j < 4; ++j) {
+        const u64 i = base + threadIdx.x * 4 + j;
+        if (i < n) data[i] = run;
+        run += v[j];
+    }
+    if (threadIdx.x == blockDim.x - 1) sums[blockIdx.x] = s_scan[threadIdx.x];
+}
+
+extern "C" __global__ void spgemm_scan_add(u64* data, u64 n, const u64* sums) {
+    const u64 base = (u64)blockIdx.x * blockDim.x * 4;
+    const u64 add = sums[blockIdx.x];
+    for (int j = 0; j < 4; ++j) {
+        const u64 i = base + threadIdx.x * 4 + j;
+        if (i < n) data[i] += add;
+    }
+}
+
+// Bitonic sort of (key, value) pairs ascending by key over `size` slots,
+// treated as a power-of-two sequence padded with +infinity keys. Every
+// compare-exchange puts the smaller key at the lower index (the merge's
+// first step compares mirrored positions), so padded slots never move and
+// need not exist. `tid`/`nthreads` are the threads sharing the sequence;
+// `sync` is their barrier. Empty slots (key SPGEMM_EMPTY) sort last.
+template <typename Sync>
+__device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size, u32 tid, u32 nthreads, Sync sync) {
+    u32 p2 = 1;
+    while (p2 < size) p2 <<= 1;
+    for (u32 k = 2; k <= p2; k <<= 1) {
+        for (u32 j = k >> 1; j > 0; j >>= 1) {
+            for (u32 t = tid; t < p2 / 2; t += nthreads) {
+                u32 lo, hi;
+                if (j == k >> 1) {
+                    const u32 blk = t / j, off = t % j;
+                    lo = blk * k + off;
+                    hi = blk * k + k - 1 - off;
+                } else {
+                    const u32 blk = t / j, off = t % j;
+                    lo = blk * 2 * j + off;
+                    hi = lo + j;
+                }
+                if (hi < size && keys[lo] > keys[hi]) {
+                    const u32 tk = keys[lo];
+                    keys[lo] = keys[hi];
+                    keys[hi] = tk;
+                    const value_t tv = vals[lo];
+                    vals[lo] = vals[hi];
+                    vals[hi] = tv;
+                }
+            }
+            sync();
+        }
+    }
+}
+
+// Inserts (key, value): atomicCAS on the key, then atomicAdd on the value
+// (OpSparse Alg. 5).
+__device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, bool pow2, u32 key, value_t v) {
+    u32 h = hash_slot(key, size, pow2);
+    while (true) {
+        const u32 old = atomicCAS(&keys[h], SPGEMM_EMPTY, key);
+        if (old == SPGEMM_EMPTY || old == key) {
+            atomicAdd(&vals[h], v);
+            return;
+        }
+        h = next_slot(h, size, pow2);
+    }
+}
+
+// Numeric step, shared-memory table (OpSparse §5.6.2): accumulate the row
+// in a hash table of (column, value) pairs, then produce the sorted row.
+// BITONIC: sort the whole table and copy its first nnz slots (DCU §5.3).
+// Otherwise: condense the occupied slots to the front, then each entry
+// finds its rank by counting smaller keys (OpSparse).
+template <u32 TSIZE, u32 ROW_THREADS, bool BITONIC>
+__device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                               const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
+                               u32* ccol, value_t* cval, u32 g) {
+    extern __shared__ u64 smem_num[];
+    constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
+    const u32 rows_per_block = blockDim.x / ROW_THREADS;
+    const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
+    value_t* vals_all = (value_t*)smem_num;
+    u32* keys_all = (u32*)(vals_all + rows_per_block * TSIZE);
+    u32* counter = keys_all + rows_per_block * TSIZE;
+    u32* keys = keys_all + local * TSIZE;
+    value_t* vals = vals_all + local * TSIZE;
+    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) {
+        keys_all[t] = SPGEMM_EMPTY;
+        vals_all[t] = value_t(0);
+    }
+    if (threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
+    __syncthreads();
+    const u32 idx = blockIdx.x * rows_per_block + local;
+    const bool active = idx < nrows;
+    const u32 row = active ? bins[idx] : 0;
+    if (active)
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, lane, ROW_THREADS, g,
+                     [&](u32 col, value_t v) { insert_pair(keys, vals, TSIZE, POW2, col, v); });
+    __syncthreads();
+    const u64 start = active ? crpt[row] : 0;
+    const u32 nnz = active ? (u32)(crpt[row + 1] - start) : 0;
+    if (BITONIC) {
+        bitonic_sort(keys, vals, TSIZE, lane, ROW_THREADS, [] { __syncthreads(); });
+        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
+            ccol[start + t] = keys[t];
+            cval[start + t] = vals[t];
+        }
+    } else {
+        // Condense: move occupied slots to the front (shared atomic offset),
+        // one slot per thread per round. Positions written in a round are
+        // below the end of that round's slots, which were all read before
+        // the barrier, so no unread slot is overwritten.
+        for (u32 base = 0; base < TSIZE; base += ROW_THREADS) {
+            const u32 t = base + lane;
+            const u32 key = t < TSIZE ? keys[t] : SPGEMM_EMPTY;
+            const value_t v = t < TSIZE ? vals[t] : value_t(0);
+            __syncthreads();
+            if (key != SPGEMM_EMPTY) {
+                const u32 pos = atomicAdd(&counter[local], 1u);
+                keys[pos] = key;
+                vals[pos] = v;
+            }
+            __syncthreads();
+        }
+        // Rank sort: an entry's position is the number of smaller keys.
+        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
+            const u32 key = keys[t];
+            u32 rank = 0;
+            for (u32 q = 0; q < nnz; ++q) rank += keys[q] < key;
+            ccol[start + rank] = key;
+            cval[start + rank] = vals[t];
+        }
+    }
+}
+
+// Numeric step, global-memory tables for the longest rows: one block per
+// row (grid-stride); the row's table is the next power of two of 2·nnz(i)
+// slots of `table_keys`/`table_vals`, sorted in place by bitonic sort and
+// its first nnz slots copied out (DCU §5.4.2, the in-place variant).
+extern "C" __global__ void spgemm_numeric_global(const u64* arpt, const u32* acol, const value_t* aval,
+                                                 const u64* brpt, const u32* bcol, const value_t* bval,
+                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                 value_t* cval, u32 g, u32* table_keys, value_t* table_vals,
+                                                 u32 max_tsize) {
+    u32* keys = table_keys + (u64)blockIdx.x * max_tsize;
+    value_t* vals = table_vals + (u64)blockIdx.x * max_tsize;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = bins[r];
+        const u64 start = crpt[row];
+        const u32 nnz = (u32)(crpt[row + 1] - start);
+        u32 tsize = 1;
+        while (tsize < 2 * nnz) tsize <<= 1;
+        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) {
+            keys[t] = SPGEMM_EMPTY;
+            vals[t] = value_t(0);
+        }
+        __syncthreads();
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, true, col, v); });
+        __syncthreads();
+        bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+        for (u32 t = threadIdx.x; t < nnz; t += blockDim.x) {
+            ccol[start + t] = keys[t];
+            cval[start + t] = vals[t];
+        }
+        __syncthreads();
+    }
+}
+
+// Rows of A with one entry: C(i,:) = A(i,k)·B(k,:) copied directly (DCU
+// §5.3); B's rows are sorted without duplicates. One warp per row.
+extern "C" __global__ void spgemm_numeric_direct(const u64* arpt, const u32* acol, const value_t* aval,
+                                                 const u64* brpt, const u32* bcol, const value_t* bval,
+                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                 value_t* cval) {
+    const u32 warps = blockDim.x / SPGEMM_WARP_SIZE;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    for (u32 r = blockIdx.x * warps + threadIdx.x / SPGEMM_WARP_SIZE; r < nrows; r += gridDim.x * warps) {
+        const u32 row = bins[r];
+        const u64 p = arpt[row];
+        const u32 c = acol[p];
+        const value_t a = aval[p];
+        const u64 b0 = brpt[c], len = brpt[c + 1] - b0, out = crpt[row];
+        for (u64 t = lane; t < len; t += SPGEMM_WARP_SIZE) {
+            ccol[out + t] = bcol[b0 + t];
+            cval[out + t] = a * bval[b0 + t];
+        }
+    }
+}

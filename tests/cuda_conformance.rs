@@ -1,0 +1,97 @@
+//! The conformance suite on the CUDA backend. Without the `cuda` feature or
+//! without a GPU every test is skipped with a message, unless
+//! `SPGEMM_REQUIRE_GPU=1`, which makes them fail instead.
+
+mod common;
+
+fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
+    match spgemm::Backend::select(spgemm::BackendKind::Cuda) {
+        Ok((b, _)) => Some(Box::new(b)),
+        Err(e) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "cuda backend unavailable: {e}");
+            None
+        }
+    }
+}
+
+mod suite {
+    crate::conformance_suite!(crate::open());
+}
+
+#[cfg(feature = "cuda")]
+mod plan {
+    use spgemm::generate;
+
+    fn engine() -> Option<spgemm::CudaEngine> {
+        match spgemm_cuda::open(0) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                assert!(
+                    std::env::var("SPGEMM_REQUIRE_GPU").map_or(true, |v| v != "1"),
+                    "SPGEMM_REQUIRE_GPU=1 but: {e}"
+                );
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "SKIPPED: no CUDA GPU: {e}");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn plan_reruns_numeric_with_new_values_and_refuses_other_structure() {
+        let Some(e) = engine() else { return };
+        let a = generate::uniform::<f64>(3000, 3000, 12, 1).unwrap();
+        let ga = e.upload(&a).unwrap();
+        let plan = e.symbolic(&ga, &ga).unwrap();
+        let mut a2 = a.clone();
+        a2.values_mut()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = (i % 7) as f64 - 3.0);
+        let ga2 = e.with_values(&ga, a2.values()).unwrap();
+        let (c, _) = e.numeric(&plan, &ga2, &ga2).unwrap();
+        let c = e.download(&c).unwrap();
+        spgemm::verify::check_product(&a2, &a2, &c)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.nnz(), plan.nnz());
+        // A fresh upload of the same structure is accepted too.
+        let ga3 = e.upload(&a2).unwrap();
+        assert!(e.numeric(&plan, &ga3, &ga3).is_ok());
+        let other = e
+            .upload(&generate::uniform::<f64>(3000, 3000, 12, 2).unwrap())
+            .unwrap();
+        let err = e.numeric(&plan, &other, &ga).map(|_| ()).unwrap_err();
+        assert!(err.to_string().contains("structure"), "{err}");
+    }
+
+    #[test]
+    fn both_sort_variants_and_output_rows_over_a_million_entries() {
+        let Some(e) = engine() else { return };
+        let rank = spgemm_cuda::open(0)
+            .unwrap()
+            .with_sort(spgemm::gpu::SortVariant::CondenseRank);
+        let a = generate::uniform::<f64>(2000, 2000, 40, 3).unwrap();
+        for eng in [&e, &rank] {
+            let c = eng.multiply_host(&a, &a).unwrap();
+            spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+        }
+        // One row of A touching 300 rows of B with 4,000 distinct columns each:
+        // 1.2 million entries in one output row.
+        let n = 1_300_000usize;
+        let rows: Vec<usize> = (0..300)
+            .map(|_| 0)
+            .chain((0..300).flat_map(|r| std::iter::repeat(r + 1).take(4000)))
+            .collect();
+        let cols: Vec<u32> = (0..300u32)
+            .map(|k| k + 1)
+            .chain((0..300u32).flat_map(|r| (0..4000u32).map(move |j| r * 4000 + j)))
+            .collect();
+        let vals = vec![1.0f64; rows.len()];
+        let m = spgemm::CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
+        let c = e.multiply_host(&m, &m).unwrap();
+        assert_eq!(c.row_nnz(0), 1_200_000);
+        spgemm::verify::check_product(&m, &m, &c).unwrap().unwrap();
+    }
+}
