@@ -125,3 +125,49 @@ pub fn compare<T: Scalar>(
     }
     Ok(())
 }
+
+/// Checks only rows `rows` of `c` against the reference (for products too
+/// large for the full sequential reference): those rows of A times B.
+///
+/// # Errors
+/// As [`check_product`]; row numbers in the [`Mismatch`] are rows of C.
+pub fn check_rows<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>, c: &CsrMatrix<T>, rows: &[usize]) -> Result<Result<(), Mismatch>> {
+    if c.shape() != (a.nrows(), b.ncols()) {
+        return Ok(Err(Mismatch::Shape { expected: (a.nrows(), b.ncols()), got: c.shape() }));
+    }
+    let pick = |m: &CsrMatrix<T>| -> Result<CsrMatrix<T>> {
+        let mut offsets = vec![0usize];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for &i in rows {
+            let (rc, rv) = m.row(i);
+            cols.extend_from_slice(rc);
+            vals.extend_from_slice(rv);
+            offsets.push(cols.len());
+        }
+        CsrMatrix::new(rows.len(), m.ncols(), offsets, cols, vals)
+    };
+    let result = check_product(&pick(a)?, b, &pick(c)?)?;
+    Ok(result.map_err(|m| match m {
+        Mismatch::RowLength { row, expected, got } => Mismatch::RowLength { row: rows[row], expected, got },
+        Mismatch::Column { row, position, expected, got } => Mismatch::Column { row: rows[row], position, expected, got },
+        Mismatch::Value { row, col, expected, got, tolerance } => Mismatch::Value { row: rows[row], col, expected, got, tolerance },
+        other => other,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_rows_find_a_planted_error() {
+        let a = crate::generate::uniform::<f64>(200, 200, 8, 1).unwrap();
+        let c = crate::reference::multiply(&a, &a).unwrap();
+        assert_eq!(check_rows(&a, &a, &c, &[0, 17, 199]).unwrap(), Ok(()));
+        let mut bad = c.clone();
+        let p = bad.row_offsets()[17];
+        bad.values_mut()[p] += 1.0;
+        let e = check_rows(&a, &a, &bad, &[0, 17, 199]).unwrap().unwrap_err();
+        assert!(matches!(e, Mismatch::Value { row: 17, .. }), "{e}");
+    }
+}

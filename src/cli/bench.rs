@@ -29,6 +29,11 @@ pub struct BenchArgs {
     /// Check each result against the reference product.
     #[arg(long)]
     check: bool,
+    /// Check only this many rows against the reference (half the rows with
+    /// the most products, half evenly spaced), for products too large for
+    /// the full sequential reference.
+    #[arg(long, conflicts_with = "check")]
+    check_rows: Option<usize>,
     /// Also time another library on the same matrices in the same run.
     #[arg(long, value_enum)]
     compare: Option<Compare>,
@@ -36,15 +41,31 @@ pub struct BenchArgs {
     /// accumulator (hash accumulator above it).
     #[arg(long)]
     dense_cutoff: Option<usize>,
+    /// GPU backends: how the numeric step sorts rows (bitonic, rank,
+    /// condense-bitonic).
+    #[arg(long, value_enum)]
+    sort: Option<Sort>,
     /// Write the results as a JSON array to this file.
     #[arg(long)]
     json: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Sort {
+    /// Bitonic sort of the whole hash table (DCU §5.3).
+    Bitonic,
+    /// Condense, then rank sort (OpSparse §5.6.2).
+    Rank,
+    /// Condense, then bitonic sort of the entries only.
+    CondenseBitonic,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Compare {
     /// SciPy's `A @ B` (scipy.sparse, through python3).
     Scipy,
+    /// cuSPARSE's SpGEMM in this process on the same GPU (backend cuda).
+    Cusparse,
 }
 
 /// One line of results; the JSON output is an array of these.
@@ -71,7 +92,7 @@ struct Record {
     check: Option<String>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Default)]
 struct Compared {
     library: String,
     median_ms: f64,
@@ -79,6 +100,10 @@ struct Compared {
     nnz_c: usize,
     /// Our speed over theirs (their time / our time).
     speedup: f64,
+    /// Median milliseconds of the library's phases, where it has them.
+    phases_ms: BTreeMap<&'static str, f64>,
+    /// The library's extra device memory at the peak, bytes.
+    peak_memory_bytes: Option<u64>,
 }
 
 fn median(mut t: Vec<f64>) -> f64 {
@@ -114,9 +139,19 @@ fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let backend = match (open_backend(args.common.backend)?, args.dense_cutoff) {
-        (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
-        (b, _) => b,
+    let backend = match (open_backend(args.common.backend)?, args.dense_cutoff, args.sort) {
+        (Backend::Cpu(cpu), Some(n), _) => Backend::Cpu(cpu.with_dense_cutoff(n)),
+        #[cfg(feature = "cuda")]
+        (Backend::Cuda(e), _, Some(sort)) => {
+            use spgemm::gpu::SortVariant;
+            let sort = match sort {
+                Sort::Bitonic => SortVariant::Bitonic,
+                Sort::Rank => SortVariant::CondenseRank,
+                Sort::CondenseBitonic => SortVariant::CondenseBitonic,
+            };
+            Backend::Cuda(Box::new(e.with_sort(sort)))
+        }
+        (b, _, _) => b,
     };
     let files = if args.files.is_empty() {
         vec![MatrixSource::File(PathBuf::from(BUNDLED))]
@@ -271,12 +306,13 @@ fn bench_one<T: Scalar>(
     let check = if args.check {
         match spgemm::verify::check_product(&a, b, &c)? {
             Ok(()) => Some("ok".to_string()),
-            Err(mismatch) => {
-                return Err(CliError::Check {
-                    matrix: src.name(),
-                    mismatch,
-                })
-            }
+            Err(mismatch) => return Err(CliError::Check { matrix: src.name(), mismatch }),
+        }
+    } else if let Some(n) = args.check_rows {
+        let rows = sample_rows(&stats.nprod, n);
+        match spgemm::verify::check_rows(&a, b, &c, &rows)? {
+            Ok(()) => Some(format!("ok ({} sampled rows)", rows.len())),
+            Err(mismatch) => return Err(CliError::Check { matrix: src.name(), mismatch }),
         }
     } else {
         None
@@ -286,17 +322,22 @@ fn bench_one<T: Scalar>(
             Ok(s) => Some(Compared {
                 library: format!("scipy {}", s.version),
                 median_ms: s.median_ms,
-                gflops: spgemm::stats::gflops(stats.total_nprod, s.median_ms / 1e3),
                 nnz_c: s.nnz_c,
-                speedup: s.median_ms / median_ms,
+                ..Default::default()
             }),
             Err(why) => {
                 eprintln!("scipy comparison skipped for {}: {why}", src.name());
                 None
             }
         },
+        Some(Compare::Cusparse) => compare_cusparse(backend, &a, b, args, &src.name()),
         None => None,
-    };
+    }
+    .map(|mut c| {
+        c.gflops = spgemm::stats::gflops(stats.total_nprod, c.median_ms / 1e3);
+        c.speedup = c.median_ms / median_ms;
+        c
+    });
     Ok(Record {
         matrix: src.name(),
         backend: backend.name().into(),
@@ -316,4 +357,49 @@ fn bench_one<T: Scalar>(
         compared,
         check,
     })
+}
+
+/// `n` rows to check: half with the most products, half evenly spaced.
+fn sample_rows(nprod: &[u64], n: usize) -> Vec<usize> {
+    let mut by_work: Vec<usize> = (0..nprod.len()).collect();
+    by_work.sort_unstable_by_key(|&i| std::cmp::Reverse(nprod[i]));
+    let mut rows: Vec<usize> = by_work.into_iter().take(n / 2).collect();
+    let step = (nprod.len() / (n - n / 2).max(1)).max(1);
+    rows.extend((0..nprod.len()).step_by(step).take(n - n / 2));
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// cuSPARSE on the same GPU, in this process (backend cuda only).
+fn compare_cusparse<T: Scalar>(backend: &Backend, a: &CsrMatrix<T>, b: &CsrMatrix<T>, args: &BenchArgs, name: &str) -> Option<Compared> {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(engine) => match spgemm_cuda::cusparse::time(engine.device(), a, b, args.warmup, args.reps) {
+            Ok(runs) => {
+                let med = |f: fn(&spgemm_cuda::cusparse::CusparseRun) -> f64| median(runs.iter().map(f).collect());
+                let mut phases_ms = BTreeMap::new();
+                phases_ms.insert("estimation", med(|r| r.estimation_ms));
+                phases_ms.insert("compute", med(|r| r.compute_ms));
+                phases_ms.insert("copy", med(|r| r.copy_ms));
+                Some(Compared {
+                    library: "cusparse".into(),
+                    median_ms: med(|r| r.ms),
+                    nnz_c: runs[0].nnz_c,
+                    phases_ms,
+                    peak_memory_bytes: runs.iter().map(|r| r.peak_bytes as u64).max(),
+                    ..Default::default()
+                })
+            }
+            Err(e) => {
+                eprintln!("cusparse comparison failed for {name}: {e}");
+                None
+            }
+        },
+        _ => {
+            let _ = (a, b, args);
+            eprintln!("cusparse comparison skipped for {name}: needs --backend cuda");
+            None
+        }
+    }
 }

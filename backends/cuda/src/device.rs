@@ -10,28 +10,55 @@ use spgemm_core::device::{
     KernelArg, KernelProgram, LaunchShape, Vendor,
 };
 use std::ffi::{c_void, CString};
+use std::sync::Arc;
 
-/// One NVIDIA GPU: its primary context and properties.
-pub struct CudaDevice {
+/// The device's retained primary context and the modules loaded in it.
+/// Shared (`Arc`) by the device and by every stream, event and buffer, so
+/// it is released only after the last of them is destroyed.
+struct Context {
     ctx: sys::CUcontext,
     dev: sys::CUdevice,
-    props: DeviceProperties,
-    modules: std::sync::Mutex<Vec<Module>>,
+    modules: std::sync::Mutex<Vec<sys::CUmodule>>,
 }
 
 // SAFETY: a CUDA context may be used from any thread once made current;
-// every method binds it first.
-unsafe impl Send for CudaDevice {}
-// SAFETY: the driver API is thread-safe; the module list is behind a mutex.
-unsafe impl Sync for CudaDevice {}
+// every use binds it first. The module list is behind a mutex.
+unsafe impl Send for Context {}
+// SAFETY: as above.
+unsafe impl Sync for Context {}
 
-struct Module(sys::CUmodule);
-// SAFETY: module handles are plain driver handles, usable from any thread.
-unsafe impl Send for Module {}
+impl Context {
+    fn bind(&self) -> DeviceResult<()> {
+        // SAFETY: the context stays retained while `self` lives.
+        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| driver("cuCtxSetCurrent", e))
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: every stream, event and buffer of this context is gone
+        // (each holds the Arc); modules were loaded here; the primary
+        // context was retained once.
+        unsafe {
+            let _ = result::ctx::set_current(self.ctx);
+            let _ = result::ctx::synchronize();
+            for m in self.modules.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                let _ = result::module::unload(m);
+            }
+            let _ = result::primary_ctx::release(self.dev);
+        }
+    }
+}
+
+/// One NVIDIA GPU: its primary context and properties.
+pub struct CudaDevice {
+    ctx: Arc<Context>,
+    props: DeviceProperties,
+}
 
 /// A CUDA stream (blocking with respect to the legacy default stream, on
 /// which buffers are freed, so a free waits for every stream's work).
-pub struct CudaStream(sys::CUstream);
+pub struct CudaStream(pub(crate) sys::CUstream, Arc<Context>);
 // SAFETY: stream handles are usable from any thread.
 unsafe impl Send for CudaStream {}
 // SAFETY: as above; the driver serialises work submitted to one stream.
@@ -39,13 +66,15 @@ unsafe impl Sync for CudaStream {}
 
 impl Drop for CudaStream {
     fn drop(&mut self) {
-        // SAFETY: the handle came from `cuStreamCreate` and is destroyed once.
+        let _ = self.1.bind();
+        // SAFETY: the handle came from `cuStreamCreate` in this context,
+        // which is still alive, and is destroyed once.
         let _ = unsafe { result::stream::destroy(self.0) };
     }
 }
 
 /// A CUDA event (timing enabled).
-pub struct CudaEvent(sys::CUevent);
+pub struct CudaEvent(sys::CUevent, Arc<Context>);
 // SAFETY: event handles are usable from any thread.
 unsafe impl Send for CudaEvent {}
 // SAFETY: as above.
@@ -53,7 +82,8 @@ unsafe impl Sync for CudaEvent {}
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        // SAFETY: created by `cuEventCreate`, destroyed once.
+        let _ = self.1.bind();
+        // SAFETY: created by `cuEventCreate` in this live context, destroyed once.
         let _ = unsafe { result::event::destroy(self.0) };
     }
 }
@@ -62,7 +92,7 @@ impl Drop for CudaEvent {
 pub struct CudaBuffer {
     ptr: sys::CUdeviceptr,
     len: usize,
-    ctx: sys::CUcontext,
+    ctx: Arc<Context>,
 }
 // SAFETY: a device address is valid in its context from any thread.
 unsafe impl Send for CudaBuffer {}
@@ -80,10 +110,11 @@ impl DeviceBuffer for CudaBuffer {
 
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
-        // SAFETY: freed once, on the legacy default stream, which waits for
-        // all work on our (blocking) streams that may still use it.
+        let _ = self.ctx.bind();
+        // SAFETY: freed once, in its live context, on the legacy default
+        // stream, which waits for all work on our (blocking) streams that
+        // may still use it.
         unsafe {
-            let _ = result::ctx::set_current(self.ctx);
             if result::free_async(self.ptr, std::ptr::null_mut()).is_err() {
                 let _ = result::free_sync(self.ptr);
             }
@@ -196,17 +227,12 @@ impl CudaDevice {
             .result()
             .map_err(|e| driver("cuMemPoolSetAttribute(release threshold)", e))?;
         }
-        Ok(Self {
-            ctx,
-            dev,
-            props,
-            modules: Default::default(),
-        })
+        let ctx = Arc::new(Context { ctx, dev, modules: Default::default() });
+        Ok(Self { ctx, props })
     }
 
     fn bind(&self) -> DeviceResult<()> {
-        // SAFETY: the context is retained for the device's lifetime.
-        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| driver("cuCtxSetCurrent", e))
+        self.ctx.bind()
     }
 
     fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
@@ -218,26 +244,6 @@ impl CudaDevice {
             ));
         }
         Ok(())
-    }
-}
-
-impl Drop for CudaDevice {
-    fn drop(&mut self) {
-        // SAFETY: modules were loaded in this context; the primary context
-        // was retained once in `new`.
-        unsafe {
-            let _ = result::ctx::set_current(self.ctx);
-            let _ = result::ctx::synchronize();
-            for m in self
-                .modules
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-            {
-                let _ = result::module::unload(m.0);
-            }
-            let _ = result::primary_ctx::release(self.dev);
-        }
     }
 }
 
@@ -258,9 +264,8 @@ impl Device for CudaDevice {
 
     fn create_stream(&self) -> DeviceResult<CudaStream> {
         self.bind()?;
-        result::stream::create(result::stream::StreamKind::Default)
-            .map(CudaStream)
-            .map_err(|e| driver("cuStreamCreate", e))
+        let s = result::stream::create(result::stream::StreamKind::Default).map_err(|e| driver("cuStreamCreate", e))?;
+        Ok(CudaStream(s, self.ctx.clone()))
     }
 
     fn alloc(&self, stream: &CudaStream, bytes: usize) -> DeviceResult<CudaBuffer> {
@@ -268,11 +273,7 @@ impl Device for CudaDevice {
         // SAFETY: a live stream of this context.
         let ptr = unsafe { result::malloc_async(stream.0, bytes.max(1)) }
             .map_err(|e| driver("cuMemAllocAsync", e))?;
-        Ok(CudaBuffer {
-            ptr,
-            len: bytes,
-            ctx: self.ctx,
-        })
+        Ok(CudaBuffer { ptr, len: bytes, ctx: self.ctx.clone() })
     }
 
     fn copy_to_device(
@@ -357,10 +358,7 @@ impl Device for CudaDevice {
         // architecture; the module is unloaded in Drop.
         let module = unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }
             .map_err(|e| driver(format!("cuModuleLoadData ({})", program.name), e))?;
-        self.modules
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Module(module));
+        self.ctx.modules.lock().unwrap_or_else(|e| e.into_inner()).push(module);
         let mut out = Vec::with_capacity(program.kernels.len());
         for name in &program.kernels {
             let cname = CString::new(name.as_str()).expect("kernel names have no NUL");
@@ -442,7 +440,7 @@ impl Device for CudaDevice {
             .map_err(|e| driver("cuEventCreate", e))?;
         // SAFETY: both handles are live.
         unsafe { result::event::record(ev, stream.0) }.map_err(|e| driver("cuEventRecord", e))?;
-        Ok(CudaEvent(ev))
+        Ok(CudaEvent(ev, self.ctx.clone()))
     }
 
     fn wait(&self, stream: &CudaStream, event: &CudaEvent) -> DeviceResult<()> {

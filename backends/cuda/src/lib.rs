@@ -14,6 +14,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cusparse;
 mod device;
 mod error;
 pub mod nvrtc;

@@ -88,7 +88,7 @@ fn every_kernel_compiles_and_fits_its_table() {
         } else {
             KernelTable::v100_paper()
         };
-        for sort in [SortVariant::Bitonic, SortVariant::CondenseRank] {
+        for sort in [SortVariant::Bitonic, SortVariant::CondenseRank, SortVariant::CondenseBitonic] {
             let prog = if value_bytes == 4 {
                 program::build::<f32>(
                     spgemm_kernels_cuda::PRELUDE_CUDA,

@@ -17,7 +17,10 @@
 
 mod engine;
 mod memory;
+mod numeric;
 pub mod program;
+mod run;
+mod symbolic;
 
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes};
 pub use memory::{DeviceArray, Usage};

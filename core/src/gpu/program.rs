@@ -12,20 +12,55 @@ use std::fmt::Write;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SortVariant {
     /// Bitonic-sort the whole table, copy its first nnz slots (DCU §5.3).
-    #[default]
     Bitonic,
     /// Condense occupied slots, then rank-sort them (OpSparse §5.6.2).
     CondenseRank,
+    /// Condense with one shared atomic per warp segment, then bitonic-sort
+    /// only the condensed entries (the DCU sort on OpSparse's condensed row).
+    CondenseBitonic,
+    /// Per bin: rank sort up to [`RANK_MAX_NNZ`] entries a row, condense +
+    /// bitonic above (measured on an H200: rank wins on short rows, bitonic
+    /// on long ones; `docs/benchmarks/`).
+    #[default]
+    Auto,
+}
+
+/// Largest nnz of a row that [`SortVariant::Auto`] rank-sorts.
+pub const RANK_MAX_NNZ: u64 = 512;
+
+impl SortVariant {
+    /// The variant's number in the kernel source (`SORT` template argument)
+    /// for a bin whose rows have at most `max_nnz` entries.
+    fn code(self, max_nnz: u64) -> u32 {
+        match self {
+            SortVariant::Bitonic => 0,
+            SortVariant::CondenseRank => 1,
+            SortVariant::CondenseBitonic => 2,
+            SortVariant::Auto if max_nnz <= RANK_MAX_NNZ => 1,
+            SortVariant::Auto => 2,
+        }
+    }
+    /// Short name, used in program and cache file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            SortVariant::Bitonic => "bitonic",
+            SortVariant::CondenseRank => "rank",
+            SortVariant::CondenseBitonic => "condense-bitonic",
+            SortVariant::Auto => "auto",
+        }
+    }
 }
 
 /// Kernels that do not depend on the table.
-pub(crate) const FIXED: [&str; 6] = [
+pub(crate) const FIXED: [&str; 8] = [
     "spgemm_setup",
     "spgemm_symbolic_global",
     "spgemm_scan_tiles",
     "spgemm_scan_add",
     "spgemm_numeric_global",
     "spgemm_numeric_direct",
+    "spgemm_symbolic_dense",
+    "spgemm_numeric_dense",
 ];
 
 /// Index of each fixed kernel in the loaded list.
@@ -36,12 +71,14 @@ pub(crate) mod k {
     pub const SCAN_ADD: usize = 3;
     pub const NUMERIC_GLOBAL: usize = 4;
     pub const NUMERIC_DIRECT: usize = 5;
-    pub const BIN_COUNT_SYMBOLIC: usize = 6;
-    pub const BIN_FILL_SYMBOLIC: usize = 7;
-    pub const BIN_COUNT_NUMERIC: usize = 8;
-    pub const BIN_FILL_NUMERIC: usize = 9;
+    pub const SYMBOLIC_DENSE: usize = 6;
+    pub const NUMERIC_DENSE: usize = 7;
+    pub const BIN_COUNT_SYMBOLIC: usize = 8;
+    pub const BIN_FILL_SYMBOLIC: usize = 9;
+    pub const BIN_COUNT_NUMERIC: usize = 10;
+    pub const BIN_FILL_NUMERIC: usize = 11;
     /// First per-bin kernel: symbolic bins, then numeric shared bins.
-    pub const FIRST_BIN: usize = 10;
+    pub const FIRST_BIN: usize = 12;
 }
 
 fn u64_list(v: impl Iterator<Item = u64>) -> String {
@@ -117,26 +154,17 @@ pub fn build<T: Scalar>(
         let name = format!("spgemm_numeric_bin{b}");
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {bitonic}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}",
+            "extern \"C\" __global__ void __launch_bounds__({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {sort}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}",
             bt = bin.block_threads,
             mb = bin.min_blocks,
             ts = bin.table_size,
             rt = bin.row_threads,
-            bitonic = sort == SortVariant::Bitonic,
+            sort = sort.code(bin.max),
         );
         kernels.push(name);
     }
     KernelProgram {
-        name: format!(
-            "spgemm_{}_{}_{}",
-            table.name,
-            T::NAME,
-            if sort == SortVariant::Bitonic {
-                "bitonic"
-            } else {
-                "rank"
-            }
-        ),
+        name: format!("spgemm_{}_{}_{}", table.name, T::NAME, sort.name()),
         source: s,
         kernels,
     }
@@ -161,7 +189,7 @@ mod tests {
         );
         assert!(p.source.contains("typedef double value_t;"));
         assert!(p.source.contains("symbolic_shared<24575u, 1024u, true>"));
-        assert!(p.source.contains("numeric_shared<31u, 8u, true>"));
+        assert!(p.source.contains("numeric_shared<31u, 8u, 0>"));
         assert!(p.source.contains("{26ull, 426ull"));
         assert_eq!(p.kernels[k::BIN_FILL_NUMERIC], "spgemm_bin_fill_numeric");
         assert_eq!(p.kernels[k::FIRST_BIN], "spgemm_symbolic_bin0");

@@ -4,5 +4,10 @@
 typedef unsigned int lane_mask_t;
 #define SPGEMM_FULL_MASK 0xffffffffu
 #define SPGEMM_SHFL_DOWN(v, d) __shfl_down_sync(SPGEMM_FULL_MASK, (v), (d))
+#define SPGEMM_SHFL_DOWN_W(v, d, w) __shfl_down_sync(SPGEMM_FULL_MASK, (v), (d), (w))
 typedef unsigned int u32;
 typedef unsigned long long u64;
+#define SPGEMM_SHFL(v, src) __shfl_sync(SPGEMM_FULL_MASK, (v), (src))
+#define SPGEMM_BALLOT(p) __ballot_sync(SPGEMM_FULL_MASK, (p))
+#define SPGEMM_POPC(m) __popc(m)
+#define SPGEMM_FFS(m) __ffs(m)

@@ -28,31 +28,62 @@ __device__ __forceinline__ u64 warp_max(u64 v) {
 // Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
 // 64-bit total and maximum, and the longest row of B (for G, DCU §5.1).
 // stats: [0] = total nprod, [1] = max nprod, [2] = longest row of B.
+#define SPGEMM_SETUP_LANES 8
+#define SPGEMM_SETUP_LONG 64
+
 extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
                                         const u64* __restrict__ brpt, u32 m, u32 k, u64* __restrict__ crpt,
                                         u64* __restrict__ stats) {
     u64 total = 0, maxp = 0, maxb = 0;
-    const u32 stride = gridDim.x * blockDim.x;
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m || i < k; i += stride) {
-        if (i < m) {
-            u64 s = 0;
-            for (u64 p = arpt[i]; p < arpt[i + 1]; ++p) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, seg = lane % SPGEMM_SETUP_LANES;
+    const u32 rows_per_warp = SPGEMM_WARP_SIZE / SPGEMM_SETUP_LANES;
+    const u32 warps = gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    const u32 first = (blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE * rows_per_warp;
+    // Each row gets a segment of lanes; rows longer than SPGEMM_SETUP_LONG
+    // are then taken by the whole warp, so neither short rows waste lanes
+    // nor a long row serialises a few.
+    for (u32 base = first; base < m; base += warps * rows_per_warp) {
+        const u32 i = base + lane / SPGEMM_SETUP_LANES;
+        const u64 len = i < m ? arpt[i + 1] - arpt[i] : 0;
+        const bool is_long = len > SPGEMM_SETUP_LONG;
+        u64 s = 0;
+        if (i < m && !is_long)
+            for (u64 p = arpt[i] + seg; p < arpt[i + 1]; p += SPGEMM_SETUP_LANES) {
                 const u32 c = acol[p];
                 s += brpt[c + 1] - brpt[c];
             }
+        for (int d = SPGEMM_SETUP_LANES / 2; d > 0; d /= 2) s += SPGEMM_SHFL_DOWN_W(s, d, SPGEMM_SETUP_LANES);
+        if (seg == 0 && i < m && !is_long) {
             crpt[i] = s;
             total += s;
             maxp = s > maxp ? s : maxp;
         }
-        if (i < k) {
-            const u64 len = brpt[i + 1] - brpt[i];
-            maxb = len > maxb ? len : maxb;
+        lane_mask_t longs = SPGEMM_BALLOT(is_long && seg == 0);
+        while (longs) {
+            const int src = SPGEMM_FFS(longs) - 1;
+            longs &= longs - 1;
+            const u32 r = SPGEMM_SHFL(i, src);
+            u64 t = 0;
+            for (u64 p = arpt[r] + lane; p < arpt[r + 1]; p += SPGEMM_WARP_SIZE) {
+                const u32 c = acol[p];
+                t += brpt[c + 1] - brpt[c];
+            }
+            t = warp_sum(t);
+            if (lane == 0) {
+                crpt[r] = t;
+                total += t;
+                maxp = t > maxp ? t : maxp;
+            }
         }
+    }
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x) {
+        const u64 len = brpt[i + 1] - brpt[i];
+        maxb = len > maxb ? len : maxb;
     }
     total = warp_sum(total);
     maxp = warp_max(maxp);
     maxb = warp_max(maxb);
-    if (threadIdx.x % SPGEMM_WARP_SIZE == 0) {
+    if (lane == 0) {
         if (total) atomicAdd(&stats[0], total);
         if (maxp) atomicMax(&stats[1], maxp);
         if (maxb) atomicMax(&stats[2], maxb);
@@ -151,15 +182,26 @@ __device__ __forceinline__ u32 insert_key(u32* table, u32 size, bool pow2, u32 k
     }
 }
 
+// G for a row of A with `a_len` entries: doubled while every entry still
+// gets its own group of G threads.
+__device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
+    while (2 * g <= row_threads && a_len * 2 * g <= row_threads) g *= 2;
+    return g;
+}
+
 // Walks the products of one row: threads of a row split into groups of G;
 // each group takes one entry A(i,k) and its G threads stride over B(k,:)
-// (DCU §5.1). `f(column, value)` is called once per product.
+// (DCU §5.1). G comes from B's longest row and is widened for rows of A
+// with too few entries to give every group one (groups never synchronise,
+// so G may pass a warp). `f(column, value)` is called once per product.
 template <typename F>
 __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
                                              const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
                                              u32 lane, u32 row_threads, u32 g, F f) {
+    const u64 a0 = arpt[row], a1 = arpt[row + 1];
+    g = widen_group(g, a1 - a0, row_threads);
     const u32 group = lane / g, glane = lane % g, ngroups = row_threads / g;
-    for (u64 p = arpt[row] + group; p < arpt[row + 1]; p += ngroups) {
+    for (u64 p = a0 + group; p < a1; p += ngroups) {
         const u32 c = acol[p];
         const value_t a = aval ? aval[p] : value_t(0);
         for (u64 q = brpt[c] + glane; q < brpt[c + 1]; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
@@ -189,6 +231,7 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
         if (LAST) {
             // Count as we go and stop once past the threshold, so a row
             // whose distinct columns would overfill the table never does.
+            g = widen_group(g, arpt[row + 1] - arpt[row], ROW_THREADS);
             const u32 group = lane / g, glane = lane % g, ngroups = ROW_THREADS / g;
             for (u64 p = arpt[row] + group; p < arpt[row + 1] && *(volatile u32*)&count[local] <= threshold;
                  p += ngroups) {
@@ -326,12 +369,45 @@ __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, 
     }
 }
 
+// Moves the occupied slots of a table to its front, keeping no order. Each
+// round every thread reads one slot; the threads of a warp segment (the
+// lanes of one row) reserve their positions with a single shared atomic,
+// found from a ballot (DCU Alg. 2 style warp aggregation). Positions of a
+// round lie below the end of its slots, all read before the barrier.
+template <u32 ROW_THREADS>
+__device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32 lane, u32* counter) {
+    constexpr u32 SEG = ROW_THREADS < SPGEMM_WARP_SIZE ? ROW_THREADS : SPGEMM_WARP_SIZE;
+    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
+    lane_mask_t seg_mask = SPGEMM_FULL_MASK;
+    if (SEG < SPGEMM_WARP_SIZE) seg_mask = ((((lane_mask_t)1) << (SEG % SPGEMM_WARP_SIZE)) - 1) << (wl / SEG * SEG);
+    const lane_mask_t below = (((lane_mask_t)1) << wl) - 1;
+    for (u32 base = 0; base < size; base += ROW_THREADS) {
+        const u32 t = base + lane;
+        const u32 key = t < size ? keys[t] : SPGEMM_EMPTY;
+        const value_t v = t < size ? vals[t] : value_t(0);
+        __syncthreads();
+        const lane_mask_t bal = SPGEMM_BALLOT(key != SPGEMM_EMPTY) & seg_mask;
+        const int leader = bal ? SPGEMM_FFS(bal) - 1 : (int)wl;
+        u32 first = 0;
+        if (bal && (int)wl == leader) first = atomicAdd(counter, (u32)SPGEMM_POPC(bal));
+        first = SPGEMM_SHFL(first, leader);
+        if (key != SPGEMM_EMPTY) {
+            const u32 pos = first + SPGEMM_POPC(bal & below);
+            keys[pos] = key;
+            vals[pos] = v;
+        }
+        __syncthreads();
+    }
+}
+
 // Numeric step, shared-memory table (OpSparse §5.6.2): accumulate the row
 // in a hash table of (column, value) pairs, then produce the sorted row.
-// BITONIC: sort the whole table and copy its first nnz slots (DCU §5.3).
-// Otherwise: condense the occupied slots to the front, then each entry
-// finds its rank by counting smaller keys (OpSparse).
-template <u32 TSIZE, u32 ROW_THREADS, bool BITONIC>
+// SORT 0: bitonic-sort the whole table, copy its first nnz slots (DCU §5.3).
+// SORT 1: condense the occupied slots to the front, then each entry finds
+// its rank by counting smaller keys (OpSparse §5.6.2).
+// SORT 2: condense with one shared atomic per warp segment, then
+// bitonic-sort only the condensed entries.
+template <u32 TSIZE, u32 ROW_THREADS, int SORT>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
                                u32* ccol, value_t* cval, u32 g) {
@@ -359,13 +435,13 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     __syncthreads();
     const u64 start = active ? crpt[row] : 0;
     const u32 nnz = active ? (u32)(crpt[row + 1] - start) : 0;
-    if (BITONIC) {
+    if (SORT == 0) {
         bitonic_sort(keys, vals, TSIZE, lane, ROW_THREADS, [] { __syncthreads(); });
         for (u32 t = lane; t < nnz; t += ROW_THREADS) {
             ccol[start + t] = keys[t];
             cval[start + t] = vals[t];
         }
-    } else {
+    } else if (SORT == 1) {
         // Condense: move occupied slots to the front (shared atomic offset),
         // one slot per thread per round. Positions written in a round are
         // below the end of that round's slots, which were all read before
@@ -389,6 +465,18 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
             for (u32 q = 0; q < nnz; ++q) rank += keys[q] < key;
             ccol[start + rank] = key;
             cval[start + rank] = vals[t];
+        }
+    } else {
+        condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local]);
+        // One row per block: sort exactly nnz entries. Several rows: a size
+        // uniform across the block (barriers inside), padded with empties.
+        const u32 size = blockDim.x == ROW_THREADS ? nnz : (TSIZE + 1) / 2;
+        for (u32 t = nnz + lane; t < size; t += ROW_THREADS) keys[t] = SPGEMM_EMPTY;
+        __syncthreads();
+        bitonic_sort(keys, vals, size, lane, ROW_THREADS, [] { __syncthreads(); });
+        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
+            ccol[start + t] = keys[t];
+            cval[start + t] = vals[t];
         }
     }
 }
@@ -445,5 +533,88 @@ extern "C" __global__ void spgemm_numeric_direct(const u64* arpt, const u32* aco
             ccol[out + t] = bcol[b0 + t];
             cval[out + t] = a * bval[b0 + t];
         }
+    }
+}
+
+// Block-wide exclusive scan of one u32 per thread (scratch: blockDim.x
+// words of shared memory); the block's total goes to *total.
+__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d *= 2) {
+        const u32 t = threadIdx.x >= d ? scratch[threadIdx.x - d] : 0;
+        __syncthreads();
+        scratch[threadIdx.x] += t;
+        __syncthreads();
+    }
+    const u32 inclusive = scratch[threadIdx.x];
+    *total = scratch[blockDim.x - 1];
+    __syncthreads();
+    return inclusive - v;
+}
+
+// Symbolic step for the rows past the last shared table when C is narrow
+// enough: one bit per column of C in global memory per block (all zero on
+// entry and on exit); a row's count is the number of bits it newly sets.
+extern "C" __global__ void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
+                                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
+                                                 u32 words) {
+    __shared__ u32 s_count;
+    u32* bits = bits_all + (u64)blockIdx.x * words;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        if (threadIdx.x == 0) s_count = 0;
+        __syncthreads();
+        const u32 row = rows[r];
+        u32 n = 0;
+        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t) {
+                         const u32 m = 1u << (col & 31);
+                         n += (atomicOr(&bits[col >> 5], m) & m) == 0;
+                     });
+        atomicAdd(&s_count, n);
+        __syncthreads();
+        if (threadIdx.x == 0) crpt[row] = s_count;
+        for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+        __syncthreads();
+    }
+}
+
+// Numeric step for the longest rows when C is narrow enough: a dense value
+// per column and a bit per column in global memory per block (zero on entry
+// and exit). The row comes out sorted by compacting set bits in column
+// order (block scan of per-word counts): no hash probing and no sort.
+extern "C" __global__ void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
+                                                const u64* brpt, const u32* bcol, const value_t* bval,
+                                                const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
+                                                u32 words) {
+    extern __shared__ u32 s_scan_dense[];
+    value_t* dense = dense_all + (u64)blockIdx.x * words * 32;
+    u32* bits = bits_all + (u64)blockIdx.x * words;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = bins[r];
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+            atomicOr(&bits[col >> 5], 1u << (col & 31));
+            atomicAdd(&dense[col], v);
+        });
+        __syncthreads();
+        u64 out = crpt[row];
+        for (u32 base = 0; base < words; base += blockDim.x) {
+            const u32 wi = base + threadIdx.x;
+            u32 w = wi < words ? bits[wi] : 0;
+            u32 total;
+            u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
+            if (wi < words) bits[wi] = 0;
+            while (w) {
+                const u32 col = wi * 32 + (__ffs(w) - 1);
+                ccol[out + off] = col;
+                cval[out + off] = dense[col];
+                dense[col] = value_t(0);
+                ++off;
+                w &= w - 1;
+            }
+            out += total;
+        }
+        __syncthreads();
     }
 }
