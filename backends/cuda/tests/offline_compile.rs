@@ -152,3 +152,24 @@ fn every_kernel_compiles_and_fits_its_table() {
         }
     }
 }
+
+/// The same check with the CUDA 12 NVRTC (sm_70, the V100 table): NVRTC is
+/// loaded once per process, so this runs the test above in a child process
+/// whose library path holds the NVRTC 12 named by `SPGEMM_NVRTC12_LIB`.
+#[test]
+fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() {
+    let Some(dir) = std::env::var_os("SPGEMM_NVRTC12_LIB") else {
+        assert!(std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"), "SPGEMM_REQUIRE_NVRTC=1 but SPGEMM_NVRTC12_LIB is not set");
+        let _ = writeln!(std::io::stderr(), "SKIPPED: SPGEMM_NVRTC12_LIB not set (a folder with libnvrtc.so from nvidia-cuda-nvrtc-cu12)");
+        return;
+    };
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "every_kernel_compiles_and_fits_its_table", "--nocapture"])
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("SPGEMM_REQUIRE_NVRTC", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "sm_70 compile failed:\n{text}");
+    assert!(text.contains("sm_70 spgemm_v100-paper_f64"), "the child did not compile for sm_70 (NVRTC 12 not loaded?):\n{text}");
+}

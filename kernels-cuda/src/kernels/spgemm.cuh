@@ -10,6 +10,8 @@
 // phase, and the exclusive scan of nnz after the scan (OpSparse §5.3).
 
 #define SPGEMM_EMPTY 0xffffffffu
+// Bits of one bitmap word (a u32): unrelated to the warp width.
+#define SPGEMM_WORD_BITS 32u
 #define SPGEMM_HASH_SCALE 107u
 
 __device__ __forceinline__ u64 warp_sum(u64 v) {
@@ -589,7 +591,7 @@ extern "C" __global__ void spgemm_numeric_dense(const u64* arpt, const u32* acol
                                                 value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
                                                 u32 words) {
     extern __shared__ u32 s_scan_dense[];
-    value_t* dense = dense_all + (u64)blockIdx.x * words * 32;
+    value_t* dense = dense_all + (u64)blockIdx.x * words * SPGEMM_WORD_BITS;
     u32* bits = bits_all + (u64)blockIdx.x * words;
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
         const u32 row = bins[r];
@@ -606,7 +608,7 @@ extern "C" __global__ void spgemm_numeric_dense(const u64* arpt, const u32* acol
             u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
             if (wi < words) bits[wi] = 0;
             while (w) {
-                const u32 col = wi * 32 + (__ffs(w) - 1);
+                const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
                 ccol[out + off] = col;
                 cval[out + off] = dense[col];
                 dense[col] = value_t(0);
