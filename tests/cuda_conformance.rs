@@ -82,7 +82,7 @@ mod plan {
         let n = 1_300_000usize;
         let rows: Vec<usize> = (0..300)
             .map(|_| 0)
-            .chain((0..300).flat_map(|r| std::iter::repeat(r + 1).take(4000)))
+            .chain((0..300).flat_map(|r| std::iter::repeat_n(r + 1, 4000)))
             .collect();
         let cols: Vec<u32> = (0..300u32)
             .map(|k| k + 1)

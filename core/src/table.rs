@@ -35,7 +35,8 @@ const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
 /// row, not to the multiprocessor, so short rows neither initialise nor sort
 /// slots they cannot fill.
 const SMALL_BLOCK_THREADS: u32 = 256;
-const SMALL_BINS: [(u32, u32, u32); 4] = [(8, 32, 31), (16, 64, 63), (32, 128, 127), (64, 256, 255)];
+const SMALL_BINS: [(u32, u32, u32); 4] =
+    [(8, 32, 31), (16, 64, 63), (32, 128, 127), (64, 256, 255)];
 
 /// One bin: a range of rows and the kernel configuration that computes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,13 +205,20 @@ impl KernelTable {
         let small = |rt: u32, table: u32, entry: usize| {
             let rows = (SMALL_BLOCK_THREADS / rt) as usize;
             let bytes = rows * (table as usize * entry + 4);
-            (table, SMALL_BLOCK_THREADS, rt, fit(SMALL_BLOCK_THREADS, bytes))
+            (
+                table,
+                SMALL_BLOCK_THREADS,
+                rt,
+                fit(SMALL_BLOCK_THREADS, bytes),
+            )
         };
         // Symbolic: short-row bins with several rows a block, power-of-two
         // tables at full occupancy, then the full-occupancy
         // non-power-of-two and the largest table.
-        let mut symbolic: Vec<(u32, u32, u32, u32)> =
-            SMALL_BINS.iter().map(|&(rt, t, _)| small(rt, t, SYMBOLIC_ENTRY_BYTES)).collect();
+        let mut symbolic: Vec<(u32, u32, u32, u32)> = SMALL_BINS
+            .iter()
+            .map(|&(rt, t, _)| small(rt, t, SYMBOLIC_ENTRY_BYTES))
+            .collect();
         for &t in sizes {
             let entries = (per_block(t) / SYMBOLIC_ENTRY_BYTES) as u32;
             symbolic.push((prev_power_of_two(entries), t, t, blocks(t)));
@@ -221,8 +229,10 @@ impl KernelTable {
         symbolic.push(((largest / SYMBOLIC_ENTRY_BYTES) as u32 - 1, top, top, 1));
         let symbolic = with_ranges(symbolic, |t| (t as f64 / 1.2) as u64, false);
 
-        let mut numeric: Vec<(u32, u32, u32, u32)> =
-            SMALL_BINS.iter().map(|&(rt, _, t)| small(rt, t, numeric_entry)).collect();
+        let mut numeric: Vec<(u32, u32, u32, u32)> = SMALL_BINS
+            .iter()
+            .map(|&(rt, _, t)| small(rt, t, numeric_entry))
+            .collect();
         for &t in sizes {
             numeric.push(((per_block(t) / numeric_entry) as u32 - 1, t, t, blocks(t)));
         }
@@ -355,10 +365,21 @@ mod tests {
         // entries of the paper's (we keep 64 bytes of scratch).
         // (The 64-thread one is superseded by the 255-entry short-row bin.)
         let mut matched = 0;
-        for p in paper.numeric.iter().filter(|p| !p.global() && p.min_blocks > 1 && p.row_threads == p.block_threads) {
-            let same = |d: &&Bin| d.row_threads == d.block_threads && d.block_threads == p.block_threads && d.min_blocks > 1;
+        for p in paper
+            .numeric
+            .iter()
+            .filter(|p| !p.global() && p.min_blocks > 1 && p.row_threads == p.block_threads)
+        {
+            let same = |d: &&Bin| {
+                d.row_threads == d.block_threads
+                    && d.block_threads == p.block_threads
+                    && d.min_blocks > 1
+            };
             if let Some(d) = t.numeric.iter().find(same) {
-                assert!(d.table_size <= p.table_size && d.table_size + 8 >= p.table_size, "{d:?} vs {p:?}");
+                assert!(
+                    d.table_size <= p.table_size && d.table_size + 8 >= p.table_size,
+                    "{d:?} vs {p:?}"
+                );
                 matched += 1;
             }
         }

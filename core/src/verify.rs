@@ -131,9 +131,17 @@ pub fn compare<T: Scalar>(
 ///
 /// # Errors
 /// As [`check_product`]; row numbers in the [`Mismatch`] are rows of C.
-pub fn check_rows<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>, c: &CsrMatrix<T>, rows: &[usize]) -> Result<Result<(), Mismatch>> {
+pub fn check_rows<T: Scalar>(
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    c: &CsrMatrix<T>,
+    rows: &[usize],
+) -> Result<Result<(), Mismatch>> {
     if c.shape() != (a.nrows(), b.ncols()) {
-        return Ok(Err(Mismatch::Shape { expected: (a.nrows(), b.ncols()), got: c.shape() }));
+        return Ok(Err(Mismatch::Shape {
+            expected: (a.nrows(), b.ncols()),
+            got: c.shape(),
+        }));
     }
     let pick = |m: &CsrMatrix<T>| -> Result<CsrMatrix<T>> {
         let mut offsets = vec![0usize];
@@ -148,9 +156,35 @@ pub fn check_rows<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>, c: &CsrMatrix<T
     };
     let result = check_product(&pick(a)?, b, &pick(c)?)?;
     Ok(result.map_err(|m| match m {
-        Mismatch::RowLength { row, expected, got } => Mismatch::RowLength { row: rows[row], expected, got },
-        Mismatch::Column { row, position, expected, got } => Mismatch::Column { row: rows[row], position, expected, got },
-        Mismatch::Value { row, col, expected, got, tolerance } => Mismatch::Value { row: rows[row], col, expected, got, tolerance },
+        Mismatch::RowLength { row, expected, got } => Mismatch::RowLength {
+            row: rows[row],
+            expected,
+            got,
+        },
+        Mismatch::Column {
+            row,
+            position,
+            expected,
+            got,
+        } => Mismatch::Column {
+            row: rows[row],
+            position,
+            expected,
+            got,
+        },
+        Mismatch::Value {
+            row,
+            col,
+            expected,
+            got,
+            tolerance,
+        } => Mismatch::Value {
+            row: rows[row],
+            col,
+            expected,
+            got,
+            tolerance,
+        },
         other => other,
     }))
 }
@@ -167,7 +201,9 @@ mod tests {
         let mut bad = c.clone();
         let p = bad.row_offsets()[17];
         bad.values_mut()[p] += 1.0;
-        let e = check_rows(&a, &a, &bad, &[0, 17, 199]).unwrap().unwrap_err();
+        let e = check_rows(&a, &a, &bad, &[0, 17, 199])
+            .unwrap()
+            .unwrap_err();
         assert!(matches!(e, Mismatch::Value { row: 17, .. }), "{e}");
     }
 }

@@ -139,7 +139,11 @@ fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let backend = match (open_backend(args.common.backend)?, args.dense_cutoff, args.sort) {
+    let backend = match (
+        open_backend(args.common.backend)?,
+        args.dense_cutoff,
+        args.sort,
+    ) {
         (Backend::Cpu(cpu), Some(n), _) => Backend::Cpu(cpu.with_dense_cutoff(n)),
         #[cfg(feature = "cuda")]
         (Backend::Cuda(e), _, Some(sort)) => {
@@ -306,13 +310,23 @@ fn bench_one<T: Scalar>(
     let check = if args.check {
         match spgemm::verify::check_product(&a, b, &c)? {
             Ok(()) => Some("ok".to_string()),
-            Err(mismatch) => return Err(CliError::Check { matrix: src.name(), mismatch }),
+            Err(mismatch) => {
+                return Err(CliError::Check {
+                    matrix: src.name(),
+                    mismatch,
+                })
+            }
         }
     } else if let Some(n) = args.check_rows {
         let rows = sample_rows(&stats.nprod, n);
         match spgemm::verify::check_rows(&a, b, &c, &rows)? {
             Ok(()) => Some(format!("ok ({} sampled rows)", rows.len())),
-            Err(mismatch) => return Err(CliError::Check { matrix: src.name(), mismatch }),
+            Err(mismatch) => {
+                return Err(CliError::Check {
+                    matrix: src.name(),
+                    mismatch,
+                })
+            }
         }
     } else {
         None
@@ -372,30 +386,40 @@ fn sample_rows(nprod: &[u64], n: usize) -> Vec<usize> {
 }
 
 /// cuSPARSE on the same GPU, in this process (backend cuda only).
-fn compare_cusparse<T: Scalar>(backend: &Backend, a: &CsrMatrix<T>, b: &CsrMatrix<T>, args: &BenchArgs, name: &str) -> Option<Compared> {
+fn compare_cusparse<T: Scalar>(
+    backend: &Backend,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    args: &BenchArgs,
+    name: &str,
+) -> Option<Compared> {
     match backend {
         #[cfg(feature = "cuda")]
-        Backend::Cuda(engine) => match spgemm_cuda::cusparse::time(engine.device(), a, b, args.warmup, args.reps) {
-            Ok(runs) => {
-                let med = |f: fn(&spgemm_cuda::cusparse::CusparseRun) -> f64| median(runs.iter().map(f).collect());
-                let mut phases_ms = BTreeMap::new();
-                phases_ms.insert("estimation", med(|r| r.estimation_ms));
-                phases_ms.insert("compute", med(|r| r.compute_ms));
-                phases_ms.insert("copy", med(|r| r.copy_ms));
-                Some(Compared {
-                    library: "cusparse".into(),
-                    median_ms: med(|r| r.ms),
-                    nnz_c: runs[0].nnz_c,
-                    phases_ms,
-                    peak_memory_bytes: runs.iter().map(|r| r.peak_bytes as u64).max(),
-                    ..Default::default()
-                })
+        Backend::Cuda(engine) => {
+            match spgemm_cuda::cusparse::time(engine.device(), a, b, args.warmup, args.reps) {
+                Ok(runs) => {
+                    let med = |f: fn(&spgemm_cuda::cusparse::CusparseRun) -> f64| {
+                        median(runs.iter().map(f).collect())
+                    };
+                    let mut phases_ms = BTreeMap::new();
+                    phases_ms.insert("estimation", med(|r| r.estimation_ms));
+                    phases_ms.insert("compute", med(|r| r.compute_ms));
+                    phases_ms.insert("copy", med(|r| r.copy_ms));
+                    Some(Compared {
+                        library: "cusparse".into(),
+                        median_ms: med(|r| r.ms),
+                        nnz_c: runs[0].nnz_c,
+                        phases_ms,
+                        peak_memory_bytes: runs.iter().map(|r| r.peak_bytes as u64).max(),
+                        ..Default::default()
+                    })
+                }
+                Err(e) => {
+                    eprintln!("cusparse comparison failed for {name}: {e}");
+                    None
+                }
             }
-            Err(e) => {
-                eprintln!("cusparse comparison failed for {name}: {e}");
-                None
-            }
-        },
+        }
         _ => {
             let _ = (a, b, args);
             eprintln!("cusparse comparison skipped for {name}: needs --backend cuda");

@@ -42,7 +42,11 @@ fn check(call: &str, s: sys::cusparseStatus_t) -> DeviceResult<()> {
 
 fn i32_of(what: &str, v: usize) -> DeviceResult<i64> {
     if v > i32::MAX as usize {
-        return Err(other(DeviceErrorKind::Other, "cuSPARSE SpGEMM", format!("{what} = {v} needs 64-bit indices, which cusparseSpGEMM does not take")));
+        return Err(other(
+            DeviceErrorKind::Other,
+            "cuSPARSE SpGEMM",
+            format!("{what} = {v} needs 64-bit indices, which cusparseSpGEMM does not take"),
+        ));
     }
     Ok(v as i64)
 }
@@ -51,12 +55,26 @@ fn i32_of(what: &str, v: usize) -> DeviceResult<i64> {
 ///
 /// # Errors
 /// libcusparse missing, 32-bit index limits, cuSPARSE or driver failures.
-pub fn time<T: Scalar>(dev: &CudaDevice, a: &CsrMatrix<T>, b: &CsrMatrix<T>, warmup: usize, reps: usize) -> DeviceResult<Vec<CusparseRun>> {
+pub fn time<T: Scalar>(
+    dev: &CudaDevice,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    warmup: usize,
+    reps: usize,
+) -> DeviceResult<Vec<CusparseRun>> {
     // SAFETY: only tries to load the library.
     if !unsafe { sys::is_culib_present() } {
-        return Err(other(DeviceErrorKind::NoDriver, "loading libcusparse", "libcusparse.so is not installed"));
+        return Err(other(
+            DeviceErrorKind::NoDriver,
+            "loading libcusparse",
+            "libcusparse.so is not installed",
+        ));
     }
-    let value_type = if T::NAME == "f64" { sys::cudaDataType::CUDA_R_64F } else { sys::cudaDataType::CUDA_R_32F };
+    let value_type = if T::NAME == "f64" {
+        sys::cudaDataType::CUDA_R_64F
+    } else {
+        sys::cudaDataType::CUDA_R_32F
+    };
     let s = dev.create_stream()?;
     let upload = |m: &CsrMatrix<T>| -> DeviceResult<(crate::CudaBuffer, crate::CudaBuffer, crate::CudaBuffer)> {
         i32_of("nnz", m.nnz())?;
@@ -71,9 +89,16 @@ pub fn time<T: Scalar>(dev: &CudaDevice, a: &CsrMatrix<T>, b: &CsrMatrix<T>, war
     let (ga, gb) = (upload(a)?, upload(b)?);
     use spgemm_core::device::DeviceBuffer;
     let ptr = |x: &crate::CudaBuffer| x.device_ptr() as *mut c_void;
-    let (m, kdim, n) = (i32_of("rows of A", a.nrows())?, i32_of("rows of B", b.nrows())?, i32_of("columns of B", b.ncols())?);
+    let (m, kdim, n) = (
+        i32_of("rows of A", a.nrows())?,
+        i32_of("rows of B", b.nrows())?,
+        i32_of("columns of B", b.ncols())?,
+    );
     let (one, zero): (T, T) = (T::ONE, T::ZERO);
-    let (alpha, beta) = (&one as *const T as *const c_void, &zero as *const T as *const c_void);
+    let (alpha, beta) = (
+        &one as *const T as *const c_void,
+        &zero as *const T as *const c_void,
+    );
     let op = sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE;
     let alg = sys::cusparseSpGEMMAlg_t::CUSPARSE_SPGEMM_DEFAULT;
     let i32i = sys::cusparseIndexType_t::CUSPARSE_INDEX_32I;
@@ -85,41 +110,188 @@ pub fn time<T: Scalar>(dev: &CudaDevice, a: &CsrMatrix<T>, b: &CsrMatrix<T>, war
     unsafe {
         let mut handle = std::ptr::null_mut();
         check("cusparseCreate", sys::cusparseCreate(&mut handle))?;
-        check("cusparseSetStream", sys::cusparseSetStream(handle, s.0 as _))?;
+        check(
+            "cusparseSetStream",
+            sys::cusparseSetStream(handle, s.0 as _),
+        )?;
         let (mut da, mut db) = (std::ptr::null_mut(), std::ptr::null_mut());
-        check("cusparseCreateCsr(A)", sys::cusparseCreateCsr(&mut da, m, kdim, a.nnz() as i64, ptr(&ga.0), ptr(&ga.1), ptr(&ga.2), i32i, i32i, base, value_type))?;
-        check("cusparseCreateCsr(B)", sys::cusparseCreateCsr(&mut db, kdim, n, b.nnz() as i64, ptr(&gb.0), ptr(&gb.1), ptr(&gb.2), i32i, i32i, base, value_type))?;
+        check(
+            "cusparseCreateCsr(A)",
+            sys::cusparseCreateCsr(
+                &mut da,
+                m,
+                kdim,
+                a.nnz() as i64,
+                ptr(&ga.0),
+                ptr(&ga.1),
+                ptr(&ga.2),
+                i32i,
+                i32i,
+                base,
+                value_type,
+            ),
+        )?;
+        check(
+            "cusparseCreateCsr(B)",
+            sys::cusparseCreateCsr(
+                &mut db,
+                kdim,
+                n,
+                b.nnz() as i64,
+                ptr(&gb.0),
+                ptr(&gb.1),
+                ptr(&gb.2),
+                i32i,
+                i32i,
+                base,
+                value_type,
+            ),
+        )?;
         let result = (|| -> DeviceResult<()> {
             for rep in 0..warmup + reps.max(1) {
                 let t0 = dev.record(&s)?;
                 let mut dc = std::ptr::null_mut();
-                check("cusparseCreateCsr(C)", sys::cusparseCreateCsr(&mut dc, m, n, 0, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), i32i, i32i, base, value_type))?;
+                check(
+                    "cusparseCreateCsr(C)",
+                    sys::cusparseCreateCsr(
+                        &mut dc,
+                        m,
+                        n,
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        i32i,
+                        i32i,
+                        base,
+                        value_type,
+                    ),
+                )?;
                 let mut desc = std::ptr::null_mut();
-                check("cusparseSpGEMM_createDescr", sys::cusparseSpGEMM_createDescr(&mut desc))?;
+                check(
+                    "cusparseSpGEMM_createDescr",
+                    sys::cusparseSpGEMM_createDescr(&mut desc),
+                )?;
                 let (mut size1, mut size2) = (0usize, 0usize);
-                check("cusparseSpGEMM_workEstimation", sys::cusparseSpGEMM_workEstimation(handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc, &mut size1, std::ptr::null_mut()))?;
+                check(
+                    "cusparseSpGEMM_workEstimation",
+                    sys::cusparseSpGEMM_workEstimation(
+                        handle,
+                        op,
+                        op,
+                        alpha,
+                        da as _,
+                        db as _,
+                        beta,
+                        dc,
+                        value_type,
+                        alg,
+                        desc,
+                        &mut size1,
+                        std::ptr::null_mut(),
+                    ),
+                )?;
                 let buf1 = dev.alloc(&s, size1)?;
-                check("cusparseSpGEMM_workEstimation", sys::cusparseSpGEMM_workEstimation(handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc, &mut size1, ptr(&buf1)))?;
-                check("cusparseSpGEMM_compute", sys::cusparseSpGEMM_compute(handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc, &mut size2, std::ptr::null_mut()))?;
+                check(
+                    "cusparseSpGEMM_workEstimation",
+                    sys::cusparseSpGEMM_workEstimation(
+                        handle,
+                        op,
+                        op,
+                        alpha,
+                        da as _,
+                        db as _,
+                        beta,
+                        dc,
+                        value_type,
+                        alg,
+                        desc,
+                        &mut size1,
+                        ptr(&buf1),
+                    ),
+                )?;
+                check(
+                    "cusparseSpGEMM_compute",
+                    sys::cusparseSpGEMM_compute(
+                        handle,
+                        op,
+                        op,
+                        alpha,
+                        da as _,
+                        db as _,
+                        beta,
+                        dc,
+                        value_type,
+                        alg,
+                        desc,
+                        &mut size2,
+                        std::ptr::null_mut(),
+                    ),
+                )?;
                 let t_est = dev.record(&s)?;
                 let buf2 = dev.alloc(&s, size2)?;
-                check("cusparseSpGEMM_compute", sys::cusparseSpGEMM_compute(handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc, &mut size2, ptr(&buf2)))?;
+                check(
+                    "cusparseSpGEMM_compute",
+                    sys::cusparseSpGEMM_compute(
+                        handle,
+                        op,
+                        op,
+                        alpha,
+                        da as _,
+                        db as _,
+                        beta,
+                        dc,
+                        value_type,
+                        alg,
+                        desc,
+                        &mut size2,
+                        ptr(&buf2),
+                    ),
+                )?;
                 let t_comp = dev.record(&s)?;
                 let (mut r, mut c, mut nnz) = (0i64, 0i64, 0i64);
-                check("cusparseSpMatGetSize", sys::cusparseSpMatGetSize(dc, &mut r, &mut c, &mut nnz))?;
+                check(
+                    "cusparseSpMatGetSize",
+                    sys::cusparseSpMatGetSize(dc, &mut r, &mut c, &mut nnz),
+                )?;
                 let c_bytes = 4 * (m as usize + 1) + nnz as usize * (4 + std::mem::size_of::<T>());
-                let (crpt, ccol, cval) = (dev.alloc(&s, 4 * (m as usize + 1))?, dev.alloc(&s, 4 * nnz as usize)?, dev.alloc(&s, nnz as usize * std::mem::size_of::<T>())?);
-                check("cusparseCsrSetPointers", sys::cusparseCsrSetPointers(dc, ptr(&crpt), ptr(&ccol), ptr(&cval)))?;
-                check("cusparseSpGEMM_copy", sys::cusparseSpGEMM_copy(handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc))?;
+                let (crpt, ccol, cval) = (
+                    dev.alloc(&s, 4 * (m as usize + 1))?,
+                    dev.alloc(&s, 4 * nnz as usize)?,
+                    dev.alloc(&s, nnz as usize * std::mem::size_of::<T>())?,
+                );
+                check(
+                    "cusparseCsrSetPointers",
+                    sys::cusparseCsrSetPointers(dc, ptr(&crpt), ptr(&ccol), ptr(&cval)),
+                )?;
+                check(
+                    "cusparseSpGEMM_copy",
+                    sys::cusparseSpGEMM_copy(
+                        handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg, desc,
+                    ),
+                )?;
                 let t1 = dev.record(&s)?;
                 let ms = dev.elapsed_ms(&t0, &t1)? as f64;
                 let estimation_ms = dev.elapsed_ms(&t0, &t_est)? as f64;
                 let compute_ms = dev.elapsed_ms(&t_est, &t_comp)? as f64;
                 let copy_ms = dev.elapsed_ms(&t_comp, &t1)? as f64;
-                check("cusparseSpGEMM_destroyDescr", sys::cusparseSpGEMM_destroyDescr(desc))?;
-                check("cusparseDestroySpMat(C)", sys::cusparseDestroySpMat(dc as _))?;
+                check(
+                    "cusparseSpGEMM_destroyDescr",
+                    sys::cusparseSpGEMM_destroyDescr(desc),
+                )?;
+                check(
+                    "cusparseDestroySpMat(C)",
+                    sys::cusparseDestroySpMat(dc as _),
+                )?;
                 if rep >= warmup {
-                    runs.push(CusparseRun { ms, estimation_ms, compute_ms, copy_ms, nnz_c: nnz as usize, peak_bytes: size1 + size2 + c_bytes });
+                    runs.push(CusparseRun {
+                        ms,
+                        estimation_ms,
+                        compute_ms,
+                        copy_ms,
+                        nnz_c: nnz as usize,
+                        peak_bytes: size1 + size2 + c_bytes,
+                    });
                 }
             }
             Ok(())

@@ -42,7 +42,12 @@ impl Drop for Context {
         unsafe {
             let _ = result::ctx::set_current(self.ctx);
             let _ = result::ctx::synchronize();
-            for m in self.modules.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            for m in self
+                .modules
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
                 let _ = result::module::unload(m);
             }
             let _ = result::primary_ctx::release(self.dev);
@@ -227,7 +232,11 @@ impl CudaDevice {
             .result()
             .map_err(|e| driver("cuMemPoolSetAttribute(release threshold)", e))?;
         }
-        let ctx = Arc::new(Context { ctx, dev, modules: Default::default() });
+        let ctx = Arc::new(Context {
+            ctx,
+            dev,
+            modules: Default::default(),
+        });
         Ok(Self { ctx, props })
     }
 
@@ -264,7 +273,8 @@ impl Device for CudaDevice {
 
     fn create_stream(&self) -> DeviceResult<CudaStream> {
         self.bind()?;
-        let s = result::stream::create(result::stream::StreamKind::Default).map_err(|e| driver("cuStreamCreate", e))?;
+        let s = result::stream::create(result::stream::StreamKind::Default)
+            .map_err(|e| driver("cuStreamCreate", e))?;
         Ok(CudaStream(s, self.ctx.clone()))
     }
 
@@ -273,7 +283,11 @@ impl Device for CudaDevice {
         // SAFETY: a live stream of this context.
         let ptr = unsafe { result::malloc_async(stream.0, bytes.max(1)) }
             .map_err(|e| driver("cuMemAllocAsync", e))?;
-        Ok(CudaBuffer { ptr, len: bytes, ctx: self.ctx.clone() })
+        Ok(CudaBuffer {
+            ptr,
+            len: bytes,
+            ctx: self.ctx.clone(),
+        })
     }
 
     fn copy_to_device(
@@ -358,7 +372,11 @@ impl Device for CudaDevice {
         // architecture; the module is unloaded in Drop.
         let module = unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }
             .map_err(|e| driver(format!("cuModuleLoadData ({})", program.name), e))?;
-        self.ctx.modules.lock().unwrap_or_else(|e| e.into_inner()).push(module);
+        self.ctx
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(module);
         let mut out = Vec::with_capacity(program.kernels.len());
         for name in &program.kernels {
             let cname = CString::new(name.as_str()).expect("kernel names have no NUL");

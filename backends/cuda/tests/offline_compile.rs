@@ -88,7 +88,11 @@ fn every_kernel_compiles_and_fits_its_table() {
         } else {
             KernelTable::v100_paper()
         };
-        for sort in [SortVariant::Bitonic, SortVariant::CondenseRank, SortVariant::CondenseBitonic] {
+        for sort in [
+            SortVariant::Bitonic,
+            SortVariant::CondenseRank,
+            SortVariant::CondenseBitonic,
+        ] {
             let prog = if value_bytes == 4 {
                 program::build::<f32>(
                     spgemm_kernels_cuda::PRELUDE_CUDA,
@@ -159,17 +163,28 @@ fn every_kernel_compiles_and_fits_its_table() {
 #[test]
 fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() {
     let Some(dir) = std::env::var_os("SPGEMM_NVRTC12_LIB") else {
-        assert!(std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"), "SPGEMM_REQUIRE_NVRTC=1 but SPGEMM_NVRTC12_LIB is not set");
+        assert!(
+            std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
+            "SPGEMM_REQUIRE_NVRTC=1 but SPGEMM_NVRTC12_LIB is not set"
+        );
         let _ = writeln!(std::io::stderr(), "SKIPPED: SPGEMM_NVRTC12_LIB not set (a folder with libnvrtc.so from nvidia-cuda-nvrtc-cu12)");
         return;
     };
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "every_kernel_compiles_and_fits_its_table", "--nocapture"])
+        .args([
+            "--exact",
+            "every_kernel_compiles_and_fits_its_table",
+            "--nocapture",
+        ])
         .env("LD_LIBRARY_PATH", &dir)
         .env("SPGEMM_REQUIRE_NVRTC", "1")
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "sm_70 compile failed:\n{text}");
-    assert!(text.contains("sm_70 spgemm_v100-paper_f64"), "the child did not compile for sm_70 (NVRTC 12 not loaded?):\n{text}");
+    assert!(
+        text.contains("sm_70 spgemm_v100-paper_f64"),
+        "the child did not compile for sm_70 (NVRTC 12 not loaded?):\n{text}"
+    );
 }

@@ -91,7 +91,8 @@ pub struct GpuPlan<D: Device, T> {
     b: GpuMatrixRef<D>,
     pub(super) crpt: Arc<DeviceArray<D, u64>>,
     pub(super) nnz: usize,
-    pub(super) max_b_row: u64,
+    /// The typical row of B found by setup (chooses G).
+    pub(super) typical: usize,
     _t: std::marker::PhantomData<T>,
 }
 
@@ -368,13 +369,13 @@ impl<D: Device> GpuEngine<D> {
         let out = r.check().and_then(|_| r.symbolic(false));
         self.give_streams(streams);
         let sym = out?;
-        let (crpt, nnz, max_b_row) = (sym.crpt, sym.nnz, sym.max_b_row);
+        let (crpt, nnz, typical) = (sym.crpt, sym.nnz, sym.typical);
         Ok(GpuPlan {
             a: GpuMatrixRef::of(a),
             b: GpuMatrixRef::of(b),
             crpt: Arc::new(crpt),
             nnz,
-            max_b_row,
+            typical,
             _t: std::marker::PhantomData,
         })
     }

@@ -13,10 +13,16 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Numeric binning by nnz(i) and one kernel per bin, largest first on
     /// several streams: direct copies for single-entry rows of A, shared
     /// tables, and global memory for the longest rows.
-    pub(super) fn numeric(&self, crpt: &DeviceArray<D, u64>, nnz: usize, max_b_row: u64) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+    pub(super) fn numeric(
+        &self,
+        crpt: &DeviceArray<D, u64>,
+        nnz: usize,
+        typical: usize,
+    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
         let (dev, m) = (self.dev(), self.a.nrows);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let ccol = DeviceArray::<D, u32>::alloc(dev, &self.s[0], nnz, "C column indices", self.usage)?;
+        let ccol =
+            DeviceArray::<D, u32>::alloc(dev, &self.s[0], nnz, "C column indices", self.usage)?;
         let cval = DeviceArray::<D, T>::alloc(dev, &self.s[0], nnz, "C values", self.usage)?;
         if nnz == 0 {
             return Ok((ccol, cval));
@@ -25,22 +31,76 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let (nsym, nbins) = (table.symbolic.len(), table.numeric.len());
         let meta = Meta::new(self, nbins)?;
         let grid = self.grid(m, BLOCK as usize);
-        let bin = [crpt.arg(), a.rpt.arg(), U32(m as u32), U32(self.direct_ok())];
-        self.launch(0, k::BIN_COUNT_NUMERIC, grid, BLOCK, 0, &[bin[0], bin[1], bin[2], bin[3], meta.sizes(), meta.max_value()])?;
+        let bin = [
+            crpt.arg(),
+            a.rpt.arg(),
+            U32(m as u32),
+            U32(self.direct_ok()),
+        ];
+        self.launch(
+            0,
+            k::BIN_COUNT_NUMERIC,
+            grid,
+            BLOCK,
+            0,
+            &[
+                bin[0],
+                bin[1],
+                bin[2],
+                bin[3],
+                meta.sizes(),
+                meta.max_value(),
+            ],
+        )?;
         let counts = meta.read(self)?;
-        self.launch(0, k::BIN_FILL_NUMERIC, grid, BLOCK, 0, &[bin[0], bin[1], bin[2], bin[3], meta.sizes(), meta.cursors(), meta.bins(0)])?;
+        self.launch(
+            0,
+            k::BIN_FILL_NUMERIC,
+            grid,
+            BLOCK,
+            0,
+            &[
+                bin[0],
+                bin[1],
+                bin[2],
+                bin[3],
+                meta.sizes(),
+                meta.cursors(),
+                meta.bins(0),
+            ],
+        )?;
         self.fork()?;
         let offsets = counts.offsets();
-        let common = [a.rpt.arg(), a.col.arg(), self.a.val.arg(), b.rpt.arg(), b.col.arg(), self.b.val.arg()];
+        let common = [
+            a.rpt.arg(),
+            a.col.arg(),
+            self.a.val.arg(),
+            b.rpt.arg(),
+            b.col.arg(),
+            self.b.val.arg(),
+        ];
         let rows = |i: usize| -> Vec<KernelArg> {
             let mut v = common.to_vec();
-            v.extend([meta.bins(offsets[i]), U32(counts.sizes[i]), crpt.arg(), ccol.arg(), cval.arg()]);
+            v.extend([
+                meta.bins(offsets[i]),
+                U32(counts.sizes[i]),
+                crpt.arg(),
+                ccol.arg(),
+                cval.arg(),
+            ]);
             v
         };
         let direct = counts.sizes[nbins] as usize;
         if direct > 0 {
             let warps = (BLOCK / dev.properties().warp_width) as usize;
-            self.launch(Self::stream_of(1), k::NUMERIC_DIRECT, self.grid(direct, warps), BLOCK, 0, &rows(nbins))?;
+            self.launch(
+                Self::stream_of(1),
+                k::NUMERIC_DIRECT,
+                self.grid(direct, warps),
+                BLOCK,
+                0,
+                &rows(nbins),
+            )?;
         }
         let mut scratch = Vec::new();
         for (order, (i, bin)) in table.numeric.iter().enumerate().rev().enumerate() {
@@ -49,14 +109,27 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 continue;
             }
             let mut args = rows(i);
-            args.push(self.g(max_b_row, bin.row_threads));
+            args.push(self.g(typical, bin.row_threads));
             let stream = Self::stream_of(order);
             if bin.global() {
-                scratch.push(self.numeric_global(stream, bin.block_threads, n, counts.max, args)?);
+                scratch.push(self.numeric_global(
+                    stream,
+                    bin.block_threads,
+                    n,
+                    counts.max,
+                    args,
+                )?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let shared = bin.shared_bytes(4 + std::mem::size_of::<T>());
-                self.launch(stream, k::FIRST_BIN + nsym + i, blocks, bin.block_threads, shared, &args)?;
+                self.launch(
+                    stream,
+                    k::FIRST_BIN + nsym + i,
+                    blocks,
+                    bin.block_threads,
+                    shared,
+                    &args,
+                )?;
             }
         }
         self.join()?;
@@ -68,24 +141,63 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// narrow enough (sorted by construction, no probing), else a
     /// power-of-two hash table of `2·nnz` sorted in place (DCU §5.4.2).
     /// Returns the scratch arrays, to be kept until the kernel is done.
-    fn numeric_global(&self, stream: usize, threads: u32, n: usize, max_nnz: u64, mut args: Vec<KernelArg>) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+    fn numeric_global(
+        &self,
+        stream: usize,
+        threads: u32,
+        n: usize,
+        max_nnz: u64,
+        mut args: Vec<KernelArg>,
+    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
         let (dev, s) = (self.dev(), &self.s[stream]);
         let ncols = self.b.ncols;
         let words = ncols.div_ceil(32).max(1);
         let blocks = n.min(self.sms()).max(1);
-        let dense_blocks = blocks.min(self.global_budget()? / (words * (32 * std::mem::size_of::<T>() + 4)));
+        let dense_blocks =
+            blocks.min(self.global_budget()? / (words * (32 * std::mem::size_of::<T>() + 4)));
         if (ncols as u64) <= 16 * max_nnz && dense_blocks >= 1 {
-            let bits = DeviceArray::<D, u32>::alloc(dev, s, dense_blocks * words, "numeric dense bitmaps", self.usage)?;
-            let vals = DeviceArray::<D, T>::alloc(dev, s, dense_blocks * words * 32, "numeric dense accumulators", self.usage)?;
+            let bits = DeviceArray::<D, u32>::alloc(
+                dev,
+                s,
+                dense_blocks * words,
+                "numeric dense bitmaps",
+                self.usage,
+            )?;
+            let vals = DeviceArray::<D, T>::alloc(
+                dev,
+                s,
+                dense_blocks * words * 32,
+                "numeric dense accumulators",
+                self.usage,
+            )?;
             bits.zero(dev, s, 0, bits.len())?;
             vals.zero(dev, s, 0, vals.len())?;
             args.extend([vals.arg(), bits.arg(), U32(words as u32)]);
-            self.launch(stream, k::NUMERIC_DENSE, dense_blocks as u32, threads, 4 * threads as usize, &args)?;
+            self.launch(
+                stream,
+                k::NUMERIC_DENSE,
+                dense_blocks as u32,
+                threads,
+                4 * threads as usize,
+                &args,
+            )?;
             return Ok((bits, vals));
         }
         let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;
-        let keys = DeviceArray::<D, u32>::alloc(dev, s, blocks * tsize, "numeric global hash keys", self.usage)?;
-        let vals = DeviceArray::<D, T>::alloc(dev, s, blocks * tsize, "numeric global hash values", self.usage)?;
+        let keys = DeviceArray::<D, u32>::alloc(
+            dev,
+            s,
+            blocks * tsize,
+            "numeric global hash keys",
+            self.usage,
+        )?;
+        let vals = DeviceArray::<D, T>::alloc(
+            dev,
+            s,
+            blocks * tsize,
+            "numeric global hash values",
+            self.usage,
+        )?;
         args.extend([keys.arg(), vals.arg(), U32(tsize as u32)]);
         self.launch(stream, k::NUMERIC_GLOBAL, blocks as u32, threads, 0, &args)?;
         Ok((keys, vals))

@@ -18,15 +18,15 @@ pub enum SortVariant {
     /// Condense with one shared atomic per warp segment, then bitonic-sort
     /// only the condensed entries (the DCU sort on OpSparse's condensed row).
     CondenseBitonic,
-    /// Per bin: rank sort up to [`RANK_MAX_NNZ`] entries a row, condense +
-    /// bitonic above (measured on an H200: rank wins on short rows, bitonic
-    /// on long ones; `docs/benchmarks/`).
+    /// Per bin: rank sort for bins of rows up to [`RANK_MAX_NNZ`] entries,
+    /// condense + bitonic above (measured on an H200: rank wins on rows of a
+    /// few hundred entries, bitonic on rows of thousands; `docs/benchmarks/`).
     #[default]
     Auto,
 }
 
 /// Largest nnz of a row that [`SortVariant::Auto`] rank-sorts.
-pub const RANK_MAX_NNZ: u64 = 512;
+pub const RANK_MAX_NNZ: u64 = 1024;
 
 impl SortVariant {
     /// The variant's number in the kernel source (`SORT` template argument)

@@ -1,7 +1,10 @@
 //! One product in flight: its streams, kernels and memory accounting, the
 //! metadata allocation, launches, the scan, and the sequence of phases.
 
-use super::engine::{blocks_for, too_large, GpuEngine, GpuMatrix, GpuPlan, KernelSet, PhaseTimes, Structure, SCAN_BLOCK, SCAN_TILE, STREAMS};
+use super::engine::{
+    blocks_for, too_large, GpuEngine, GpuMatrix, GpuPlan, KernelSet, PhaseTimes, Structure,
+    SCAN_BLOCK, SCAN_TILE, STREAMS,
+};
 use super::memory::{DeviceArray, Usage};
 use super::program::k;
 use crate::device::{Device, KernelArg, LaunchShape};
@@ -23,9 +26,10 @@ pub(super) struct Run<'a, D: Device, T: Scalar> {
 }
 
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
-/// words 0..8 hold the stats (3 u64), the maximum and the overflow count;
-/// then per-bin sizes and cursors (u32); then the bins array and the
-/// overflow list (M u32 each).
+/// words 0..8 hold the stats (2 u64), the maximum and the overflow count;
+/// then per-bin sizes and cursors (u32); words 64..128 the histogram of
+/// products by log2 of their row of B; then the bins array and the overflow
+/// list (M u32 each).
 pub(super) struct Meta<D: Device> {
     words: DeviceArray<D, u64>,
     m: usize,
@@ -34,14 +38,17 @@ pub(super) struct Meta<D: Device> {
 
 /// What the host reads back from [`Meta`].
 pub(super) struct Counts {
-    /// Total products, largest products of a row, longest row of B.
-    pub(super) stats: [u64; 3],
+    /// Total products, largest products of a row.
+    pub(super) stats: [u64; 2],
     /// Largest value binned (nprod or nnz).
     pub(super) max: u64,
     /// Rows the last symbolic bin gave up on.
     pub(super) overflow: u32,
     /// Rows per bin, the direct bin last.
     pub(super) sizes: Vec<u32>,
+    /// Length of the rows of B the median product comes from (from setup's
+    /// histogram, the middle of its power-of-two bucket).
+    pub(super) typical: usize,
 }
 
 impl Counts {
@@ -60,12 +67,22 @@ impl Counts {
 }
 
 impl<D: Device> Meta<D> {
-    const HEADER: usize = 64;
+    const HEADER: usize = 128;
+    const HIST: usize = 64;
 
     pub(super) fn new(r: &Run<'_, D, impl Scalar>, nbins: usize) -> Result<Self> {
-        assert!(8 + nbins + 1 <= Self::HEADER, "too many bins for the metadata header");
+        assert!(
+            8 + nbins < Self::HIST,
+            "too many bins for the metadata header"
+        );
         let m = r.a.nrows;
-        let words = DeviceArray::alloc(r.dev(), &r.s[0], Self::HEADER + m, "bins and counters", r.usage)?;
+        let words = DeviceArray::alloc(
+            r.dev(),
+            &r.s[0],
+            Self::HEADER + m,
+            "bins and counters",
+            r.usage,
+        )?;
         words.zero(r.dev(), &r.s[0], 0, Self::HEADER)?;
         Ok(Self { words, m, nbins })
     }
@@ -77,6 +94,9 @@ impl<D: Device> Meta<D> {
     }
     pub(super) fn noverflow(&self) -> KernelArg {
         Ptr(self.words.ptr_at(4))
+    }
+    pub(super) fn hist(&self) -> KernelArg {
+        Ptr(self.words.ptr_at(Self::HIST))
     }
     pub(super) fn sizes(&self) -> KernelArg {
         Ptr(self.words.ptr_at(8))
@@ -93,10 +113,24 @@ impl<D: Device> Meta<D> {
     }
     /// Reads the counters (waits for stream 0).
     pub(super) fn read(&self, r: &Run<'_, D, impl Scalar>) -> Result<Counts> {
-        let mut h = vec![0u64; 8 + (self.nbins + 2) / 2];
+        let mut h = vec![0u64; Self::HEADER];
         self.words.read(r.dev(), &r.s[0], 0, &mut h)?;
-        let sizes: &[u32] = bytemuck::cast_slice(&h[8..]);
-        Ok(Counts { stats: [h[0], h[1], h[2]], max: h[3], overflow: h[4] as u32, sizes: sizes[..=self.nbins].to_vec() })
+        let sizes: &[u32] = bytemuck::cast_slice(&h[8..Self::HIST]);
+        let hist = &h[Self::HIST..Self::HEADER];
+        let total: u128 = hist.iter().map(|&x| x as u128).sum();
+        let mut acc = 0u128;
+        let median = hist.iter().position(|&x| {
+            acc += x as u128;
+            2 * acc >= total && total > 0
+        });
+        let typical = median.map_or(0, |b| 3usize << b >> 1);
+        Ok(Counts {
+            stats: [h[0], h[1]],
+            max: h[3],
+            overflow: h[4] as u32,
+            sizes: sizes[..=self.nbins].to_vec(),
+            typical,
+        })
     }
 }
 
@@ -107,9 +141,18 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
 
     pub(super) fn check(&self) -> Result<()> {
         if self.a.ncols != self.b.nrows {
-            return Err(Error::DimensionMismatch { a_rows: self.a.nrows, a_cols: self.a.ncols, b_rows: self.b.nrows, b_cols: self.b.ncols });
+            return Err(Error::DimensionMismatch {
+                a_rows: self.a.nrows,
+                a_cols: self.a.ncols,
+                b_rows: self.b.nrows,
+                b_cols: self.b.ncols,
+            });
         }
-        for (what, n) in [("rows of A", self.a.nrows), ("rows of B", self.b.nrows), ("columns of B", self.b.ncols)] {
+        for (what, n) in [
+            ("rows of A", self.a.nrows),
+            ("rows of B", self.b.nrows),
+            ("columns of B", self.b.ncols),
+        ] {
             if n >= u32::MAX as usize {
                 return Err(too_large(what, n));
             }
@@ -118,14 +161,29 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     }
 
     /// Launches kernel number `kernel` of the loaded set on stream `stream`.
-    pub(super) fn launch(&self, stream: usize, kernel: usize, blocks: u32, threads: u32, shared: usize, args: &[KernelArg]) -> Result<()> {
-        let shape = LaunchShape { blocks, threads, shared_bytes: shared as u32 };
+    pub(super) fn launch(
+        &self,
+        stream: usize,
+        kernel: usize,
+        blocks: u32,
+        threads: u32,
+        shared: usize,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let shape = LaunchShape {
+            blocks,
+            threads,
+            shared_bytes: shared as u32,
+        };
         // SAFETY: every launch of this module passes the parameter list of
         // the kernel it names in `spgemm.cuh` (or its generated wrapper),
         // with pointers into live arrays sized for the rows and bins passed;
         // the arrays outlive the launch (they are dropped after a join or a
         // synchronising read on stream 0, and freed in stream order).
-        unsafe { self.dev().launch(&self.s[stream], &self.ks.kernels[kernel], shape, args)? };
+        unsafe {
+            self.dev()
+                .launch(&self.s[stream], &self.ks.kernels[kernel], shape, args)?
+        };
         Ok(())
     }
 
@@ -161,9 +219,16 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         order % STREAMS
     }
 
-    /// Thread-group size G for rows of B (DCU §5.1).
-    pub(super) fn g(&self, max_b_row: u64, row_threads: u32) -> KernelArg {
-        U32(group_size(max_b_row as usize, self.dev().properties().warp_width, row_threads))
+    /// Thread-group size G for rows of B: DCU §5.1's rule (about 8 entries
+    /// of B per thread) applied to the rows of B the median product comes
+    /// from (`typical`, from setup) rather than to B's longest row; the
+    /// kernels hand rows of B far longer than that to whole warps.
+    pub(super) fn g(&self, typical: usize, row_threads: u32) -> KernelArg {
+        U32(group_size(
+            typical,
+            self.dev().properties().warp_width,
+            row_threads,
+        ))
     }
 
     /// Whether single-entry rows of A may be copied directly: B's rows are
@@ -180,29 +245,52 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Exclusive scan of `n` u64 values at `ptr` in place (recursive over tile sums).
     pub(super) fn scan(&self, ptr: u64, n: usize) -> Result<()> {
         let tiles = n.div_ceil(SCAN_TILE).max(1);
-        let sums = DeviceArray::<D, u64>::alloc(self.dev(), &self.s[0], tiles, "scan tile sums", self.usage)?;
-        self.launch(0, k::SCAN_TILES, tiles as u32, SCAN_BLOCK, 8 * SCAN_BLOCK as usize, &[Ptr(ptr), U64(n as u64), sums.arg()])?;
+        let sums = DeviceArray::<D, u64>::alloc(
+            self.dev(),
+            &self.s[0],
+            tiles,
+            "scan tile sums",
+            self.usage,
+        )?;
+        self.launch(
+            0,
+            k::SCAN_TILES,
+            tiles as u32,
+            SCAN_BLOCK,
+            8 * SCAN_BLOCK as usize,
+            &[Ptr(ptr), U64(n as u64), sums.arg()],
+        )?;
         if tiles > 1 {
             self.scan(sums.ptr_at(0), tiles)?;
-            self.launch(0, k::SCAN_ADD, tiles as u32, SCAN_BLOCK, 0, &[Ptr(ptr), U64(n as u64), sums.arg()])?;
+            self.launch(
+                0,
+                k::SCAN_ADD,
+                tiles as u32,
+                SCAN_BLOCK,
+                0,
+                &[Ptr(ptr), U64(n as u64), sums.arg()],
+            )?;
         }
         self.usage.sub(8 * tiles);
         Ok(())
     }
 
     /// Both phases (or only the numeric one, from a plan), with times.
-    pub(super) fn all(&self, plan: Option<&GpuPlan<D, T>>) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+    pub(super) fn all(
+        &self,
+        plan: Option<&GpuPlan<D, T>>,
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         let dev = self.dev();
         let t0 = dev.record(&self.s[0])?;
-        let (crpt, nnz, t1, max_b_row) = match plan {
-            Some(p) => (p.crpt.clone(), p.nnz, None, p.max_b_row),
+        let (crpt, nnz, t1, typical) = match plan {
+            Some(p) => (p.crpt.clone(), p.nnz, None, p.typical),
             None => {
                 let sym = self.symbolic(true)?;
-                (Arc::new(sym.crpt), sym.nnz, sym.after_setup, sym.max_b_row)
+                (Arc::new(sym.crpt), sym.nnz, sym.after_setup, sym.typical)
             }
         };
         let t2 = dev.record(&self.s[0])?;
-        let (ccol, cval) = self.numeric(&crpt, nnz, max_b_row)?;
+        let (ccol, cval) = self.numeric(&crpt, nnz, typical)?;
         let t3 = dev.record(&self.s[0])?;
         dev.synchronize(&self.s[0])?;
         let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);
@@ -214,16 +302,34 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             peak_bytes: 0,
         };
         let crpt = Arc::try_unwrap(crpt).or_else(|shared| self.copy_offsets(&shared))?;
-        let structure = Arc::new(Structure { rpt: crpt, col: ccol, host: None });
-        let c = GpuMatrix { nrows: self.a.nrows, ncols: self.b.ncols, nnz, structure, val: cval, sorted: true };
+        let structure = Arc::new(Structure {
+            rpt: crpt,
+            col: ccol,
+            host: None,
+        });
+        let c = GpuMatrix {
+            nrows: self.a.nrows,
+            ncols: self.b.ncols,
+            nnz,
+            structure,
+            val: cval,
+            sorted: true,
+        };
         Ok((c, times))
     }
 
     /// C's row offsets for a product run from a plan (the plan keeps its own).
     fn copy_offsets(&self, src: &DeviceArray<D, u64>) -> Result<DeviceArray<D, u64>> {
-        let dst = DeviceArray::<D, u64>::alloc(self.dev(), &self.s[0], src.len(), "C row offsets", self.usage)?;
+        let dst = DeviceArray::<D, u64>::alloc(
+            self.dev(),
+            &self.s[0],
+            src.len(),
+            "C row offsets",
+            self.usage,
+        )?;
         if let (Some(from), Some(to)) = (&src.buf, &dst.buf) {
-            self.dev().copy_device(&self.s[0], from, 0, to, 0, 8 * src.len())?;
+            self.dev()
+                .copy_device(&self.s[0], from, 0, to, 0, 8 * src.len())?;
         }
         Ok(dst)
     }

@@ -17,33 +17,78 @@ pub(super) struct Symbolic<D: Device> {
     pub(super) nnz: usize,
     /// An event after setup, when timing.
     pub(super) after_setup: Option<D::Event>,
-    /// B's longest row.
-    pub(super) max_b_row: u64,
+    /// The typical row of B for G (see `Counts::typical`).
+    pub(super) typical: usize,
 }
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Setup, symbolic binning and kernels, scan.
     pub(super) fn symbolic(&self, timed: bool) -> Result<Symbolic<D>> {
-        let (dev, m, kdim) = (self.dev(), self.a.nrows, self.b.nrows);
+        let (dev, m) = (self.dev(), self.a.nrows);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let crpt = DeviceArray::<D, u64>::alloc(dev, &self.s[0], m + 1, "C row offsets", self.usage)?;
+        let crpt =
+            DeviceArray::<D, u64>::alloc(dev, &self.s[0], m + 1, "C row offsets", self.usage)?;
         crpt.zero(dev, &self.s[0], m, 1)?;
         let table = &self.ks.table;
         let nbins = table.symbolic.len();
         let meta = Meta::new(self, nbins)?;
-        // Setup: a warp per row of A, a thread per row of B.
-        let warp = dev.properties().warp_width as usize;
-        let setup_grid = self.grid((m * warp).max(kdim), BLOCK as usize);
-        let setup = [a.rpt.arg(), a.col.arg(), b.rpt.arg(), U32(m as u32), U32(kdim as u32), crpt.arg(), meta.stats()];
+        // Setup: 8 lanes per row of A (a warp for long rows).
+        let setup_grid = self.grid(m * 8, BLOCK as usize);
+        let setup = [
+            a.rpt.arg(),
+            a.col.arg(),
+            b.rpt.arg(),
+            U32(m as u32),
+            crpt.arg(),
+            meta.stats(),
+            meta.hist(),
+        ];
         self.launch(0, k::SETUP, setup_grid, BLOCK, 0, &setup)?;
-        let after_setup = if timed { Some(dev.record(&self.s[0])?) } else { None };
-        let bin = [crpt.arg(), a.rpt.arg(), U32(m as u32), U32(self.direct_ok())];
+        let after_setup = if timed {
+            Some(dev.record(&self.s[0])?)
+        } else {
+            None
+        };
+        let bin = [
+            crpt.arg(),
+            a.rpt.arg(),
+            U32(m as u32),
+            U32(self.direct_ok()),
+        ];
         let grid = self.grid(m, BLOCK as usize);
-        self.launch(0, k::BIN_COUNT_SYMBOLIC, grid, BLOCK, 0, &[bin[0], bin[1], bin[2], bin[3], meta.sizes(), meta.max_value()])?;
+        self.launch(
+            0,
+            k::BIN_COUNT_SYMBOLIC,
+            grid,
+            BLOCK,
+            0,
+            &[
+                bin[0],
+                bin[1],
+                bin[2],
+                bin[3],
+                meta.sizes(),
+                meta.max_value(),
+            ],
+        )?;
         let counts = meta.read(self)?;
-        let max_b_row = counts.stats[2];
         if counts.stats[0] > 0 {
-            self.launch(0, k::BIN_FILL_SYMBOLIC, grid, BLOCK, 0, &[bin[0], bin[1], bin[2], bin[3], meta.sizes(), meta.cursors(), meta.bins(0)])?;
+            self.launch(
+                0,
+                k::BIN_FILL_SYMBOLIC,
+                grid,
+                BLOCK,
+                0,
+                &[
+                    bin[0],
+                    bin[1],
+                    bin[2],
+                    bin[3],
+                    meta.sizes(),
+                    meta.cursors(),
+                    meta.bins(0),
+                ],
+            )?;
             self.fork()?;
             let offsets = counts.offsets();
             for (order, (i, bin)) in table.symbolic.iter().enumerate().rev().enumerate() {
@@ -59,19 +104,26 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     meta.bins(offsets[i]),
                     U32(n as u32),
                     crpt.arg(),
-                    self.g(max_b_row, bin.row_threads),
+                    self.g(counts.typical, bin.row_threads),
                     U32(table.overflow_threshold()),
                     meta.overflow(),
                     meta.noverflow(),
                 ];
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                self.launch(Self::stream_of(order), k::FIRST_BIN + i, blocks, bin.block_threads, bin.shared_bytes(4), &args)?;
+                self.launch(
+                    Self::stream_of(order),
+                    k::FIRST_BIN + i,
+                    blocks,
+                    bin.block_threads,
+                    bin.shared_bytes(4),
+                    &args,
+                )?;
             }
             self.join()?;
             if counts.sizes[nbins - 1] > 0 {
                 let overflow = meta.read(self)?.overflow as usize;
                 if overflow > 0 {
-                    self.symbolic_global(&crpt, &meta, overflow, counts.stats[1], max_b_row)?;
+                    self.symbolic_global(&crpt, &meta, overflow, counts.stats[1], counts.typical)?;
                 }
             }
         }
@@ -79,30 +131,63 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         self.scan(crpt.ptr_at(0), m + 1)?;
         let mut nnz = [0u64];
         crpt.read(dev, &self.s[0], m, &mut nnz)?;
-        Ok(Symbolic { crpt, nnz: nnz[0] as usize, after_setup, max_b_row })
+        Ok(Symbolic {
+            crpt,
+            nnz: nnz[0] as usize,
+            after_setup,
+            typical: counts.typical,
+        })
     }
 
     /// Recounts the rows the last shared bin gave up on: a bitmap per block
     /// when C is narrow enough (dense), else a hash table of `2·nprod`
     /// (OpSparse §5.6.1, kernel 8).
-    fn symbolic_global(&self, crpt: &DeviceArray<D, u64>, meta: &Meta<D>, n: usize, max_nprod: u64, max_b_row: u64) -> Result<()> {
+    fn symbolic_global(
+        &self,
+        crpt: &DeviceArray<D, u64>,
+        meta: &Meta<D>,
+        n: usize,
+        max_nprod: u64,
+        typical: usize,
+    ) -> Result<()> {
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         let threads = 1024u32.min(self.dev().properties().max_threads_per_block);
         let ncols = self.b.ncols;
         let words = ncols.div_ceil(32).max(1);
         let budget = self.global_budget()?;
         let blocks = n.min(self.sms() * 2).max(1);
-        let mut args = vec![a.rpt.arg(), a.col.arg(), b.rpt.arg(), b.col.arg(), meta.overflow(), U32(n as u32), crpt.arg(), self.g(max_b_row, threads)];
+        let mut args = vec![
+            a.rpt.arg(),
+            a.col.arg(),
+            b.rpt.arg(),
+            b.col.arg(),
+            meta.overflow(),
+            U32(n as u32),
+            crpt.arg(),
+            self.g(typical, threads),
+        ];
         let dense_blocks = blocks.min(budget / (4 * words));
         if (ncols as u64) <= 64 * max_nprod && dense_blocks >= 1 {
-            let bits = DeviceArray::<D, u32>::alloc(self.dev(), &self.s[0], dense_blocks * words, "symbolic dense bitmaps", self.usage)?;
+            let bits = DeviceArray::<D, u32>::alloc(
+                self.dev(),
+                &self.s[0],
+                dense_blocks * words,
+                "symbolic dense bitmaps",
+                self.usage,
+            )?;
             bits.zero(self.dev(), &self.s[0], 0, bits.len())?;
             args.extend([bits.arg(), U32(words as u32)]);
             self.launch(0, k::SYMBOLIC_DENSE, dense_blocks as u32, threads, 0, &args)?;
             self.usage.sub(4 * bits.len());
         } else {
             let tsize = (2 * max_nprod.min(ncols as u64).max(1)).next_power_of_two() as usize;
-            let table = DeviceArray::<D, u32>::alloc(self.dev(), &self.s[0], blocks * tsize, "symbolic global hash tables", self.usage)?;
+            let table = DeviceArray::<D, u32>::alloc(
+                self.dev(),
+                &self.s[0],
+                blocks * tsize,
+                "symbolic global hash tables",
+                self.usage,
+            )?;
             args.extend([table.arg(), U32(tsize as u32)]);
             self.launch(0, k::SYMBOLIC_GLOBAL, blocks as u32, threads, 0, &args)?;
             self.usage.sub(4 * table.len());

@@ -27,16 +27,44 @@ __device__ __forceinline__ u64 warp_max(u64 v) {
     return v;
 }
 
-// Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
-// 64-bit total and maximum, and the longest row of B (for G, DCU §5.1).
-// stats: [0] = total nprod, [1] = max nprod, [2] = longest row of B.
 #define SPGEMM_SETUP_LANES 8
 #define SPGEMM_SETUP_LONG 64
+#define SPGEMM_HIST_BUCKETS 64
 
+// Adds products to the histogram by log2 of the length of the row of B
+// they come from, one shared atomic per change of bucket (a lane's entries
+// mostly hit rows of similar length).
+struct ProductHistogram {
+    u32 bucket = 0xffffffffu;
+    u64 sum = 0;
+    __device__ __forceinline__ void add(u64* s_hist, u64 blen, u64 weight) {
+        if (!blen) return;
+        const u32 b = 63 - __clzll(blen);
+        if (b != bucket) {
+            flush(s_hist);
+            bucket = b;
+        }
+        sum += blen * weight;
+    }
+    __device__ __forceinline__ void flush(u64* s_hist) {
+        if (sum) atomicAdd(&s_hist[bucket], sum);
+        sum = 0;
+    }
+};
+
+// Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
+// 64-bit total and maximum (stats[0], stats[1]), and the products per
+// log2-length bucket of the rows of B they use (hist, 64 buckets): the host
+// takes G from the bucket of the median product (DCU §5.1's rule applied to
+// where the work is, not to B's longest row).
 extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
-                                        const u64* __restrict__ brpt, u32 m, u32 k, u64* __restrict__ crpt,
-                                        u64* __restrict__ stats) {
-    u64 total = 0, maxp = 0, maxb = 0;
+                                        const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt,
+                                        u64* __restrict__ stats, u64* __restrict__ hist) {
+    __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
+    for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
+    __syncthreads();
+    ProductHistogram h;
+    u64 total = 0, maxp = 0;
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, seg = lane % SPGEMM_SETUP_LANES;
     const u32 rows_per_warp = SPGEMM_WARP_SIZE / SPGEMM_SETUP_LANES;
     const u32 warps = gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
@@ -49,10 +77,14 @@ extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32*
         const u64 len = i < m ? arpt[i + 1] - arpt[i] : 0;
         const bool is_long = len > SPGEMM_SETUP_LONG;
         u64 s = 0;
+        // The histogram only has to locate the median: one entry of A in 8
+        // is counted, weighted 8.
         if (i < m && !is_long)
             for (u64 p = arpt[i] + seg; p < arpt[i + 1]; p += SPGEMM_SETUP_LANES) {
                 const u32 c = acol[p];
-                s += brpt[c + 1] - brpt[c];
+                const u64 blen = brpt[c + 1] - brpt[c];
+                s += blen;
+                if ((p & 7) == 0) h.add(s_hist, blen, 8);
             }
         for (int d = SPGEMM_SETUP_LANES / 2; d > 0; d /= 2) s += SPGEMM_SHFL_DOWN_W(s, d, SPGEMM_SETUP_LANES);
         if (seg == 0 && i < m && !is_long) {
@@ -68,7 +100,9 @@ extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32*
             u64 t = 0;
             for (u64 p = arpt[r] + lane; p < arpt[r + 1]; p += SPGEMM_WARP_SIZE) {
                 const u32 c = acol[p];
-                t += brpt[c + 1] - brpt[c];
+                const u64 blen = brpt[c + 1] - brpt[c];
+                t += blen;
+                if ((p & 7) == 0) h.add(s_hist, blen, 8);
             }
             t = warp_sum(t);
             if (lane == 0) {
@@ -78,18 +112,16 @@ extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32*
             }
         }
     }
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x) {
-        const u64 len = brpt[i + 1] - brpt[i];
-        maxb = len > maxb ? len : maxb;
-    }
+    h.flush(s_hist);
     total = warp_sum(total);
     maxp = warp_max(maxp);
-    maxb = warp_max(maxb);
     if (lane == 0) {
         if (total) atomicAdd(&stats[0], total);
         if (maxp) atomicMax(&stats[1], maxp);
-        if (maxb) atomicMax(&stats[2], maxb);
     }
+    __syncthreads();
+    for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x)
+        if (s_hist[t]) atomicAdd(&hist[t], s_hist[t]);
 }
 
 // The value that bins a row: nprod (symbolic, held in crpt[i]) or nnz
@@ -191,22 +223,47 @@ __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
     return g;
 }
 
+
 // Walks the products of one row: threads of a row split into groups of G;
 // each group takes one entry A(i,k) and its G threads stride over B(k,:)
-// (DCU §5.1). G comes from B's longest row and is widened for rows of A
-// with too few entries to give every group one (groups never synchronise,
-// so G may pass a warp). `f(column, value)` is called once per product.
+// (DCU §5.1). G comes from the typical row of B (the host's choice) and is
+// widened for rows of A with too few entries to give every group one
+// (groups never synchronise, so G may pass a warp). In kernels with one row
+// per block, an entry whose row of B is longer than 32·G (4× what a group
+// of G expects) is left to a second pass, where each warp finds such
+// entries in its slices of the row by ballot and walks them with all its
+// lanes, so one long row of B does not stall a small group.
+// `f(column, value)` is called once per product.
 template <typename F>
 __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
                                              const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
                                              u32 lane, u32 row_threads, u32 g, F f) {
     const u64 a0 = arpt[row], a1 = arpt[row + 1];
     g = widen_group(g, a1 - a0, row_threads);
+    const bool split = row_threads == blockDim.x && g < SPGEMM_WARP_SIZE;
+    const u64 long_len = split ? 32ull * g : ~0ull;
     const u32 group = lane / g, glane = lane % g, ngroups = row_threads / g;
     for (u64 p = a0 + group; p < a1; p += ngroups) {
         const u32 c = acol[p];
+        const u64 b0 = brpt[c], b1 = brpt[c + 1];
+        if (b1 - b0 > long_len) continue;
         const value_t a = aval ? aval[p] : value_t(0);
-        for (u64 q = brpt[c] + glane; q < brpt[c + 1]; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
+        for (u64 q = b0 + glane; q < b1; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
+    }
+    if (!split) return;
+    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, nwarps = blockDim.x / SPGEMM_WARP_SIZE;
+    for (u64 base = a0 + (u64)(threadIdx.x / SPGEMM_WARP_SIZE) * SPGEMM_WARP_SIZE; base < a1;
+         base += (u64)nwarps * SPGEMM_WARP_SIZE) {
+        const u64 p = base + wl;
+        const bool is_long = p < a1 && brpt[acol[p] + 1] - brpt[acol[p]] > long_len;
+        lane_mask_t longs = SPGEMM_BALLOT(is_long);
+        while (longs) {
+            const u64 pp = base + (SPGEMM_FFS(longs) - 1);
+            longs &= longs - 1;
+            const u32 c = acol[pp];
+            const value_t a = aval ? aval[pp] : value_t(0);
+            for (u64 q = brpt[c] + wl; q < brpt[c + 1]; q += SPGEMM_WARP_SIZE) f(bcol[q], bval ? a * bval[q] : value_t(0));
+        }
     }
 }
 
