@@ -133,3 +133,29 @@ fn errors_are_one_line_with_nonzero_exit() {
         assert!(last.starts_with("spgemm: error: "), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_program_without_a_panic() {
+    use std::io::Read;
+    let mut child = spgemm()
+        .args(["gen", "rmat:10:4", "-o", tmp("p.mtx").to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let mut child = spgemm()
+        .args(["info", tmp("p.mtx").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before any output
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+}
