@@ -39,6 +39,44 @@ mod plan {
     }
 
     #[test]
+    fn one_engine_shared_by_threads_multiplying_at_once() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<spgemm::CudaEngine>();
+        send_sync::<spgemm::gpu::GpuMatrix<spgemm::CudaDevice, f64>>();
+        send_sync::<spgemm::gpu::GpuPlan<spgemm::CudaDevice, f64>>();
+        let Some(e) = engine() else { return };
+        let e = std::sync::Arc::new(e);
+        let handles: Vec<_> = (0..8u64)
+            .map(|seed| {
+                let e = e.clone();
+                std::thread::spawn(move || {
+                    for round in 0..4 {
+                        let a = generate::uniform::<f64>(
+                            3000 + 100 * seed as usize,
+                            2000,
+                            12,
+                            seed * 10 + round,
+                        )
+                        .unwrap();
+                        let b = generate::uniform::<f64>(
+                            2000,
+                            2500,
+                            9 + seed as usize,
+                            seed * 10 + round + 100,
+                        )
+                        .unwrap();
+                        let c = e.multiply_host(&a, &b).unwrap();
+                        spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
     fn plan_reruns_numeric_with_new_values_and_refuses_other_structure() {
         let Some(e) = engine() else { return };
         let a = generate::uniform::<f64>(3000, 3000, 12, 1).unwrap();

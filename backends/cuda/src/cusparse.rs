@@ -172,82 +172,33 @@ pub fn time<T: Scalar>(
                     "cusparseSpGEMM_createDescr",
                     sys::cusparseSpGEMM_createDescr(&mut desc),
                 )?;
+                let estimate = |size: &mut usize, buf: *mut c_void| {
+                    check(
+                        "cusparseSpGEMM_workEstimation",
+                        sys::cusparseSpGEMM_workEstimation(
+                            handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg,
+                            desc, size, buf,
+                        ),
+                    )
+                };
+                let compute = |size: &mut usize, buf: *mut c_void| {
+                    check(
+                        "cusparseSpGEMM_compute",
+                        sys::cusparseSpGEMM_compute(
+                            handle, op, op, alpha, da as _, db as _, beta, dc, value_type, alg,
+                            desc, size, buf,
+                        ),
+                    )
+                };
+                // Each call is made twice: first for its buffer size, then with the buffer.
                 let (mut size1, mut size2) = (0usize, 0usize);
-                check(
-                    "cusparseSpGEMM_workEstimation",
-                    sys::cusparseSpGEMM_workEstimation(
-                        handle,
-                        op,
-                        op,
-                        alpha,
-                        da as _,
-                        db as _,
-                        beta,
-                        dc,
-                        value_type,
-                        alg,
-                        desc,
-                        &mut size1,
-                        std::ptr::null_mut(),
-                    ),
-                )?;
+                estimate(&mut size1, std::ptr::null_mut())?;
                 let buf1 = dev.alloc(&s, size1)?;
-                check(
-                    "cusparseSpGEMM_workEstimation",
-                    sys::cusparseSpGEMM_workEstimation(
-                        handle,
-                        op,
-                        op,
-                        alpha,
-                        da as _,
-                        db as _,
-                        beta,
-                        dc,
-                        value_type,
-                        alg,
-                        desc,
-                        &mut size1,
-                        ptr(&buf1),
-                    ),
-                )?;
-                check(
-                    "cusparseSpGEMM_compute",
-                    sys::cusparseSpGEMM_compute(
-                        handle,
-                        op,
-                        op,
-                        alpha,
-                        da as _,
-                        db as _,
-                        beta,
-                        dc,
-                        value_type,
-                        alg,
-                        desc,
-                        &mut size2,
-                        std::ptr::null_mut(),
-                    ),
-                )?;
+                estimate(&mut size1, ptr(&buf1))?;
                 let t_est = dev.record(&s)?;
+                compute(&mut size2, std::ptr::null_mut())?;
                 let buf2 = dev.alloc(&s, size2)?;
-                check(
-                    "cusparseSpGEMM_compute",
-                    sys::cusparseSpGEMM_compute(
-                        handle,
-                        op,
-                        op,
-                        alpha,
-                        da as _,
-                        db as _,
-                        beta,
-                        dc,
-                        value_type,
-                        alg,
-                        desc,
-                        &mut size2,
-                        ptr(&buf2),
-                    ),
-                )?;
+                compute(&mut size2, ptr(&buf2))?;
                 let t_comp = dev.record(&s)?;
                 let (mut r, mut c, mut nnz) = (0i64, 0i64, 0i64);
                 check(

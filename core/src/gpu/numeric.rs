@@ -19,7 +19,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         nnz: usize,
         typical: usize,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, m) = (self.dev(), self.a.nrows);
+        let dev = self.dev();
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         let ccol =
             DeviceArray::<D, u32>::alloc(dev, &self.s[0], nnz, "C column indices", self.usage)?;
@@ -30,45 +30,8 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let table = &self.ks.table;
         let (nsym, nbins) = (table.symbolic.len(), table.numeric.len());
         let meta = Meta::new(self, nbins)?;
-        let grid = self.grid(m, BLOCK as usize);
-        let bin = [
-            crpt.arg(),
-            a.rpt.arg(),
-            U32(m as u32),
-            U32(self.direct_ok()),
-        ];
-        self.launch(
-            0,
-            k::BIN_COUNT_NUMERIC,
-            grid,
-            BLOCK,
-            0,
-            &[
-                bin[0],
-                bin[1],
-                bin[2],
-                bin[3],
-                meta.sizes(),
-                meta.max_value(),
-            ],
-        )?;
-        let counts = meta.read(self)?;
-        self.launch(
-            0,
-            k::BIN_FILL_NUMERIC,
-            grid,
-            BLOCK,
-            0,
-            &[
-                bin[0],
-                bin[1],
-                bin[2],
-                bin[3],
-                meta.sizes(),
-                meta.cursors(),
-                meta.bins(0),
-            ],
-        )?;
+        let counts = self.count_bins(&meta, crpt, k::BIN_COUNT_NUMERIC)?;
+        self.fill_bins(&meta, crpt, k::BIN_FILL_NUMERIC)?;
         self.fork()?;
         let offsets = counts.offsets();
         let common = [

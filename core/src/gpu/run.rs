@@ -2,7 +2,7 @@
 //! metadata allocation, launches, the scan, and the sequence of phases.
 
 use super::engine::{
-    blocks_for, too_large, GpuEngine, GpuMatrix, GpuPlan, KernelSet, PhaseTimes, Structure,
+    blocks_for, too_large, GpuEngine, GpuMatrix, GpuPlan, KernelSet, PhaseTimes, Structure, BLOCK,
     SCAN_BLOCK, SCAN_TILE, STREAMS,
 };
 use super::memory::{DeviceArray, Usage};
@@ -240,6 +240,48 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Bytes a global-memory path may take: a quarter of free device memory.
     pub(super) fn global_budget(&self) -> Result<usize> {
         Ok(self.dev().memory_info()?.0 / 4)
+    }
+
+    /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): counts rows per bin of
+    /// `crpt`'s values with kernel `count` and reads the counters back.
+    pub(super) fn count_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        count: usize,
+    ) -> Result<Counts> {
+        let m = self.a.nrows;
+        let args = [
+            crpt.arg(),
+            self.a.structure.rpt.arg(),
+            U32(m as u32),
+            U32(self.direct_ok()),
+            meta.sizes(),
+            meta.max_value(),
+        ];
+        self.launch(0, count, self.grid(m, BLOCK as usize), BLOCK, 0, &args)?;
+        meta.read(self)
+    }
+
+    /// Binning, pass 2 (OpSparse Alg. 2, DCU Alg. 3): writes row ids at
+    /// per-bin offsets with kernel `fill`.
+    pub(super) fn fill_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        fill: usize,
+    ) -> Result<()> {
+        let m = self.a.nrows;
+        let args = [
+            crpt.arg(),
+            self.a.structure.rpt.arg(),
+            U32(m as u32),
+            U32(self.direct_ok()),
+            meta.sizes(),
+            meta.cursors(),
+            meta.bins(0),
+        ];
+        self.launch(0, fill, self.grid(m, BLOCK as usize), BLOCK, 0, &args)
     }
 
     /// Exclusive scan of `n` u64 values at `ptr` in place (recursive over tile sums).

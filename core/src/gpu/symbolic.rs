@@ -49,46 +49,9 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         } else {
             None
         };
-        let bin = [
-            crpt.arg(),
-            a.rpt.arg(),
-            U32(m as u32),
-            U32(self.direct_ok()),
-        ];
-        let grid = self.grid(m, BLOCK as usize);
-        self.launch(
-            0,
-            k::BIN_COUNT_SYMBOLIC,
-            grid,
-            BLOCK,
-            0,
-            &[
-                bin[0],
-                bin[1],
-                bin[2],
-                bin[3],
-                meta.sizes(),
-                meta.max_value(),
-            ],
-        )?;
-        let counts = meta.read(self)?;
+        let counts = self.count_bins(&meta, &crpt, k::BIN_COUNT_SYMBOLIC)?;
         if counts.stats[0] > 0 {
-            self.launch(
-                0,
-                k::BIN_FILL_SYMBOLIC,
-                grid,
-                BLOCK,
-                0,
-                &[
-                    bin[0],
-                    bin[1],
-                    bin[2],
-                    bin[3],
-                    meta.sizes(),
-                    meta.cursors(),
-                    meta.bins(0),
-                ],
-            )?;
+            self.fill_bins(&meta, &crpt, k::BIN_FILL_SYMBOLIC)?;
             self.fork()?;
             let offsets = counts.offsets();
             for (order, (i, bin)) in table.symbolic.iter().enumerate().rev().enumerate() {

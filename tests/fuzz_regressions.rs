@@ -1,0 +1,37 @@
+//! Replays the fuzz corpus and every saved crash input (`fuzz/corpus/`,
+//! `fuzz/regressions/`) through the fuzz targets' checks, on stable Rust.
+
+#[path = "common/fuzz_checks.rs"]
+mod fuzz_checks;
+
+use std::path::Path;
+
+fn replay(target: &str, check: fn(&[u8])) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut n = 0;
+    for dir in [
+        root.join("corpus").join(target),
+        root.join("regressions").join(target),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let data = std::fs::read(e.path()).unwrap();
+            let r = std::panic::catch_unwind(|| check(&data));
+            assert!(r.is_ok(), "{} fails", e.path().display());
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no inputs for {target}");
+}
+
+#[test]
+fn mtx_read_corpus() {
+    replay("mtx_read", fuzz_checks::mtx_read);
+}
+
+#[test]
+fn csr_multiply_corpus() {
+    replay("csr_multiply", fuzz_checks::csr_multiply);
+}
