@@ -28,6 +28,21 @@ pub const SCRATCH_BYTES: usize = 64;
 /// Fraction of the largest symbolic table above which a row's count is
 /// recomputed with a global-memory table (OpSparse §5.6.1).
 pub const OVERFLOW_FRACTION: f64 = 0.8;
+/// Registers per thread the kernels are written for: the tables assume the
+/// blocks that fit with this budget (on NVIDIA this is full occupancy; on
+/// AMD, whose compute units take 2,560 threads, it is 2,048).
+pub const KERNEL_REGISTERS: u32 = 32;
+/// Registers per thread of the numeric kernels: [`KERNEL_REGISTERS`], but 40
+/// for `f64` on AMD, where a double takes two VGPRs and the numeric kernels
+/// need 34 (hipcc 5.2, gfx906; with 32 they spill). NVIDIA's fit in 32
+/// (ptxas, sm_70 and sm_90).
+pub fn numeric_registers(props: &DeviceProperties, value_bytes: usize) -> u32 {
+    if props.vendor == crate::device::Vendor::Amd && value_bytes == 8 {
+        40
+    } else {
+        KERNEL_REGISTERS
+    }
+}
 /// Block sizes of the one-row-per-block kernels.
 const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
 /// Block size of the many-rows-per-block bins for short rows, and their
@@ -172,14 +187,18 @@ impl KernelTable {
             "gfx90a" => "mi200",
             _ => "derived",
         };
-        let blocks = |threads: u32| {
+        let blocks_with = |threads: u32, registers: u32| {
             (props.max_threads_per_multiprocessor / threads)
                 .min(props.max_blocks_per_multiprocessor)
+                .min(props.registers_per_multiprocessor / (registers * threads))
                 .max(1)
         };
-        let per_block = |threads: u32| {
-            let blocks = blocks(threads) as usize;
-            (props.shared_memory_per_multiprocessor / blocks)
+        let blocks = |threads: u32| blocks_with(threads, KERNEL_REGISTERS);
+        let nregs = numeric_registers(props, value_bytes);
+        let nblocks = |threads: u32| blocks_with(threads, nregs);
+        // Table bytes of a block when `resident` blocks share a multiprocessor.
+        let per_block_at = |resident: u32| {
+            (props.shared_memory_per_multiprocessor / resident as usize)
                 .saturating_sub(props.reserved_shared_memory_per_block + SCRATCH_BYTES)
                 .min(
                     props
@@ -187,6 +206,7 @@ impl KernelTable {
                         .saturating_sub(SCRATCH_BYTES),
                 )
         };
+        let per_block = |threads: u32| per_block_at(blocks(threads));
         let largest = props
             .shared_memory_per_block_optin
             .saturating_sub(SCRATCH_BYTES);
@@ -231,10 +251,18 @@ impl KernelTable {
 
         let mut numeric: Vec<(u32, u32, u32, u32)> = SMALL_BINS
             .iter()
-            .map(|&(rt, _, t)| small(rt, t, numeric_entry))
+            .map(|&(rt, _, t)| {
+                let (table, threads, rt, fitted) = small(rt, t, numeric_entry);
+                (table, threads, rt, fitted.min(nblocks(threads)))
+            })
             .collect();
         for &t in sizes {
-            numeric.push(((per_block(t) / numeric_entry) as u32 - 1, t, t, blocks(t)));
+            numeric.push((
+                (per_block_at(nblocks(t)) / numeric_entry) as u32 - 1,
+                t,
+                t,
+                nblocks(t),
+            ));
         }
         numeric.push(((largest / numeric_entry) as u32 - 1, top, top, 1));
         let mut numeric = with_ranges(numeric, |t| (t as u64).div_ceil(2), true);

@@ -11,3 +11,5 @@ typedef unsigned long long u64;
 #define SPGEMM_BALLOT(p) __ballot_sync(SPGEMM_FULL_MASK, (p))
 #define SPGEMM_POPC(m) __popc(m)
 #define SPGEMM_FFS(m) __ffs(m)
+// Occupancy a kernel is compiled for: `blocks` resident blocks of `threads`.
+#define SPGEMM_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)

@@ -1,0 +1,18 @@
+// Vendor prelude for AMD GPUs and Hygon DCUs (HIP / hiprtc): wavefronts of
+// 64, 64-bit lane masks, shuffles and ballots without _sync.
+#include <hip/hip_runtime.h>
+#define SPGEMM_WARP_SIZE 64
+typedef unsigned long long lane_mask_t;
+#define SPGEMM_FULL_MASK 0xffffffffffffffffull
+#define SPGEMM_SHFL_DOWN(v, d) __shfl_down((v), (d))
+#define SPGEMM_SHFL_DOWN_W(v, d, w) __shfl_down((v), (d), (w))
+#define SPGEMM_SHFL(v, src) __shfl((v), (src))
+#define SPGEMM_BALLOT(p) __ballot(p)
+#define SPGEMM_POPC(m) __popcll(m)
+#define SPGEMM_FFS(m) __ffsll((unsigned long long)(m))
+typedef unsigned int u32;
+typedef unsigned long long u64;
+// HIP's second launch bound is the minimum number of waves per execution
+// unit (SIMD, four per compute unit), not of blocks per multiprocessor.
+#define SPGEMM_LAUNCH_BOUNDS(threads, blocks) \
+    __launch_bounds__(threads, ((blocks) * ((threads) / SPGEMM_WARP_SIZE) + 3) / 4)

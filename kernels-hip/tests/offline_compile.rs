@@ -1,0 +1,257 @@
+//! Compiles every kernel for HIP offline (no GPU) and checks each kernel's
+//! resources, read from the code object's metadata (`llvm-readelf
+//! --notes`), against the kernel table it was specialised with: no VGPR or
+//! SGPR spills, no scratch (private segment), LDS (group segment plus the
+//! dynamic tables) within the block limit, and VGPRs and LDS that let a
+//! compute unit hold the blocks the table assumes.
+//!
+//! Targets: gfx906 (Hygon DCU / MI50 class: 48 KB per block as the DCU
+//! paper uses, 64 KB per compute unit) with the derived `dcu` table, and
+//! gfx90a (MI200 class: 64 KB per block and per compute unit) with the
+//! derived `mi200` table. Uses `hipcc`, `clang-offload-bundler` and
+//! `llvm-readelf` (Debian: `hipcc`, `libamdhip64-dev`); without them the
+//! test is skipped with a message, unless `SPGEMM_REQUIRE_HIPCC=1`.
+//!
+//! Until the HIP backend exists, `hipcc` compiles here; the backend will
+//! compile the same program text through hiprtc.
+
+use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
+use spgemm_core::gpu::program::{self, SortVariant};
+use spgemm_core::table::KernelTable;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A compute unit of the target: VGPRs per SIMD lane, allocation
+/// granularity, most waves per SIMD, LDS bytes.
+struct Cu {
+    vgprs: u32,
+    granule: u32,
+    max_waves: u32,
+    lds: usize,
+}
+
+fn props(arch: &str, per_block: usize, per_cu: usize, threads: u32) -> DeviceProperties {
+    DeviceProperties {
+        name: format!("{arch} (offline)"),
+        vendor: Vendor::Amd,
+        arch: arch.into(),
+        warp_width: 64,
+        multiprocessor_count: 60,
+        max_threads_per_block: 1024,
+        max_threads_per_multiprocessor: threads,
+        max_blocks_per_multiprocessor: 32,
+        shared_memory_per_block: per_block,
+        shared_memory_per_block_optin: per_block,
+        shared_memory_per_multiprocessor: per_cu,
+        reserved_shared_memory_per_block: 0,
+        registers_per_multiprocessor: 65536,
+        total_memory: 16 << 30,
+        atomics: AtomicCapabilities {
+            f64_add: true,
+            u64_add: true,
+        },
+    }
+}
+
+fn llvm_tool(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib")
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|p| p.to_string_lossy().contains("llvm-"))
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .rev()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Kernel name → metadata fields (as numbers) from `llvm-readelf --notes`.
+fn kernel_metadata(notes: &str) -> HashMap<String, HashMap<String, u64>> {
+    let mut out = HashMap::new();
+    let mut fields: HashMap<String, u64> = HashMap::new();
+    let mut name = None;
+    let mut flush = |name: &mut Option<String>, fields: &mut HashMap<String, u64>| {
+        if let Some(n) = name.take() {
+            out.insert(n, std::mem::take(fields));
+        }
+        fields.clear();
+    };
+    for line in notes.lines() {
+        // Each kernel is an item of the `amdhsa.kernels` list; its first key
+        // shares the item's line (`.args` on gfx906, `.agpr_count` on gfx90a).
+        let line = match line.strip_prefix("  - ") {
+            Some(first) => {
+                flush(&mut name, &mut fields);
+                format!("    {first}")
+            }
+            None => line.to_string(),
+        };
+        if let Some(rest) = line.strip_prefix("    .") {
+            let (key, value) = rest.split_once(':').unwrap_or((rest, ""));
+            let value = value.trim();
+            if key == "name" {
+                name = Some(value.to_string());
+            } else if let Ok(v) = value.parse::<u64>() {
+                fields.insert(key.to_string(), v);
+            }
+        }
+    }
+    flush(&mut name, &mut fields);
+    out
+}
+
+#[test]
+fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
+    let tools = (
+        Command::new("hipcc").arg("--version").output().is_ok(),
+        llvm_tool("clang-offload-bundler"),
+        llvm_tool("llvm-readelf"),
+    );
+    let (true, Some(bundler), Some(readelf)) = tools else {
+        assert!(
+            std::env::var("SPGEMM_REQUIRE_HIPCC").map_or(true, |v| v != "1"),
+            "SPGEMM_REQUIRE_HIPCC=1 but hipcc or LLVM tools are missing"
+        );
+        let _ = writeln!(std::io::stderr(), "SKIPPED: hipcc / clang-offload-bundler / llvm-readelf not found (Debian: apt install hipcc libamdhip64-dev)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("spgemm-hip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let targets = [
+        (
+            "gfx906",
+            props("gfx906", 48 * 1024, 64 * 1024, 2560),
+            Cu {
+                vgprs: 256,
+                granule: 4,
+                max_waves: 10,
+                lds: 64 * 1024,
+            },
+        ),
+        (
+            "gfx90a",
+            props("gfx90a", 64 * 1024, 64 * 1024, 2048),
+            Cu {
+                vgprs: 512,
+                granule: 8,
+                max_waves: 8,
+                lds: 64 * 1024,
+            },
+        ),
+    ];
+    for (arch, props, cu) in targets {
+        for value_bytes in [4usize, 8] {
+            let table = KernelTable::for_device(&props, value_bytes);
+            let prog = if value_bytes == 4 {
+                program::build::<f32>(
+                    spgemm_kernels_hip::PRELUDE_HIP,
+                    spgemm_kernels_hip::BODY,
+                    &table,
+                    SortVariant::Auto,
+                )
+            } else {
+                program::build::<f64>(
+                    spgemm_kernels_hip::PRELUDE_HIP,
+                    spgemm_kernels_hip::BODY,
+                    &table,
+                    SortVariant::Auto,
+                )
+            };
+            let src = dir.join(format!("{}.hip", prog.name));
+            std::fs::write(&src, &prog.source).unwrap();
+            let bundle = src.with_extension("co");
+            let elf = src.with_extension("o");
+            run(Command::new("hipcc")
+                .args([
+                    &format!("--offload-arch={arch}"),
+                    "--cuda-device-only",
+                    "-c",
+                    "-O3",
+                    "-std=c++17",
+                ])
+                .arg(&src)
+                .arg("-o")
+                .arg(&bundle));
+            run(Command::new(&bundler)
+                .args([
+                    "--type=o",
+                    &format!("--targets=hipv4-amdgcn-amd-amdhsa--{arch}"),
+                    "--unbundle",
+                ])
+                .arg(format!("--input={}", bundle.display()))
+                .arg(format!("--output={}", elf.display())));
+            let meta = kernel_metadata(&run(Command::new(&readelf).arg("--notes").arg(&elf)));
+            for name in &prog.kernels {
+                let m = meta.get(name).unwrap_or_else(|| {
+                    panic!("{arch} {}: {name} missing from the code object", prog.name)
+                });
+                let get = |k: &str| *m.get(k).unwrap_or(&0);
+                assert_eq!(
+                    get("vgpr_spill_count") + get("sgpr_spill_count"),
+                    0,
+                    "{arch} {}: {name} spills",
+                    prog.name
+                );
+                assert_eq!(
+                    get("private_segment_fixed_size"),
+                    0,
+                    "{arch} {}: {name} uses scratch",
+                    prog.name
+                );
+                let bin = name
+                    .strip_prefix("spgemm_symbolic_bin")
+                    .map(|i| (table.symbolic[i.parse::<usize>().unwrap()], 4))
+                    .or_else(|| {
+                        name.strip_prefix("spgemm_numeric_bin")
+                            .map(|i| (table.numeric[i.parse::<usize>().unwrap()], 4 + value_bytes))
+                    });
+                let Some((bin, entry)) = bin else { continue };
+                let lds = get("group_segment_fixed_size") as usize + bin.shared_bytes(entry);
+                assert!(
+                    lds <= props.shared_memory_per_block_optin,
+                    "{arch} {}: {name} needs {lds} bytes of LDS per block",
+                    prog.name
+                );
+                assert!(
+                    lds * bin.min_blocks as usize <= cu.lds,
+                    "{arch} {}: {name}: {} blocks of {lds} bytes exceed the CU's LDS",
+                    prog.name,
+                    bin.min_blocks
+                );
+                // gfx90a's VGPRs and AGPRs share one register file.
+                let vgprs = (get("vgpr_count") + get("agpr_count")).div_ceil(cu.granule as u64)
+                    as u32
+                    * cu.granule;
+                let waves_by_vgprs = (cu.vgprs / vgprs.max(1)).min(cu.max_waves);
+                let waves_needed = (bin.min_blocks * (bin.block_threads / 64)).div_ceil(4);
+                assert!(
+                    waves_by_vgprs >= waves_needed,
+                    "{arch} {}: {name} uses {vgprs} VGPRs: {waves_by_vgprs} waves per SIMD, the table assumes {waves_needed}",
+                    prog.name
+                );
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{arch} {} {name}: {vgprs} VGPRs, {lds} B LDS, {} blocks/CU",
+                    prog.name,
+                    bin.min_blocks
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
