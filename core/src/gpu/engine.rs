@@ -355,20 +355,7 @@ impl<D: Device> GpuEngine<D> {
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
     ) -> Result<GpuPlan<D, T>> {
-        let ks = self.kernels::<T>()?;
-        let streams = self.take_streams()?;
-        let usage = Usage::default();
-        let r = Run {
-            e: self,
-            ks: &ks,
-            s: &streams,
-            usage: &usage,
-            a,
-            b,
-        };
-        let out = r.check().and_then(|_| r.symbolic(false));
-        self.give_streams(streams);
-        let sym = out?;
+        let sym = self.with_run(a, b, |r| r.symbolic(false))?.0;
         let (crpt, nnz, typical) = (sym.crpt, sym.nnz, sym.typical);
         Ok(GpuPlan {
             a: GpuMatrixRef::of(a),
@@ -408,6 +395,21 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         plan: Option<&GpuPlan<D, T>>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        let ((c, mut times), peak) = self.with_run(a, b, |r| r.all(plan))?;
+        times.peak_bytes = peak;
+        Ok((c, times))
+    }
+
+    /// Runs `f` on a product in flight (kernels for `T`, a set of streams,
+    /// memory accounting) after checking the shapes; returns its result
+    /// and the peak device bytes it used. The streams go back to the pool
+    /// whatever the outcome.
+    fn with_run<T: Scalar, R>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        f: impl FnOnce(&Run<'_, D, T>) -> Result<R>,
+    ) -> Result<(R, usize)> {
         let ks = self.kernels::<T>()?;
         let streams = self.take_streams()?;
         let usage = Usage::default();
@@ -419,10 +421,8 @@ impl<D: Device> GpuEngine<D> {
             a,
             b,
         };
-        let out = r.check().and_then(|_| r.all(plan));
+        let out = r.check().and_then(|_| f(&r));
         self.give_streams(streams);
-        let (c, mut times) = out?;
-        times.peak_bytes = usage.peak();
-        Ok((c, times))
+        Ok((out?, usage.peak()))
     }
 }
