@@ -39,6 +39,19 @@ mod plan {
     }
 
     #[test]
+    fn product_over_the_memory_budget_runs_in_chunks() {
+        let Some(e) = engine() else { return };
+        let a = generate::uniform::<f64>(20_000, 20_000, 10, 5).unwrap();
+        let (c, chunks) = e.multiply_chunked(&a, &a, 8 << 20).unwrap();
+        assert!(chunks >= 8, "{chunks} chunks");
+        spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+        assert!(c.same_structure(&e.multiply_host(&a, &a).unwrap()));
+        // A budget that cannot hold B is an error naming what did not fit.
+        let err = e.multiply_chunked(&a, &a, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("device bytes of B"), "{err}");
+    }
+
+    #[test]
     fn one_engine_shared_by_threads_multiplying_at_once() {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<spgemm::CudaEngine>();

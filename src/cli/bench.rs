@@ -45,6 +45,11 @@ pub struct BenchArgs {
     /// condense-bitonic).
     #[arg(long, value_enum)]
     sort: Option<Sort>,
+    /// GPU backends: also run the product within this device-memory budget
+    /// (bytes; suffixes K, M, G), in chunks of rows, and report the time
+    /// against the unbounded product (both wall-clock, transfers included).
+    #[arg(long, value_parser = parse_bytes)]
+    memory_budget: Option<usize>,
     /// Write the results as a JSON array to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -90,6 +95,35 @@ struct Record {
     peak_memory_bytes: Option<u64>,
     compared: Option<Compared>,
     check: Option<String>,
+    chunked: Option<Chunked>,
+}
+
+/// The product within a device-memory budget, against the unbounded one.
+#[derive(Serialize, Debug)]
+struct Chunked {
+    budget_bytes: usize,
+    chunks: usize,
+    /// Median wall-clock milliseconds, transfers included.
+    median_ms: f64,
+    /// The unbounded product, measured the same way.
+    unbounded_ms: f64,
+    /// Whether both results have the same structure.
+    same_structure: bool,
+}
+
+/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    let (num, mult) = match s.trim().chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1usize << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("'{s}' is not a byte count (e.g. 2G, 512M)"))
 }
 
 #[derive(Serialize, Debug, Default)]
@@ -370,6 +404,7 @@ fn bench_one<T: Scalar>(
         peak_memory_bytes,
         compared,
         check,
+        chunked: chunked(backend, &a, b, args)?,
     })
 }
 
@@ -424,6 +459,46 @@ fn compare_cusparse<T: Scalar>(
             let _ = (a, b, args);
             eprintln!("cusparse comparison skipped for {name}: needs --backend cuda");
             None
+        }
+    }
+}
+
+/// `--memory-budget`: the chunked product against the unbounded one.
+fn chunked<T: Scalar>(
+    backend: &Backend,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    args: &BenchArgs,
+) -> Result<Option<Chunked>, CliError> {
+    let Some(budget) = args.memory_budget else {
+        return Ok(None);
+    };
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(engine) => {
+            let (median_ms, (c, chunks)) = time(args.warmup, args.reps, || {
+                Ok(engine.multiply_chunked(a, b, budget)?)
+            })?;
+            let (unbounded_ms, full) =
+                time(args.warmup, args.reps, || Ok(engine.multiply_host(a, b)?))?;
+            println!(
+                "{:<26} budget {} MiB: {chunks} chunks, {median_ms:.3} ms vs unbounded {unbounded_ms:.3} ms (ratio {:.2})",
+                "",
+                budget >> 20,
+                median_ms / unbounded_ms
+            );
+            Ok(Some(Chunked {
+                budget_bytes: budget,
+                chunks,
+                median_ms,
+                unbounded_ms,
+                same_structure: c.same_structure(&full),
+            }))
+        }
+        _ => {
+            let _ = (a, b, budget);
+            eprintln!("--memory-budget applies to GPU backends only");
+            Ok(None)
         }
     }
 }

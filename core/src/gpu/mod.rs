@@ -15,6 +15,7 @@
 //!
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
+mod chunked;
 mod engine;
 mod memory;
 mod numeric;
@@ -22,6 +23,7 @@ pub mod program;
 mod run;
 mod symbolic;
 
+pub use chunked::split_rows;
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes};
 pub use memory::{DeviceArray, Usage};
 pub use program::SortVariant;
