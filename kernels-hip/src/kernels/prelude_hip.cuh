@@ -1,6 +1,9 @@
 // Vendor prelude for AMD GPUs and Hygon DCUs (HIP / hiprtc): wavefronts of
 // 64, 64-bit lane masks, shuffles and ballots without _sync.
+// hiprtc supplies the HIP built-ins itself; hipcc needs the header.
+#if !defined(__HIPCC_RTC__)
 #include <hip/hip_runtime.h>
+#endif
 #define SPGEMM_WARP_SIZE 64
 typedef unsigned long long lane_mask_t;
 #define SPGEMM_FULL_MASK 0xffffffffffffffffull

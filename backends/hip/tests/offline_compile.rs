@@ -1,4 +1,5 @@
-//! Compiles every kernel for HIP offline (no GPU) and checks each kernel's
+//! Compiles every kernel for HIP offline (no GPU) through the backend's own
+//! hiprtc path ([`spgemm_hip::hiprtc::compile`]) and checks each kernel's
 //! resources, read from the code object's metadata (`llvm-readelf
 //! --notes`), against the kernel table it was specialised with: no VGPR or
 //! SGPR spills, no scratch (private segment), LDS (group segment plus the
@@ -8,12 +9,9 @@
 //! Targets: gfx906 (Hygon DCU / MI50 class: 48 KB per block as the DCU
 //! paper uses, 64 KB per compute unit) with the derived `dcu` table, and
 //! gfx90a (MI200 class: 64 KB per block and per compute unit) with the
-//! derived `mi200` table. Uses `hipcc`, `clang-offload-bundler` and
-//! `llvm-readelf` (Debian: `hipcc`, `libamdhip64-dev`); without them the
-//! test is skipped with a message, unless `SPGEMM_REQUIRE_HIPCC=1`.
-//!
-//! Until the HIP backend exists, `hipcc` compiles here; the backend will
-//! compile the same program text through hiprtc.
+//! derived `mi200` table. Needs libamdhip64 (hiprtc) and `llvm-readelf`
+//! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is skipped
+//! with a message, unless `SPGEMM_REQUIRE_HIPRTC=1`.
 
 use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
 use spgemm_core::gpu::program::{self, SortVariant};
@@ -117,17 +115,12 @@ fn kernel_metadata(notes: &str) -> HashMap<String, HashMap<String, u64>> {
 
 #[test]
 fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
-    let tools = (
-        Command::new("hipcc").arg("--version").output().is_ok(),
-        llvm_tool("clang-offload-bundler"),
-        llvm_tool("llvm-readelf"),
-    );
-    let (true, Some(bundler), Some(readelf)) = tools else {
+    let (true, Some(readelf)) = (spgemm_hip::hiprtc::present(), llvm_tool("llvm-readelf")) else {
         assert!(
-            std::env::var("SPGEMM_REQUIRE_HIPCC").map_or(true, |v| v != "1"),
-            "SPGEMM_REQUIRE_HIPCC=1 but hipcc or LLVM tools are missing"
+            std::env::var("SPGEMM_REQUIRE_HIPRTC").map_or(true, |v| v != "1"),
+            "SPGEMM_REQUIRE_HIPRTC=1 but hiprtc (libamdhip64) or llvm-readelf is missing"
         );
-        let _ = writeln!(std::io::stderr(), "SKIPPED: hipcc / clang-offload-bundler / llvm-readelf not found (Debian: apt install hipcc libamdhip64-dev)");
+        let _ = writeln!(std::io::stderr(), "SKIPPED: hiprtc (libamdhip64) or llvm-readelf not found (Debian: apt install libamdhip64-dev hipcc)");
         return;
     };
     let dir = std::env::temp_dir().join(format!("spgemm-hip-{}", std::process::id()));
@@ -172,29 +165,10 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                     SortVariant::Auto,
                 )
             };
-            let src = dir.join(format!("{}.hip", prog.name));
-            std::fs::write(&src, &prog.source).unwrap();
-            let bundle = src.with_extension("co");
-            let elf = src.with_extension("o");
-            run(Command::new("hipcc")
-                .args([
-                    &format!("--offload-arch={arch}"),
-                    "--cuda-device-only",
-                    "-c",
-                    "-O3",
-                    "-std=c++17",
-                ])
-                .arg(&src)
-                .arg("-o")
-                .arg(&bundle));
-            run(Command::new(&bundler)
-                .args([
-                    "--type=o",
-                    &format!("--targets=hipv4-amdgcn-amd-amdhsa--{arch}"),
-                    "--unbundle",
-                ])
-                .arg(format!("--input={}", bundle.display()))
-                .arg(format!("--output={}", elf.display())));
+            let compiled = spgemm_hip::hiprtc::compile(&prog.name, &prog.source, arch)
+                .unwrap_or_else(|e| panic!("{arch} {}: {e}", prog.name));
+            let elf = dir.join(format!("{}.o", prog.name));
+            std::fs::write(&elf, &compiled.code).unwrap();
             let meta = kernel_metadata(&run(Command::new(&readelf).arg("--notes").arg(&elf)));
             for name in &prog.kernels {
                 let m = meta.get(name).unwrap_or_else(|| {

@@ -1,0 +1,222 @@
+//! hiprtc, the HIP run-time compiler, loaded from libamdhip64 at run time
+//! and declared by hand (the few functions spgemm needs; hip-runtime-sys
+//! does not bind hiprtc). Layered like cudarc: raw symbols, then calls
+//! that return `Result`, then [`compile`].
+//!
+//! Only architectures from [`VALIDATED_ARCHS`] are passed to hiprtc: given
+//! an unknown one, hiprtc aborts the whole process instead of failing.
+
+use spgemm_core::device::{DeviceError, DeviceErrorKind, DeviceResult};
+use std::ffi::{c_char, c_int, c_void, CString};
+
+/// Architectures known to compile with hiprtc (ROCm 5.2 and later).
+pub const VALIDATED_ARCHS: [&str; 6] =
+    ["gfx906", "gfx908", "gfx90a", "gfx940", "gfx1030", "gfx1100"];
+
+/// The library that carries hiprtc in ROCm 5.
+const LIBRARIES: [&str; 2] = ["libamdhip64.so", "libamdhip64.so.5"];
+
+type Program = *mut c_void;
+type CreateFn = unsafe extern "C" fn(
+    *mut Program,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
+type CompileFn = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int;
+type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
+type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
+type DestroyFn = unsafe extern "C" fn(*mut Program) -> c_int;
+type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
+
+fn err(kind: DeviceErrorKind, call: impl Into<String>, message: impl Into<String>) -> DeviceError {
+    DeviceError {
+        kind,
+        backend: "hip",
+        call: call.into(),
+        message: message.into(),
+    }
+}
+
+/// The loaded library and its hiprtc entry points.
+struct Hiprtc {
+    _lib: libloading::Library,
+    create: CreateFn,
+    compile: CompileFn,
+    log_size: SizeFn,
+    log: GetFn,
+    code_size: SizeFn,
+    code: GetFn,
+    destroy: DestroyFn,
+    error_string: ErrorStringFn,
+}
+
+impl Hiprtc {
+    fn load() -> DeviceResult<Self> {
+        // SAFETY: loading libamdhip64 runs its initialisers only.
+        let lib = LIBRARIES
+            .iter()
+            .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
+            .ok_or_else(|| {
+                err(
+                    DeviceErrorKind::NoDriver,
+                    "loading hiprtc",
+                    format!("none of {LIBRARIES:?} could be loaded"),
+                )
+            })?;
+        fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> DeviceResult<T> {
+            // SAFETY: each symbol is looked up by its C name with the
+            // signature hiprtc.h declares for it (the `T` of each use below);
+            // the pointers are kept together with `lib`, which outlives them.
+            unsafe { lib.get::<T>(name.as_bytes()) }
+                .map(|s| *s)
+                .map_err(|e| {
+                    err(
+                        DeviceErrorKind::NoDriver,
+                        format!("looking up {name}"),
+                        e.to_string(),
+                    )
+                })
+        }
+        {
+            Ok(Self {
+                create: sym(&lib, "hiprtcCreateProgram")?,
+                compile: sym(&lib, "hiprtcCompileProgram")?,
+                log_size: sym(&lib, "hiprtcGetProgramLogSize")?,
+                log: sym(&lib, "hiprtcGetProgramLog")?,
+                code_size: sym(&lib, "hiprtcGetCodeSize")?,
+                code: sym(&lib, "hiprtcGetCode")?,
+                destroy: sym(&lib, "hiprtcDestroyProgram")?,
+                error_string: sym(&lib, "hiprtcGetErrorString")?,
+                _lib: lib,
+            })
+        }
+    }
+
+    fn check(&self, call: &str, status: c_int) -> DeviceResult<()> {
+        if status == 0 {
+            return Ok(());
+        }
+        // SAFETY: hiprtcGetErrorString returns a static string for any code
+        // (an "unknown" one for values it does not know), or null.
+        let text = unsafe {
+            let p = (self.error_string)(status);
+            if p.is_null() {
+                format!("hiprtc status {status}")
+            } else {
+                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        Err(err(DeviceErrorKind::Compile, call, text))
+    }
+}
+
+/// Whether hiprtc can be loaded.
+pub fn present() -> bool {
+    Hiprtc::load().is_ok()
+}
+
+/// A compiled code object (an AMDGPU ELF) and the compiler's log.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The code object for the architecture.
+    pub code: Vec<u8>,
+    /// Compiler log.
+    pub log: String,
+}
+
+/// Compiles `source` for `arch` with hiprtc (`-O3`, C++17).
+///
+/// # Errors
+/// [`DeviceErrorKind::Compile`] for an architecture outside
+/// [`VALIDATED_ARCHS`] or a failed compilation (with the log);
+/// [`DeviceErrorKind::NoDriver`] without libamdhip64.
+pub fn compile(name: &str, source: &str, arch: &str) -> DeviceResult<Compiled> {
+    if !VALIDATED_ARCHS.contains(&arch) {
+        return Err(err(
+            DeviceErrorKind::Compile,
+            "hiprtcCompileProgram",
+            format!("architecture {arch} is not in the validated list {VALIDATED_ARCHS:?}"),
+        ));
+    }
+    let rtc = Hiprtc::load()?;
+    let src = CString::new(source).map_err(|_| {
+        err(
+            DeviceErrorKind::Compile,
+            "hiprtcCreateProgram",
+            "source contains a NUL byte",
+        )
+    })?;
+    let cname = CString::new(format!("{name}.hip")).map_err(|_| {
+        err(
+            DeviceErrorKind::Compile,
+            "hiprtcCreateProgram",
+            "name contains a NUL byte",
+        )
+    })?;
+    let opts: Vec<CString> = [
+        format!("--gpu-architecture={arch}"),
+        "-O3".into(),
+        "-std=c++17".into(),
+    ]
+    .into_iter()
+    .map(|o| CString::new(o).expect("options have no NUL"))
+    .collect();
+    let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    let mut prog: Program = std::ptr::null_mut();
+    // SAFETY: every pointer passed lives across the calls; the program is
+    // destroyed exactly once below; buffers are sized by the size queries.
+    unsafe {
+        rtc.check(
+            "hiprtcCreateProgram",
+            (rtc.create)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            ),
+        )?;
+        let status = (rtc.compile)(prog, ptrs.len() as c_int, ptrs.as_ptr());
+        let mut n = 0usize;
+        let log = if (rtc.log_size)(prog, &mut n) == 0 && n > 0 {
+            let mut buf = vec![0u8; n];
+            (rtc.log)(prog, buf.as_mut_ptr() as *mut c_char);
+            String::from_utf8_lossy(&buf)
+                .trim_end_matches('\0')
+                .to_string()
+        } else {
+            String::new()
+        };
+        let result = rtc
+            .check(&format!("hiprtcCompileProgram ({name} for {arch})"), status)
+            .map_err(|mut e| {
+                e.message = format!("{}\n{log}", e.message);
+                e
+            });
+        let code = result.and_then(|()| {
+            let mut size = 0usize;
+            rtc.check("hiprtcGetCodeSize", (rtc.code_size)(prog, &mut size))?;
+            let mut code = vec![0u8; size];
+            rtc.check(
+                "hiprtcGetCode",
+                (rtc.code)(prog, code.as_mut_ptr() as *mut c_char),
+            )?;
+            Ok(code)
+        });
+        (rtc.destroy)(&mut prog);
+        Ok(Compiled { code: code?, log })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unknown_architectures_are_refused_before_hiprtc_sees_them() {
+        let e = super::compile("x", "extern \"C\" __global__ void k() {}", "gfx9999").unwrap_err();
+        assert!(e.to_string().contains("validated list"), "{e}");
+    }
+}
