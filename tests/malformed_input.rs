@@ -144,3 +144,11 @@ fn garbage_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn billions_of_declared_rows_are_an_error_not_an_abort() {
+    // One valid entry, but offsets for 4·10^18 rows cannot be allocated.
+    let e = parse(&format!("{HEAD}4000000000000000000 1 1\n1 1 1\n"));
+    assert!(matches!(e, Error::HostOutOfMemory { .. }), "{e:?}");
+    assert!(e.to_string().contains("row offsets"), "{e}");
+}
