@@ -159,3 +159,52 @@ fn a_closed_output_pipe_ends_the_program_without_a_panic() {
     child.wait().unwrap();
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn report_lines_up_bench_results_in_a_table_and_a_chart() {
+    let (j1, j2) = (tmp("r1.json"), tmp("r2.json"));
+    for (json, m) in [(&j1, "bcsstk08"), (&j2, "nos4")] {
+        let path = common::matrices_dir().join(format!("{m}.mtx.gz"));
+        let r = spgemm()
+            .args([
+                "bench",
+                path.to_str().unwrap(),
+                "--reps",
+                "1",
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let svg = tmp("report.svg");
+    let r = spgemm()
+        .args([
+            "report",
+            j1.to_str().unwrap(),
+            j2.to_str().unwrap(),
+            "-o",
+            svg.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let table = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        table.contains("bcsstk08.mtx.gz")
+            && table.contains("nos4.mtx.gz")
+            && table.contains("spgemm cpu"),
+        "{table}"
+    );
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.contains("<svg") && chart.contains("bcsstk08.mtx.gz"));
+    let bad = tmp("bad.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let r = spgemm()
+        .args(["report", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not a bench result array"));
+}

@@ -2,6 +2,7 @@
 
 mod bench;
 mod info;
+mod report;
 mod scipy;
 mod source;
 
@@ -56,6 +57,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Write a synthetic matrix (stencil, R-MAT, Erdős–Rényi, long rows).
     Gen(GenArgs),
+    /// Results of several `bench --json` runs side by side: table and SVG chart.
+    Report(report::ReportArgs),
 }
 
 /// Options shared by the commands that multiply.
@@ -116,6 +119,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Precision::F32 => bench::run::<f32>(&a),
         },
         Command::Info(a) => info::run(&a),
+        Command::Report(a) => report::run(&a),
         Command::Gen(a) => {
             let spec = if a.spec.starts_with("gen:") {
                 a.spec.clone()
