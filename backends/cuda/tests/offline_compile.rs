@@ -123,13 +123,7 @@ fn every_kernel_compiles_and_fits_its_table() {
                 });
                 assert_eq!(spills, 0, "{}: {name} spills", prog.name);
                 assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
-                let bin = name
-                    .strip_prefix("spgemm_symbolic_bin")
-                    .map(|i| (table.symbolic[i.parse::<usize>().unwrap()], 4))
-                    .or_else(|| {
-                        name.strip_prefix("spgemm_numeric_bin")
-                            .map(|i| (table.numeric[i.parse::<usize>().unwrap()], 4 + value_bytes))
-                    });
+                let bin = program::bin_of_kernel(&table, value_bytes, name);
                 if let Some((bin, entry)) = bin {
                     let blocks = bin.min_blocks;
                     assert!(

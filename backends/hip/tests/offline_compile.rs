@@ -187,13 +187,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                     "{arch} {}: {name} uses scratch",
                     prog.name
                 );
-                let bin = name
-                    .strip_prefix("spgemm_symbolic_bin")
-                    .map(|i| (table.symbolic[i.parse::<usize>().unwrap()], 4))
-                    .or_else(|| {
-                        name.strip_prefix("spgemm_numeric_bin")
-                            .map(|i| (table.numeric[i.parse::<usize>().unwrap()], 4 + value_bytes))
-                    });
+                let bin = program::bin_of_kernel(&table, value_bytes, name);
                 let Some((bin, entry)) = bin else { continue };
                 let lds = get("group_segment_fixed_size") as usize + bin.shared_bytes(entry);
                 assert!(

@@ -5,7 +5,7 @@
 
 use crate::device::KernelProgram;
 use crate::scalar::Scalar;
-use crate::table::KernelTable;
+use crate::table::{Bin, KernelTable};
 use std::fmt::Write;
 
 /// How the numeric step produces sorted rows from a shared-memory table.
@@ -83,6 +83,21 @@ pub(crate) mod k {
 
 fn u64_list(v: impl Iterator<Item = u64>) -> String {
     v.map(|x| format!("{x}ull")).collect::<Vec<_>>().join(", ")
+}
+
+/// The bin a per-bin kernel of [`build`]'s program computes, and the bytes
+/// of one entry of its hash table (`None` for the other kernels). Lets
+/// resource checks compare a compiled kernel with its table.
+pub fn bin_of_kernel(table: &KernelTable, value_bytes: usize, name: &str) -> Option<(Bin, usize)> {
+    let index = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|i| i.parse::<usize>().ok())
+    };
+    match (index("spgemm_symbolic_bin"), index("spgemm_numeric_bin")) {
+        (Some(i), _) => table.symbolic.get(i).map(|b| (*b, 4)),
+        (_, Some(i)) => table.numeric.get(i).map(|b| (*b, 4 + value_bytes)),
+        _ => None,
+    }
 }
 
 /// Builds the program for value type `T` with `table`.
@@ -193,5 +208,20 @@ mod tests {
         assert!(p.source.contains("{26ull, 426ull"));
         assert_eq!(p.kernels[k::BIN_FILL_NUMERIC], "spgemm_bin_fill_numeric");
         assert_eq!(p.kernels[k::FIRST_BIN], "spgemm_symbolic_bin0");
+    }
+
+    #[test]
+    fn kernels_map_back_to_their_bins() {
+        let t = KernelTable::v100_paper();
+        assert_eq!(
+            bin_of_kernel(&t, 8, "spgemm_numeric_bin1"),
+            Some((t.numeric[1], 12))
+        );
+        assert_eq!(
+            bin_of_kernel(&t, 4, "spgemm_symbolic_bin7"),
+            Some((t.symbolic[7], 4))
+        );
+        assert_eq!(bin_of_kernel(&t, 8, "spgemm_setup"), None);
+        assert_eq!(bin_of_kernel(&t, 8, "spgemm_symbolic_bin99"), None);
     }
 }
