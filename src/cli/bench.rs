@@ -96,6 +96,9 @@ struct Record {
     compared: Option<Compared>,
     check: Option<String>,
     chunked: Option<Chunked>,
+    /// GPU backends: milliseconds to compile the kernels (first use) or load
+    /// them from the on-disk cache; near zero after the first matrix of a run.
+    kernels_ready_ms: Option<f64>,
 }
 
 /// The product within a device-memory budget, against the unbounded one.
@@ -285,6 +288,12 @@ fn print_row(r: &Record) {
     if let Some(c) = &r.check {
         println!("{:<26} check: {c}", "");
     }
+    if let Some(k) = r.kernels_ready_ms {
+        println!(
+            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache)",
+            ""
+        );
+    }
 }
 
 fn bench_one<T: Scalar>(
@@ -302,6 +311,8 @@ fn bench_one<T: Scalar>(
     };
     let stats = spgemm::stats::product_stats(&a, b)?;
     let mut phases_ms = BTreeMap::new();
+    #[allow(unused_mut)] // set by GPU backends only
+    let mut kernels_ready_ms = None;
     let (median_ms, c, peak_memory_bytes) = match backend {
         Backend::Cpu(cpu) => {
             let (total, c) = time(args.warmup, args.reps, || Ok(cpu.multiply(&a, b)?))?;
@@ -314,6 +325,9 @@ fn bench_one<T: Scalar>(
         #[cfg(feature = "cuda")]
         Backend::Cuda(engine) => {
             // Device-event times; transfers excluded, C's allocation included.
+            let t = Instant::now();
+            engine.prepare::<T>()?;
+            kernels_ready_ms = Some(t.elapsed().as_secs_f64() * 1e3);
             let (ga, gb) = (engine.upload(&a)?, engine.upload(b)?);
             for _ in 0..args.warmup {
                 engine.multiply(&ga, &gb)?;
@@ -405,6 +419,7 @@ fn bench_one<T: Scalar>(
         compared,
         check,
         chunked: chunked(backend, &a, b, args)?,
+        kernels_ready_ms,
     })
 }
 
