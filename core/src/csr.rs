@@ -12,7 +12,7 @@
 //!   (sorted, no duplicates). SpGEMM accepts unsorted rows with duplicates
 //!   (each stored entry contributes), and always produces sorted rows.
 
-use crate::error::{try_filled, try_reserve, Error, Result};
+use crate::error::{try_filled, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -471,13 +471,6 @@ fn sort_row<T: Scalar>(cols: &mut [u32], vals: &mut [T]) -> usize {
         }
     }
     k
-}
-
-/// Reserve helper re-exported for backends assembling large outputs.
-pub fn try_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    try_reserve(&mut v, n, what)?;
-    Ok(v)
 }
 
 #[cfg(test)]

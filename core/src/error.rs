@@ -161,3 +161,10 @@ pub fn try_filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<
     v.resize(len, value);
     Ok(v)
 }
+
+/// An empty vector with room for `n` elements, or [`Error::HostOutOfMemory`].
+pub fn try_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    try_reserve(&mut v, n, what)?;
+    Ok(v)
+}

@@ -79,10 +79,10 @@ pub fn read_path<T: Scalar>(path: impl AsRef<Path>) -> Result<CsrMatrix<T>> {
 /// the matrix. See [`read_path`].
 ///
 /// # Errors
-/// As [`read_path`]; I/O errors carry an empty path.
+/// As [`read_path`]; I/O errors name the path `<input stream>`.
 pub fn read<T: Scalar>(mut reader: impl Read) -> Result<(Header, CsrMatrix<T>)> {
     let io = |source| Error::Io {
-        path: Default::default(),
+        path: "<input stream>".into(),
         source,
     };
     let mut raw = Vec::new();

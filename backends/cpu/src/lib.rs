@@ -32,9 +32,8 @@ mod accumulator;
 use accumulator::{Accumulator, CompressedRows, Dense, Hash};
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
-use spgemm_core::csr::try_with_capacity;
-use spgemm_core::error::try_filled;
-use spgemm_core::reference::check_dimensions;
+use spgemm_core::error::{try_filled, try_with_capacity};
+use spgemm_core::stats::{product_stats, ProductStats};
 use spgemm_core::{CsrMatrix, Error, Result, Scalar};
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -237,19 +236,11 @@ impl CpuBackend {
         a: &CsrMatrix<T>,
         b: &CsrMatrix<T>,
     ) -> Result<(Vec<usize>, Vec<Range<usize>>, u64)> {
-        check_dimensions(a, b)?;
-        let boff = b.row_offsets();
-        let nprod: Vec<u64> = (0..a.nrows())
-            .into_par_iter()
-            .map(|i| {
-                a.row(i)
-                    .0
-                    .iter()
-                    .map(|&k| (boff[k as usize + 1] - boff[k as usize]) as u64)
-                    .sum()
-            })
-            .collect();
-        let total: u64 = nprod.iter().sum();
+        let ProductStats {
+            nprod,
+            total_nprod: total,
+            ..
+        } = product_stats(a, b)?;
         let chunks = split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
         let mut counts = try_filled(a.nrows() + 1, 0usize, "C row offsets")?;
         {

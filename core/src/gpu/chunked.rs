@@ -147,9 +147,9 @@ impl<D: Device> GpuEngine<D> {
             .map(|p| p.expect("every chunk ran"))
             .collect();
         let nnz: usize = parts.iter().map(|p| p.nnz()).sum();
-        let mut offsets = crate::csr::try_with_capacity(a.nrows() + 1, "C row offsets")?;
-        let mut cols = crate::csr::try_with_capacity(nnz, "C column indices")?;
-        let mut vals = crate::csr::try_with_capacity(nnz, "C values")?;
+        let mut offsets = crate::error::try_with_capacity(a.nrows() + 1, "C row offsets")?;
+        let mut cols = crate::error::try_with_capacity(nnz, "C column indices")?;
+        let mut vals = crate::error::try_with_capacity(nnz, "C values")?;
         offsets.push(0usize);
         for p in &parts {
             let base = cols.len();

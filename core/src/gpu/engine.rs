@@ -60,10 +60,7 @@ impl<D: Device, T: Scalar> GpuMatrix<D, T> {
     }
     /// Whether `self` and `other` share their structure (offsets and columns).
     pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
-        self.nrows == other.nrows
-            && self.ncols == other.ncols
-            && (Arc::ptr_eq(&self.structure, &other.structure)
-                || matches!((&self.structure.host, &other.structure.host), (Some(x), Some(y)) if x == y))
+        GpuMatrixRef::of(self).matches(other)
     }
 }
 
@@ -110,6 +107,8 @@ impl<D: Device> GpuMatrixRef<D> {
             structure: m.structure.clone(),
         }
     }
+    /// Same shape, and the same structure arrays (shared), or equal host
+    /// copies of them.
     fn matches<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> bool {
         self.nrows == m.nrows
             && self.ncols == m.ncols
