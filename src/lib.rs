@@ -75,14 +75,44 @@ impl std::str::FromStr for BackendKind {
 
 #[cfg(feature = "cuda")]
 pub use spgemm_cuda::{CudaDevice, CudaEngine};
+#[cfg(feature = "hip")]
+pub use spgemm_hip::{HipDevice, HipEngine};
+
+/// Options of the GPU backends; the CPU backend ignores them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// Device ordinals to use together (rows of A split between them by
+    /// products, B copied to each); default `[0]`.
+    pub devices: Vec<usize>,
+    /// Device-memory budget per device in bytes (default: the free memory
+    /// at each product); larger products run in chunks of rows.
+    pub memory_budget: Option<usize>,
+    /// The numeric step's sort (default: [`gpu::SortVariant::Auto`]).
+    pub sort: gpu::SortVariant,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self {
+            devices: vec![0],
+            memory_budget: None,
+            sort: gpu::SortVariant::default(),
+        }
+    }
+}
 
 /// A ready backend.
 pub enum Backend {
     /// The CPU backend.
     Cpu(CpuBackend),
-    /// An NVIDIA GPU (feature `cuda`).
+    /// NVIDIA GPUs (feature `cuda`): one engine per device of
+    /// [`GpuOptions::devices`].
     #[cfg(feature = "cuda")]
-    Cuda(Box<CudaEngine>),
+    Cuda(Box<gpu::MultiGpu<CudaDevice>>),
+    /// AMD GPUs and Hygon DCUs (feature `hip`): one engine per device of
+    /// [`GpuOptions::devices`].
+    #[cfg(feature = "hip")]
+    Hip(Box<gpu::MultiGpu<HipDevice>>),
 }
 
 impl std::fmt::Debug for Backend {
@@ -91,47 +121,105 @@ impl std::fmt::Debug for Backend {
     }
 }
 
+/// Opens one engine per device in `options` with `open`, configured by
+/// `options`.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))] // used by the GPU features
+fn open_engines<D: spgemm_core::device::Device>(
+    backend: &'static str,
+    options: &GpuOptions,
+    open: impl Fn(usize) -> spgemm_core::Result<gpu::GpuEngine<D>>,
+) -> Result<gpu::MultiGpu<D>> {
+    let engines = options
+        .devices
+        .iter()
+        .map(|&d| {
+            let e = open(d)
+                .map_err(|e| Error::BackendUnavailable {
+                    backend,
+                    reason: e.to_string(),
+                })?
+                .with_sort(options.sort);
+            Ok(match options.memory_budget {
+                Some(bytes) => e.with_memory_budget(bytes),
+                None => e,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(gpu::MultiGpu::new(engines)?)
+}
+
 impl Backend {
-    /// Opens the backend `kind` and says why it was chosen.
+    /// Opens the backend `kind` (GPU backends on device 0) and says why it
+    /// was chosen.
     ///
     /// # Errors
     /// [`Error::BackendUnavailable`] when a GPU backend is asked for but was
     /// not compiled in or finds no device.
     pub fn select(kind: BackendKind) -> Result<(Backend, String)> {
+        Self::select_with(kind, &GpuOptions::default())
+    }
+
+    /// Opens the backend `kind` with GPU `options` and says why it was
+    /// chosen.
+    ///
+    /// # Errors
+    /// As [`Backend::select`]; also [`Error::Core`] with
+    /// `spgemm_core::Error::NoDevices` for an empty device list.
+    pub fn select_with(kind: BackendKind, options: &GpuOptions) -> Result<(Backend, String)> {
         let cpu = || Backend::Cpu(CpuBackend::new());
         match kind {
             BackendKind::Cpu => Ok((cpu(), "asked for".into())),
-            BackendKind::Cuda => Self::cuda().map(|b| (b, "asked for".into())),
-            BackendKind::Hip => Err(Error::BackendUnavailable {
-                backend: "hip",
-                reason: "the HIP backend is not available yet: its kernels compile (kernels-hip), its device layer does not exist (see README)".into(),
-            }),
-            BackendKind::Auto => match Self::cuda() {
-                Ok(b) => Ok((b, "a CUDA GPU is present".into())),
-                Err(Error::BackendUnavailable { reason, .. }) => {
-                    Ok((cpu(), format!("no GPU backend usable: cuda: {reason}")))
-                }
-                Err(e) => Err(e),
-            },
+            BackendKind::Cuda => Self::cuda(options).map(|b| (b, "asked for".into())),
+            BackendKind::Hip => Self::hip(options).map(|b| (b, "asked for".into())),
+            BackendKind::Auto => {
+                let cuda = match Self::cuda(options) {
+                    Ok(b) => return Ok((b, "a CUDA GPU is present".into())),
+                    Err(Error::BackendUnavailable { reason, .. }) => reason,
+                    Err(e) => return Err(e),
+                };
+                let hip = match Self::hip(options) {
+                    Ok(b) => return Ok((b, "a HIP GPU is present".into())),
+                    Err(Error::BackendUnavailable { reason, .. }) => reason,
+                    Err(e) => return Err(e),
+                };
+                Ok((
+                    cpu(),
+                    format!("no GPU backend usable: cuda: {cuda}; hip: {hip}"),
+                ))
+            }
         }
     }
 
-    /// Opens GPU 0 through CUDA.
-    fn cuda() -> Result<Backend> {
+    /// Opens the HIP devices of `options`.
+    fn hip(options: &GpuOptions) -> Result<Backend> {
+        #[cfg(feature = "hip")]
+        {
+            open_engines("hip", options, spgemm_hip::open).map(|m| Backend::Hip(Box::new(m)))
+        }
+        #[cfg(not(feature = "hip"))]
+        {
+            let _ = options;
+            Err(Error::BackendUnavailable {
+                backend: "hip",
+                reason: "built without the 'hip' feature (build with --features hip)".into(),
+            })
+        }
+    }
+
+    /// Opens the CUDA devices of `options`.
+    fn cuda(options: &GpuOptions) -> Result<Backend> {
         #[cfg(feature = "cuda")]
         {
-            spgemm_cuda::open(0)
-                .map(|e| Backend::Cuda(Box::new(e)))
-                .map_err(|e| Error::BackendUnavailable {
-                    backend: "cuda",
-                    reason: e.to_string(),
-                })
+            open_engines("cuda", options, spgemm_cuda::open).map(|m| Backend::Cuda(Box::new(m)))
         }
         #[cfg(not(feature = "cuda"))]
-        Err(Error::BackendUnavailable {
-            backend: "cuda",
-            reason: "built without the 'cuda' feature (build with --features cuda)".into(),
-        })
+        {
+            let _ = options;
+            Err(Error::BackendUnavailable {
+                backend: "cuda",
+                reason: "built without the 'cuda' feature (build with --features cuda)".into(),
+            })
+        }
     }
 
     /// Short backend name (`"cpu"`, `"cuda"`, `"hip"`).
@@ -140,21 +228,26 @@ impl Backend {
             Backend::Cpu(_) => "cpu",
             #[cfg(feature = "cuda")]
             Backend::Cuda(_) => "cuda",
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => "hip",
         }
     }
 
-    /// What the backend runs on, e.g. `"CPU, 2 threads"` or the GPU's name.
+    /// What the backend runs on, e.g. `"CPU, 2 threads"`, the GPU's name,
+    /// or `"2 × NVIDIA H200"`.
     pub fn device(&self) -> String {
-        #[cfg(feature = "cuda")]
-        use spgemm_core::device::Device;
         match self {
             Backend::Cpu(c) => format!("CPU, {} threads", c.threads()),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(e) => e.device().properties().name.clone(),
+            Backend::Cuda(m) => gpu_names(m),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => gpu_names(m),
         }
     }
 
-    /// `C = A·B` with sorted rows; see the backend's docs.
+    /// `C = A·B` with sorted rows; see the backend's docs
+    /// ([`CpuBackend::multiply`], [`gpu::GpuEngine::multiply_host`],
+    /// [`gpu::MultiGpu::multiply_host`]).
     ///
     /// # Errors
     /// Dimension mismatch, out of memory (host or device), device failures.
@@ -162,7 +255,26 @@ impl Backend {
         match self {
             Backend::Cpu(c) => Ok(c.multiply(a, b)?),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(e) => Ok(e.multiply_host(a, b)?),
+            Backend::Cuda(m) => Ok(m.multiply_host(a, b)?),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(m.multiply_host(a, b)?),
         }
+    }
+}
+
+/// The devices of `m`: one name, or `"N × name"` when all are alike.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))] // used by the GPU features
+fn gpu_names<D: spgemm_core::device::Device>(m: &gpu::MultiGpu<D>) -> String {
+    let names: Vec<&str> = m
+        .engines()
+        .iter()
+        .map(|e| e.device().properties().name.as_str())
+        .collect();
+    if names.len() == 1 {
+        names[0].to_string()
+    } else if names.iter().all(|n| *n == names[0]) {
+        format!("{} × {}", names.len(), names[0])
+    } else {
+        names.join(" + ")
     }
 }

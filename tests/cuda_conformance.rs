@@ -19,6 +19,30 @@ mod suite {
     crate::conformance_suite!(crate::open());
 }
 
+/// Two engines splitting A's rows: GPUs 0 and 1 when there are two, else
+/// two engines on GPU 0 (the same splitting and stacking either way).
+fn open_two() -> Option<Box<dyn common::conformance::Multiplier>> {
+    let select = |devices: Vec<usize>| {
+        let options = spgemm::GpuOptions {
+            devices,
+            ..Default::default()
+        };
+        spgemm::Backend::select_with(spgemm::BackendKind::Cuda, &options)
+    };
+    match select(vec![0, 1]).or_else(|_| select(vec![0, 0])) {
+        Ok((b, _)) => Some(Box::new(b)),
+        Err(e) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "cuda backend unavailable: {e}");
+            None
+        }
+    }
+}
+
+mod suite_two_devices {
+    crate::conformance_suite!(crate::open_two());
+}
+
 #[cfg(feature = "cuda")]
 mod plan {
     use spgemm::generate;
@@ -49,6 +73,27 @@ mod plan {
         // A budget that cannot hold B is an error naming what did not fit.
         let err = e.multiply_chunked(&a, &a, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("device bytes of B"), "{err}");
+    }
+
+    #[test]
+    fn memory_budget_decides_between_whole_and_chunks() {
+        use spgemm::gpu::Placement;
+        let Some(e) = engine() else { return };
+        let a = generate::uniform::<f64>(20_000, 20_000, 10, 6).unwrap();
+        let small = e.with_memory_budget(8 << 20);
+        let (c, how) = small.multiply_host_placed(&a, &a).unwrap();
+        assert!(
+            matches!(how, Placement::Chunked { chunks, budget: 8_388_608, after_out_of_memory: false } if chunks >= 8),
+            "{how:?}"
+        );
+        spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+        let Some(e) = engine() else { return };
+        let (whole, how) = e
+            .with_memory_budget(1 << 30)
+            .multiply_host_placed(&a, &a)
+            .unwrap();
+        assert_eq!(how, Placement::Whole);
+        assert!(whole.same_structure(&c));
     }
 
     #[test]

@@ -175,7 +175,8 @@ pub trait Device: Send + Sync {
 
     /// What the device is.
     fn properties(&self) -> &DeviceProperties;
-    /// `(free, total)` device memory in bytes.
+    /// `(free, total)` device memory in bytes; `free` counts memory the
+    /// backend's pool keeps for reuse as free.
     ///
     /// # Errors
     /// A driver failure.

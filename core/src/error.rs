@@ -122,6 +122,9 @@ pub enum Error {
         /// Requested size in bytes.
         bytes: u128,
     },
+    /// A list of devices to spread work over was empty.
+    #[error("no devices were given")]
+    NoDevices,
     /// A device backend reported a failure.
     #[error(transparent)]
     Device(#[from] crate::device::DeviceError),

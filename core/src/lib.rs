@@ -31,6 +31,7 @@ pub mod device;
 pub mod error;
 pub mod generate;
 pub mod gpu;
+pub mod kernel_cache;
 pub mod mtx;
 pub mod reference;
 pub mod scalar;

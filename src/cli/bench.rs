@@ -1,15 +1,32 @@
 //! `spgemm bench`: median time, GFLOPS and phases per matrix, optionally
 //! side by side with SciPy in the same run, and checked against the reference.
 
+use super::bench_gpu::{Chunked, Devices};
 use super::source::MatrixSource;
 use super::{open_backend, scipy, CliError, Common};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use spgemm::{Backend, CsrMatrix, Scalar};
+use spgemm::gpu::SortVariant;
+use spgemm::{Backend, CsrMatrix, GpuOptions, Scalar};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// `$gpu` with `$m` bound to the devices (`MultiGpu`) of whichever GPU
+/// backend `$backend` is, else `$cpu_body` with the CPU backend matched by
+/// `$cpu`: one generic body for every vendor.
+macro_rules! with_gpu {
+    ($backend:expr, $m:ident => $gpu:expr, $cpu:pat => $cpu_body:expr) => {
+        match $backend {
+            Backend::Cpu($cpu) => $cpu_body,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda($m) => $gpu,
+            #[cfg(feature = "hip")]
+            Backend::Hip($m) => $gpu,
+        }
+    };
+}
 
 /// The real matrix bundled with the repository, used when no file is named.
 pub const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bcsstk16.mtx.gz");
@@ -71,6 +88,8 @@ enum Compare {
     Scipy,
     /// cuSPARSE's SpGEMM in this process on the same GPU (backend cuda).
     Cusparse,
+    /// rocSPARSE's SpGEMM in this process on the same GPU (backend hip).
+    Rocsparse,
 }
 
 /// One line of results; the JSON output is an array of these.
@@ -96,26 +115,15 @@ struct Record {
     compared: Option<Compared>,
     check: Option<String>,
     chunked: Option<Chunked>,
+    /// `--devices` with several devices: all of them against the first.
+    devices: Option<Devices>,
     /// GPU backends: milliseconds to compile the kernels (first use) or load
     /// them from the on-disk cache; near zero after the first matrix of a run.
     kernels_ready_ms: Option<f64>,
 }
 
-/// The product within a device-memory budget, against the unbounded one.
-#[derive(Serialize, Debug)]
-struct Chunked {
-    budget_bytes: usize,
-    chunks: usize,
-    /// Median wall-clock milliseconds, transfers included.
-    median_ms: f64,
-    /// The unbounded product, measured the same way.
-    unbounded_ms: f64,
-    /// Whether both results have the same structure.
-    same_structure: bool,
-}
-
 /// Parses a byte count with an optional K, M or G suffix (powers of 1024).
-fn parse_bytes(s: &str) -> Result<usize, String> {
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
     let (num, mult) = match s.trim().chars().last() {
         Some('K' | 'k') => (&s[..s.len() - 1], 1usize << 10),
         Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
@@ -143,7 +151,7 @@ struct Compared {
     peak_memory_bytes: Option<u64>,
 }
 
-fn median(mut t: Vec<f64>) -> f64 {
+pub fn median(mut t: Vec<f64>) -> f64 {
     t.sort_by(f64::total_cmp);
     let n = t.len();
     if n == 0 {
@@ -156,7 +164,7 @@ fn median(mut t: Vec<f64>) -> f64 {
 }
 
 /// Runs `f` `warmup` times, then `reps` timed times; median milliseconds and the last result.
-fn time<R>(
+pub fn time<R>(
     warmup: usize,
     reps: usize,
     mut f: impl FnMut() -> Result<R, CliError>,
@@ -176,23 +184,18 @@ fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let backend = match (
-        open_backend(args.common.backend)?,
-        args.dense_cutoff,
-        args.sort,
-    ) {
-        (Backend::Cpu(cpu), Some(n), _) => Backend::Cpu(cpu.with_dense_cutoff(n)),
-        #[cfg(feature = "cuda")]
-        (Backend::Cuda(e), _, Some(sort)) => {
-            use spgemm::gpu::SortVariant;
-            let sort = match sort {
-                Sort::Bitonic => SortVariant::Bitonic,
-                Sort::Rank => SortVariant::CondenseRank,
-                Sort::CondenseBitonic => SortVariant::CondenseBitonic,
-            };
-            Backend::Cuda(Box::new(e.with_sort(sort)))
-        }
-        (b, _, _) => b,
+    let sort = args.sort.map(|sort| match sort {
+        Sort::Bitonic => SortVariant::Bitonic,
+        Sort::Rank => SortVariant::CondenseRank,
+        Sort::CondenseBitonic => SortVariant::CondenseBitonic,
+    });
+    let options = GpuOptions {
+        sort: sort.unwrap_or_default(),
+        ..GpuOptions::default()
+    };
+    let backend = match (open_backend(&args.common, options)?, args.dense_cutoff) {
+        (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
+        (b, _) => b,
     };
     let files = if args.files.is_empty() {
         vec![MatrixSource::File(PathBuf::from(BUNDLED))]
@@ -310,51 +313,23 @@ fn bench_one<T: Scalar>(
         &at
     };
     let stats = spgemm::stats::product_stats(&a, b)?;
+    #[allow(unused_mut)] // set by GPU backends only
     let mut phases_ms = BTreeMap::new();
     #[allow(unused_mut)] // set by GPU backends only
     let mut kernels_ready_ms = None;
-    let (median_ms, c, peak_memory_bytes) = match backend {
-        Backend::Cpu(cpu) => {
-            let (total, c) = time(args.warmup, args.reps, || Ok(cpu.multiply(&a, b)?))?;
-            let (sym, plan) = time(0, args.reps, || Ok(cpu.symbolic(&a, b)?))?;
-            let (num, _) = time(0, args.reps, || Ok(cpu.numeric(&plan, &a, b)?))?;
-            phases_ms.insert("symbolic", sym);
-            phases_ms.insert("numeric", num);
-            (total, c, None)
-        }
-        #[cfg(feature = "cuda")]
-        Backend::Cuda(engine) => {
-            // Device-event times; transfers excluded, C's allocation included.
-            let t = Instant::now();
-            engine.prepare::<T>()?;
-            kernels_ready_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-            let (ga, gb) = (engine.upload(&a)?, engine.upload(b)?);
-            for _ in 0..args.warmup {
-                engine.multiply(&ga, &gb)?;
-            }
-            let mut runs = Vec::new();
-            let mut last = None;
-            for _ in 0..args.reps.max(1) {
-                let (c, t) = engine.multiply(&ga, &gb)?;
-                runs.push(t);
-                last = Some(c);
-            }
-            for (name, f) in [
-                (
-                    "setup",
-                    (|t: &spgemm_core::gpu::PhaseTimes| t.setup_ms)
-                        as fn(&spgemm_core::gpu::PhaseTimes) -> f64,
-                ),
-                ("symbolic", |t| t.symbolic_ms),
-                ("numeric", |t| t.numeric_ms),
-            ] {
-                phases_ms.insert(name, median(runs.iter().map(f).collect()));
-            }
-            let peak = runs.iter().map(|t| t.peak_bytes as u64).max();
-            let c = engine.download(&last.expect("at least one run"))?;
-            (median(runs.iter().map(|t| t.total_ms).collect()), c, peak)
-        }
-    };
+    let (median_ms, c, peak_memory_bytes) = with_gpu!(backend, m => {
+        let r = super::bench_gpu::time_engine(&m.engines()[0], &a, b, args.warmup, args.reps)?;
+        phases_ms = r.phases_ms;
+        kernels_ready_ms = Some(r.kernels_ready_ms);
+        (r.median_ms, r.c, Some(r.peak_bytes))
+    }, cpu => {
+        let (total, c) = time(args.warmup, args.reps, || Ok(cpu.multiply(&a, b)?))?;
+        let (sym, plan) = time(0, args.reps, || Ok(cpu.symbolic(&a, b)?))?;
+        let (num, _) = time(0, args.reps, || Ok(cpu.numeric(&plan, &a, b)?))?;
+        phases_ms.insert("symbolic", sym);
+        phases_ms.insert("numeric", num);
+        (total, c, None)
+    });
     let check = if args.check {
         match spgemm::verify::check_product(&a, b, &c)? {
             Ok(()) => Some("ok".to_string()),
@@ -392,7 +367,9 @@ fn bench_one<T: Scalar>(
                 None
             }
         },
-        Some(Compare::Cusparse) => compare_cusparse(backend, &a, b, args, &src.name()),
+        Some(library @ (Compare::Cusparse | Compare::Rocsparse)) => {
+            compare_vendor(backend, library, &a, b, args, &src.name())
+        }
         None => None,
     }
     .map(|mut c| {
@@ -419,6 +396,7 @@ fn bench_one<T: Scalar>(
         compared,
         check,
         chunked: chunked(backend, &a, b, args)?,
+        devices: devices(backend, &a, b, &c, args)?,
         kernels_ready_ms,
     })
 }
@@ -435,47 +413,76 @@ fn sample_rows(nprod: &[u64], n: usize) -> Vec<usize> {
     rows
 }
 
-/// cuSPARSE on the same GPU, in this process (backend cuda only).
-fn compare_cusparse<T: Scalar>(
+/// The vendor's library (cuSPARSE for cuda, rocSPARSE for hip) on the same
+/// GPU, in this process.
+fn compare_vendor<T: Scalar>(
     backend: &Backend,
+    library: Compare,
     a: &CsrMatrix<T>,
     b: &CsrMatrix<T>,
     args: &BenchArgs,
     name: &str,
 ) -> Option<Compared> {
-    match backend {
+    let (warmup, reps) = (args.warmup, args.reps);
+    match (backend, library) {
         #[cfg(feature = "cuda")]
-        Backend::Cuda(engine) => {
-            match spgemm_cuda::cusparse::time(engine.device(), a, b, args.warmup, args.reps) {
-                Ok(runs) => {
-                    let med = |f: fn(&spgemm_cuda::cusparse::CusparseRun) -> f64| {
-                        median(runs.iter().map(f).collect())
-                    };
-                    let mut phases_ms = BTreeMap::new();
-                    phases_ms.insert("estimation", med(|r| r.estimation_ms));
-                    phases_ms.insert("compute", med(|r| r.compute_ms));
-                    phases_ms.insert("copy", med(|r| r.copy_ms));
-                    Some(Compared {
-                        library: "cusparse".into(),
-                        median_ms: med(|r| r.ms),
-                        nnz_c: runs[0].nnz_c,
-                        phases_ms,
-                        peak_memory_bytes: runs.iter().map(|r| r.peak_bytes as u64).max(),
-                        ..Default::default()
-                    })
-                }
-                Err(e) => {
-                    eprintln!("cusparse comparison failed for {name}: {e}");
-                    None
-                }
-            }
-        }
+        (Backend::Cuda(m), Compare::Cusparse) => summarize(
+            library,
+            name,
+            spgemm_cuda::cusparse::time(m.engines()[0].device(), a, b, warmup, reps),
+        ),
+        #[cfg(feature = "hip")]
+        (Backend::Hip(m), Compare::Rocsparse) => summarize(
+            library,
+            name,
+            spgemm_hip::rocsparse::time(m.engines()[0].device(), a, b, warmup, reps),
+        ),
         _ => {
-            let _ = (a, b, args);
-            eprintln!("cusparse comparison skipped for {name}: needs --backend cuda");
+            let _ = (a, b, warmup, reps);
+            eprintln!(
+                "{library:?} comparison skipped for {name}: needs --backend {}",
+                if library == Compare::Cusparse {
+                    "cuda"
+                } else {
+                    "hip"
+                }
+            );
             None
         }
     }
+}
+
+/// Medians of a vendor library's runs, or `None` (with the reason on
+/// stderr) when it failed.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
+fn summarize(
+    library: Compare,
+    name: &str,
+    runs: Result<Vec<spgemm::gpu::VendorRun>, spgemm_core::device::DeviceError>,
+) -> Option<Compared> {
+    let runs = match runs {
+        Ok(r) if !r.is_empty() => r,
+        Ok(_) => return None,
+        Err(e) => {
+            eprintln!("{library:?} comparison failed for {name}: {e}");
+            return None;
+        }
+    };
+    let mut phases_ms = BTreeMap::new();
+    for (i, (phase, _)) in runs[0].phases_ms.iter().enumerate() {
+        phases_ms.insert(
+            *phase,
+            median(runs.iter().map(|r| r.phases_ms[i].1).collect()),
+        );
+    }
+    Some(Compared {
+        library: format!("{library:?}").to_lowercase(),
+        median_ms: median(runs.iter().map(|r| r.ms).collect()),
+        nnz_c: runs[0].nnz_c,
+        phases_ms,
+        peak_memory_bytes: runs.iter().map(|r| r.peak_bytes as u64).max(),
+        ..Default::default()
+    })
 }
 
 /// `--memory-budget`: the chunked product against the unbounded one.
@@ -488,32 +495,36 @@ fn chunked<T: Scalar>(
     let Some(budget) = args.memory_budget else {
         return Ok(None);
     };
-    match backend {
-        #[cfg(feature = "cuda")]
-        Backend::Cuda(engine) => {
-            let (median_ms, (c, chunks)) = time(args.warmup, args.reps, || {
-                Ok(engine.multiply_chunked(a, b, budget)?)
-            })?;
-            let (unbounded_ms, full) =
-                time(args.warmup, args.reps, || Ok(engine.multiply_host(a, b)?))?;
-            println!(
-                "{:<26} budget {} MiB: {chunks} chunks, {median_ms:.3} ms vs unbounded {unbounded_ms:.3} ms (ratio {:.2})",
-                "",
-                budget >> 20,
-                median_ms / unbounded_ms
-            );
-            Ok(Some(Chunked {
-                budget_bytes: budget,
-                chunks,
-                median_ms,
-                unbounded_ms,
-                same_structure: c.same_structure(&full),
-            }))
-        }
-        _ => {
-            let _ = (a, b, budget);
-            eprintln!("--memory-budget applies to GPU backends only");
+    let runs = (args.warmup, args.reps);
+    with_gpu!(backend, m => {
+        super::bench_gpu::chunked(&m.engines()[0], a, b, budget, runs).map(Some)
+    }, _ => {
+        let _ = (a, b, runs, budget);
+        eprintln!("--memory-budget applies to GPU backends only");
+        Ok(None)
+    })
+}
+
+/// `--devices` with more than one device: all of them against the first.
+fn devices<T: Scalar>(
+    backend: &Backend,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    single: &CsrMatrix<T>,
+    args: &BenchArgs,
+) -> Result<Option<Devices>, CliError> {
+    let runs = (args.warmup, args.reps);
+    with_gpu!(backend, m => {
+        if m.engines().len() > 1 {
+            super::bench_gpu::devices(m, a, b, single, runs).map(Some)
+        } else {
             Ok(None)
         }
-    }
+    }, _ => {
+        if args.common.devices.len() > 1 {
+            eprintln!("--devices with several devices applies to GPU backends only");
+        }
+        let _ = (a, b, single, runs);
+        Ok(None)
+    })
 }

@@ -1,6 +1,9 @@
 //! Command-line interface: argument definitions and dispatch.
 
 mod bench;
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
+// used by the GPU features
+mod bench_gpu;
 mod info;
 mod report;
 mod scipy;
@@ -8,7 +11,7 @@ mod source;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
-use spgemm::{Backend, BackendKind, Scalar};
+use spgemm::{Backend, BackendKind, GpuOptions, Scalar};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -73,6 +76,10 @@ struct Common {
     /// Seed for generated matrices (`gen:` sources).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// GPU backends: device ordinals to use together, e.g. 0,1 (A's rows
+    /// are split between them by products, B is copied to each).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    devices: Vec<usize>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -90,6 +97,11 @@ struct MultiplyArgs {
     /// Output file for C (.mtx, or .mtx.gz to compress).
     #[arg(short, long)]
     output: PathBuf,
+    /// GPU backends: device memory to use per device (bytes; suffixes K,
+    /// M, G); larger products run in chunks of rows. Default: the free
+    /// device memory.
+    #[arg(long, value_parser = bench::parse_bytes)]
+    memory_budget: Option<usize>,
     #[command(flatten)]
     common: Common,
 }
@@ -143,9 +155,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Opens the backend and tells the user which one and why.
-fn open_backend(kind: BackendKind) -> Result<Backend, CliError> {
-    let (backend, why) = Backend::select(kind)?;
+/// Opens the backend with `options` (its device list from `common`) and
+/// tells the user which one and why.
+fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliError> {
+    let options = GpuOptions {
+        devices: common.devices.clone(),
+        ..options
+    };
+    let (backend, why) = Backend::select_with(common.backend, &options)?;
     eprintln!(
         "backend: {} on {} ({why})",
         backend.name(),
@@ -155,7 +172,11 @@ fn open_backend(kind: BackendKind) -> Result<Backend, CliError> {
 }
 
 fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
-    let backend = open_backend(args.common.backend)?;
+    let options = GpuOptions {
+        memory_budget: args.memory_budget,
+        ..GpuOptions::default()
+    };
+    let backend = open_backend(&args.common, options)?;
     let a = args.a.load::<T>(args.common.seed)?;
     let b = match &args.b {
         Some(s) => Some(s.load::<T>(args.common.seed)?),

@@ -12,25 +12,9 @@ use crate::device::CudaDevice;
 use crate::error::other;
 use cudarc::cusparse::sys;
 use spgemm_core::device::{Device, DeviceErrorKind, DeviceResult};
+use spgemm_core::gpu::VendorRun;
 use spgemm_core::{CsrMatrix, Scalar};
 use std::ffi::c_void;
-
-/// One timed cuSPARSE product.
-#[derive(Clone, Copy, Debug)]
-pub struct CusparseRun {
-    /// Milliseconds, device events.
-    pub ms: f64,
-    /// Of which: work estimation (symbolic analysis).
-    pub estimation_ms: f64,
-    /// Of which: compute (numeric into cuSPARSE's buffers).
-    pub compute_ms: f64,
-    /// Of which: allocating C and copying it out.
-    pub copy_ms: f64,
-    /// nnz(C).
-    pub nnz_c: usize,
-    /// Work buffers plus C, bytes.
-    pub peak_bytes: usize,
-}
 
 fn check(call: &str, s: sys::cusparseStatus_t) -> DeviceResult<()> {
     if s == sys::cusparseStatus_t::CUSPARSE_STATUS_SUCCESS {
@@ -51,7 +35,8 @@ fn i32_of(what: &str, v: usize) -> DeviceResult<i64> {
     Ok(v as i64)
 }
 
-/// Times cuSPARSE's `C = A·B` (`reps` runs after `warmup`).
+/// Times cuSPARSE's `C = A·B` (`reps` runs after `warmup`); phases:
+/// work estimation, compute, C's allocation and copy.
 ///
 /// # Errors
 /// libcusparse missing, 32-bit index limits, cuSPARSE or driver failures.
@@ -61,7 +46,7 @@ pub fn time<T: Scalar>(
     b: &CsrMatrix<T>,
     warmup: usize,
     reps: usize,
-) -> DeviceResult<Vec<CusparseRun>> {
+) -> DeviceResult<Vec<VendorRun>> {
     // SAFETY: only tries to load the library.
     if !unsafe { sys::is_culib_present() } {
         return Err(other(
@@ -235,11 +220,13 @@ pub fn time<T: Scalar>(
                     sys::cusparseDestroySpMat(dc as _),
                 )?;
                 if rep >= warmup {
-                    runs.push(CusparseRun {
+                    runs.push(VendorRun {
                         ms,
-                        estimation_ms,
-                        compute_ms,
-                        copy_ms,
+                        phases_ms: vec![
+                            ("estimation", estimation_ms),
+                            ("compute", compute_ms),
+                            ("copy", copy_ms),
+                        ],
                         nnz_c: nnz as usize,
                         peak_bytes: size1 + size2 + c_bytes,
                     });

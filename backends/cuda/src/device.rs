@@ -18,6 +18,8 @@ use std::sync::Arc;
 struct Context {
     ctx: sys::CUcontext,
     dev: sys::CUdevice,
+    /// The device's default memory pool, which keeps freed memory.
+    pool: sys::CUmemoryPool,
     modules: std::sync::Mutex<Vec<sys::CUmodule>>,
 }
 
@@ -235,6 +237,7 @@ impl CudaDevice {
         let ctx = Arc::new(Context {
             ctx,
             dev,
+            pool,
             modules: Default::default(),
         });
         Ok(Self { ctx, props })
@@ -268,7 +271,24 @@ impl Device for CudaDevice {
 
     fn memory_info(&self) -> DeviceResult<(usize, usize)> {
         self.bind()?;
-        result::mem_get_info().map_err(|e| driver("cuMemGetInfo", e))
+        let (free, total) = result::mem_get_info().map_err(|e| driver("cuMemGetInfo", e))?;
+        // Memory the pool holds but no buffer uses is free to us as well.
+        let pool_attr = |a| -> DeviceResult<u64> {
+            let mut v: u64 = 0;
+            // SAFETY: the pool lives as long as the context; both
+            // attributes are u64.
+            unsafe {
+                sys::cuMemPoolGetAttribute(self.ctx.pool, a, &mut v as *mut u64 as *mut c_void)
+            }
+            .result()
+            .map_err(|e| driver("cuMemPoolGetAttribute", e))?;
+            Ok(v)
+        };
+        use sys::CUmemPool_attribute::*;
+        let reserved = pool_attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+        let used = pool_attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+        let idle = usize::try_from(reserved.saturating_sub(used)).unwrap_or(usize::MAX);
+        Ok((free.saturating_add(idle).min(total), total))
     }
 
     fn create_stream(&self) -> DeviceResult<CudaStream> {

@@ -1,16 +1,11 @@
-//! Run-time compilation with NVRTC for the device present, cached on disk.
-//!
-//! Cache key: the program source, the target architecture, the options and
-//! the NVRTC version. Location: `$SPGEMM_KERNEL_CACHE`, else
-//! `$XDG_CACHE_HOME/spgemm/kernels`, else `$HOME/.cache/spgemm/kernels`.
-//! A cache that cannot be read or written is skipped, never an error.
+//! Run-time compilation with NVRTC for the device present, cached on disk
+//! (`spgemm_core::kernel_cache`; key: the program source, the target
+//! architecture, the options and the NVRTC version).
 
 use crate::error::other;
 use cudarc::nvrtc::{result, sys};
 use spgemm_core::device::{DeviceErrorKind, DeviceResult};
 use std::ffi::CString;
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
 
 /// Options every program is compiled with (besides the architecture).
 pub const OPTIONS: [&str; 2] = ["-std=c++17", "-default-device"];
@@ -132,41 +127,15 @@ pub fn compile(name: &str, source: &str, arch: &str, extra: &[&str]) -> DeviceRe
     out
 }
 
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("SPGEMM_KERNEL_CACHE") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(d).join("spgemm/kernels"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/spgemm/kernels"))
-}
-
-/// The CUBIN of `source` for `arch`, from the cache or compiled (and stored).
+/// The CUBIN of `source` for `arch`, from the on-disk cache
+/// (`spgemm_core::kernel_cache`) or compiled (and stored).
 ///
 /// # Errors
 /// As [`compile`].
 pub fn cached(name: &str, source: &str, arch: &str) -> DeviceResult<Vec<u8>> {
     let (major, minor) = version()?;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (source, arch, OPTIONS, major, minor).hash(&mut h);
-    let file = cache_dir().map(|d| d.join(format!("{name}-{arch}-{:016x}.cubin", h.finish())));
-    if let Some(Ok(bytes)) = file.as_ref().map(std::fs::read) {
-        if !bytes.is_empty() {
-            return Ok(bytes);
-        }
-    }
-    let compiled = compile(name, source, arch, &[])?;
-    if let Some(f) = file {
-        let tmp = f.with_extension(format!("tmp{}", std::process::id()));
-        let stored = f
-            .parent()
-            .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            && std::fs::write(&tmp, &compiled.cubin).is_ok()
-            && std::fs::rename(&tmp, &f).is_ok();
-        if !stored {
-            let _ = std::fs::remove_file(&tmp);
-        }
-    }
-    Ok(compiled.cubin)
+    let key = (source, arch, OPTIONS, major, minor);
+    spgemm_core::kernel_cache::cached(&format!("{name}-{arch}"), key, "cubin", || {
+        Ok(compile(name, source, arch, &[])?.cubin)
+    })
 }

@@ -13,6 +13,9 @@ use std::ffi::{c_char, c_int, c_void, CString};
 pub const VALIDATED_ARCHS: [&str; 6] =
     ["gfx906", "gfx908", "gfx90a", "gfx940", "gfx1030", "gfx1100"];
 
+/// Options every program is compiled with (besides the architecture).
+pub const OPTIONS: [&str; 2] = ["-O3", "-std=c++17"];
+
 /// The library that carries hiprtc in ROCm 5.
 const LIBRARIES: [&str; 2] = ["libamdhip64.so", "libamdhip64.so.5"];
 
@@ -156,14 +159,10 @@ pub fn compile(name: &str, source: &str, arch: &str) -> DeviceResult<Compiled> {
             "name contains a NUL byte",
         )
     })?;
-    let opts: Vec<CString> = [
-        format!("--gpu-architecture={arch}"),
-        "-O3".into(),
-        "-std=c++17".into(),
-    ]
-    .into_iter()
-    .map(|o| CString::new(o).expect("options have no NUL"))
-    .collect();
+    let opts: Vec<CString> = std::iter::once(format!("--gpu-architecture={arch}"))
+        .chain(OPTIONS.iter().map(|o| o.to_string()))
+        .map(|o| CString::new(o).expect("options have no NUL"))
+        .collect();
     let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     let mut prog: Program = std::ptr::null_mut();
     // SAFETY: every pointer passed lives across the calls; the program is
@@ -210,6 +209,25 @@ pub fn compile(name: &str, source: &str, arch: &str) -> DeviceResult<Compiled> {
         (rtc.destroy)(&mut prog);
         Ok(Compiled { code: code?, log })
     }
+}
+
+/// The code object of `source` for `arch`, from the on-disk cache
+/// (`spgemm_core::kernel_cache`; key: source, architecture, options and the
+/// HIP runtime version) or compiled (and stored).
+///
+/// # Errors
+/// As [`compile`]; a runtime that cannot be loaded.
+pub fn cached(name: &str, source: &str, arch: &str) -> DeviceResult<Vec<u8>> {
+    let api = crate::runtime::api()?;
+    let mut version: c_int = 0;
+    // SAFETY: a live out-pointer.
+    crate::runtime::check(api, "hipRuntimeGetVersion", unsafe {
+        (api.runtime_get_version)(&mut version)
+    })?;
+    let key = (source, arch, OPTIONS, version);
+    spgemm_core::kernel_cache::cached(&format!("{name}-{arch}"), key, "hsaco", || {
+        Ok(compile(name, source, arch)?.code)
+    })
 }
 
 #[cfg(test)]

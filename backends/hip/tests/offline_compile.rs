@@ -13,7 +13,6 @@
 //! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is skipped
 //! with a message, unless `SPGEMM_REQUIRE_HIPRTC=1`.
 
-use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
 use spgemm_core::gpu::program::{self, SortVariant};
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
@@ -28,29 +27,6 @@ struct Cu {
     granule: u32,
     max_waves: u32,
     lds: usize,
-}
-
-fn props(arch: &str, per_block: usize, per_cu: usize, threads: u32) -> DeviceProperties {
-    DeviceProperties {
-        name: format!("{arch} (offline)"),
-        vendor: Vendor::Amd,
-        arch: arch.into(),
-        warp_width: 64,
-        multiprocessor_count: 60,
-        max_threads_per_block: 1024,
-        max_threads_per_multiprocessor: threads,
-        max_blocks_per_multiprocessor: 32,
-        shared_memory_per_block: per_block,
-        shared_memory_per_block_optin: per_block,
-        shared_memory_per_multiprocessor: per_cu,
-        reserved_shared_memory_per_block: 0,
-        registers_per_multiprocessor: 65536,
-        total_memory: 16 << 30,
-        atomics: AtomicCapabilities {
-            f64_add: true,
-            u64_add: true,
-        },
-    }
 }
 
 fn llvm_tool(name: &str) -> Option<PathBuf> {
@@ -128,7 +104,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
     let targets = [
         (
             "gfx906",
-            props("gfx906", 48 * 1024, 64 * 1024, 2560),
+            spgemm_hip::properties::dcu_gfx906(),
             Cu {
                 vgprs: 256,
                 granule: 4,
@@ -138,7 +114,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
         ),
         (
             "gfx90a",
-            props("gfx90a", 64 * 1024, 64 * 1024, 2048),
+            spgemm_hip::properties::mi200_gfx90a(),
             Cu {
                 vgprs: 512,
                 granule: 8,
@@ -150,7 +126,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
     for (arch, props, cu) in targets {
         for value_bytes in [4usize, 8] {
             let table = KernelTable::for_device(&props, value_bytes);
-            let prog = if value_bytes == 4 {
+            let units = if value_bytes == 4 {
                 program::build::<f32>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
@@ -165,59 +141,61 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                     SortVariant::Auto,
                 )
             };
-            let compiled = spgemm_hip::hiprtc::compile(&prog.name, &prog.source, arch)
-                .unwrap_or_else(|e| panic!("{arch} {}: {e}", prog.name));
-            let elf = dir.join(format!("{}.o", prog.name));
-            std::fs::write(&elf, &compiled.code).unwrap();
-            let meta = kernel_metadata(&run(Command::new(&readelf).arg("--notes").arg(&elf)));
-            for name in &prog.kernels {
-                let m = meta.get(name).unwrap_or_else(|| {
-                    panic!("{arch} {}: {name} missing from the code object", prog.name)
-                });
-                let get = |k: &str| *m.get(k).unwrap_or(&0);
-                assert_eq!(
-                    get("vgpr_spill_count") + get("sgpr_spill_count"),
-                    0,
-                    "{arch} {}: {name} spills",
-                    prog.name
-                );
-                assert_eq!(
-                    get("private_segment_fixed_size"),
-                    0,
-                    "{arch} {}: {name} uses scratch",
-                    prog.name
-                );
-                let bin = program::bin_of_kernel(&table, value_bytes, name);
-                let Some((bin, entry)) = bin else { continue };
-                let lds = get("group_segment_fixed_size") as usize + bin.shared_bytes(entry);
-                assert!(
-                    lds <= props.shared_memory_per_block_optin,
-                    "{arch} {}: {name} needs {lds} bytes of LDS per block",
-                    prog.name
-                );
-                assert!(
-                    lds * bin.min_blocks as usize <= cu.lds,
-                    "{arch} {}: {name}: {} blocks of {lds} bytes exceed the CU's LDS",
-                    prog.name,
-                    bin.min_blocks
-                );
-                // gfx90a's VGPRs and AGPRs share one register file.
-                let vgprs = (get("vgpr_count") + get("agpr_count")).div_ceil(cu.granule as u64)
-                    as u32
-                    * cu.granule;
-                let waves_by_vgprs = (cu.vgprs / vgprs.max(1)).min(cu.max_waves);
-                let waves_needed = (bin.min_blocks * (bin.block_threads / 64)).div_ceil(4);
-                assert!(
-                    waves_by_vgprs >= waves_needed,
-                    "{arch} {}: {name} uses {vgprs} VGPRs: {waves_by_vgprs} waves per SIMD, the table assumes {waves_needed}",
-                    prog.name
-                );
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "{arch} {} {name}: {vgprs} VGPRs, {lds} B LDS, {} blocks/CU",
-                    prog.name,
-                    bin.min_blocks
-                );
+            for prog in &units {
+                let compiled = spgemm_hip::hiprtc::compile(&prog.name, &prog.source, arch)
+                    .unwrap_or_else(|e| panic!("{arch} {}: {e}", prog.name));
+                let elf = dir.join(format!("{}.o", prog.name));
+                std::fs::write(&elf, &compiled.code).unwrap();
+                let meta = kernel_metadata(&run(Command::new(&readelf).arg("--notes").arg(&elf)));
+                for name in &prog.kernels {
+                    let m = meta.get(name).unwrap_or_else(|| {
+                        panic!("{arch} {}: {name} missing from the code object", prog.name)
+                    });
+                    let get = |k: &str| *m.get(k).unwrap_or(&0);
+                    assert_eq!(
+                        get("vgpr_spill_count") + get("sgpr_spill_count"),
+                        0,
+                        "{arch} {}: {name} spills",
+                        prog.name
+                    );
+                    assert_eq!(
+                        get("private_segment_fixed_size"),
+                        0,
+                        "{arch} {}: {name} uses scratch",
+                        prog.name
+                    );
+                    let bin = program::bin_of_kernel(&table, value_bytes, name);
+                    let Some((bin, entry)) = bin else { continue };
+                    let lds = get("group_segment_fixed_size") as usize + bin.shared_bytes(entry);
+                    assert!(
+                        lds <= props.shared_memory_per_block_optin,
+                        "{arch} {}: {name} needs {lds} bytes of LDS per block",
+                        prog.name
+                    );
+                    assert!(
+                        lds * bin.min_blocks as usize <= cu.lds,
+                        "{arch} {}: {name}: {} blocks of {lds} bytes exceed the CU's LDS",
+                        prog.name,
+                        bin.min_blocks
+                    );
+                    // gfx90a's VGPRs and AGPRs share one register file.
+                    let vgprs = (get("vgpr_count") + get("agpr_count")).div_ceil(cu.granule as u64)
+                        as u32
+                        * cu.granule;
+                    let waves_by_vgprs = (cu.vgprs / vgprs.max(1)).min(cu.max_waves);
+                    let waves_needed = (bin.min_blocks * (bin.block_threads / 64)).div_ceil(4);
+                    assert!(
+                        waves_by_vgprs >= waves_needed,
+                        "{arch} {}: {name} uses {vgprs} VGPRs: {waves_by_vgprs} waves per SIMD, the table assumes {waves_needed}",
+                        prog.name
+                    );
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{arch} {} {name}: {vgprs} VGPRs, {lds} B LDS, {} blocks/CU",
+                        prog.name,
+                        bin.min_blocks
+                    );
+                }
             }
         }
     }

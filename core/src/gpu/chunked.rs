@@ -5,78 +5,139 @@
 //! is assembled in host memory.
 
 use super::engine::GpuEngine;
+use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
-use crate::device::Device;
+use crate::device::{Device, DeviceErrorKind};
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 use crate::stats::product_stats;
-use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Chunks in flight at once (two workers).
 const IN_FLIGHT: usize = 2;
+/// Times a chunked product that runs out of device memory is retried with
+/// half the budget.
+const OUT_OF_MEMORY_RETRIES: usize = 3;
 
-/// Device bytes a row of A costs in a chunk: its entries of A, an upper
-/// bound on its entries of C (`min(nprod, ncols)`), its row offsets in A
-/// and C and its slots of binning metadata.
-fn row_bytes(a_nnz: usize, nprod: u64, ncols: usize, value_bytes: usize) -> u128 {
-    let entry = 4 + value_bytes as u128;
-    a_nnz as u128 * entry + nprod.min(ncols as u64) as u128 * entry + 8 * 4
+/// How a host-to-host product ran on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// In one piece: A, B and C on the device at once.
+    Whole,
+    /// In `chunks` chunks of A's rows within `budget` bytes of device memory.
+    Chunked {
+        /// Chunks of rows.
+        chunks: usize,
+        /// The device-memory budget, bytes.
+        budget: usize,
+        /// Whether the whole product was tried first and ran out of memory.
+        after_out_of_memory: bool,
+    },
 }
 
-/// Splits rows into contiguous chunks of at most `per_chunk` device bytes
-/// each (see `row_bytes`).
-///
-/// # Errors
-/// [`Error::TooLarge`] naming the row when a single row does not fit.
-pub fn split_rows(
-    a_row_nnz: &[usize],
-    nprod: &[u64],
-    ncols: usize,
-    value_bytes: usize,
-    per_chunk: u128,
-) -> Result<Vec<Range<usize>>> {
-    let mut chunks = Vec::new();
-    let (mut start, mut used) = (0usize, 0u128);
-    for (i, (&nz, &np)) in a_row_nnz.iter().zip(nprod).enumerate() {
-        let cost = row_bytes(nz, np, ncols, value_bytes);
-        if cost > per_chunk {
-            return Err(Error::TooLarge {
-                what: "device bytes of one row of the product (row of A in the chunk budget)",
-                value: cost,
-                limit: per_chunk,
-            });
-        }
-        if used + cost > per_chunk {
-            chunks.push(start..i);
-            start = i;
-            used = 0;
-        }
-        used += cost;
-    }
-    if start < a_row_nnz.len() {
-        chunks.push(start..a_row_nnz.len());
-    }
-    Ok(chunks)
+/// Whether `e` is a device allocation failure.
+fn out_of_memory(e: &Error) -> bool {
+    matches!(e, Error::Device(d) if d.kind == DeviceErrorKind::OutOfMemory)
 }
 
-/// Rows `r` of `a` as a matrix of their own.
-fn rows_of<T: Scalar>(a: &CsrMatrix<T>, r: Range<usize>) -> Result<CsrMatrix<T>> {
-    let off = a.row_offsets();
-    let (p0, p1) = (off[r.start], off[r.end]);
-    let offsets: Vec<usize> = off[r.start..=r.end].iter().map(|&o| o - p0).collect();
-    CsrMatrix::new(
-        r.len(),
-        a.ncols(),
-        offsets,
-        a.col_indices()[p0..p1].to_vec(),
-        a.values()[p0..p1].to_vec(),
-    )
+/// Whether an upper bound of the device bytes of the whole product `A·B`
+/// fits `budget`: a cheap bound from B's longest row first, the per-row
+/// bound from products per row when that one does not fit.
+fn fits_whole<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>, budget: usize) -> Result<bool> {
+    let vb = std::mem::size_of::<T>() as u128;
+    let inputs = matrix_bytes(a) + matrix_bytes(b) + (a.nrows() as u128 + 1) * 8;
+    let rough = a.nnz() as u128 * b.max_row_nnz().min(b.ncols()) as u128 * (4 + vb)
+        + a.nrows() as u128 * 32;
+    if inputs + rough <= budget as u128 {
+        return Ok(true);
+    }
+    let stats = product_stats(a, b)?;
+    let per_row: u128 = (0..a.nrows())
+        .map(|i| row_bytes(0, stats.nprod[i], b.ncols(), vb as usize))
+        .sum();
+    Ok(inputs + per_row <= budget as u128)
 }
 
 impl<D: Device> GpuEngine<D> {
+    /// `C = A·B` on the host: upload, multiply, download, within the
+    /// engine's device-memory budget ([`GpuEngine::with_memory_budget`]).
+    /// See [`GpuEngine::multiply_host_placed`].
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply_host_placed`].
+    pub fn multiply_host<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<CsrMatrix<T>> {
+        Ok(self.multiply_host_placed(a, b)?.0)
+    }
+
+    /// `C = A·B` on the host, and how it ran. With an explicit budget the
+    /// product runs whole when an upper bound of its device memory (A, B,
+    /// `min(nprod, ncols)` entries of C per row, metadata) fits, and in
+    /// chunks of rows ([`GpuEngine::multiply_chunked`]) otherwise. With the
+    /// default budget (the device's free memory) it is always tried whole
+    /// first, since C is often far smaller than the bound. Either way, a
+    /// whole product that runs out of device memory is redone in chunks
+    /// within three quarters of the memory then free, and chunks that run
+    /// out are redone with half the budget (up to three times).
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`]; [`Error::TooLarge`] when B or one row
+    /// does not fit the budget; device errors other than a recovered out
+    /// of memory; host out of memory.
+    pub fn multiply_host_placed<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<(CsrMatrix<T>, Placement)> {
+        check_dimensions(a, b)?;
+        let whole = || -> Result<CsrMatrix<T>> {
+            let (ga, gb) = (self.upload(a)?, self.upload(b)?);
+            self.download(&self.multiply(&ga, &gb)?.0)
+        };
+        // Free memory is not all allocatable (pool granularity,
+        // fragmentation): chunks plan for a fraction of it.
+        let free = || -> Result<usize> { Ok(self.device.memory_info()?.0 / 4 * 3) };
+        let budget = match self.memory_budget() {
+            Some(b) => b,
+            None => free()?,
+        };
+        let mut after_out_of_memory = false;
+        let mut budget_now = budget;
+        if self.memory_budget().is_none() || fits_whole(a, b, budget)? {
+            match whole() {
+                Err(e) if out_of_memory(&e) => {
+                    after_out_of_memory = true;
+                    budget_now = budget.min(free()?);
+                }
+                r => return Ok((r?, Placement::Whole)),
+            }
+        }
+        let mut retries = OUT_OF_MEMORY_RETRIES;
+        loop {
+            match self.multiply_chunked(a, b, budget_now) {
+                Err(e) if out_of_memory(&e) && retries > 0 => {
+                    retries -= 1;
+                    after_out_of_memory = true;
+                    budget_now /= 2;
+                }
+                r => {
+                    let (c, chunks) = r?;
+                    let placement = Placement::Chunked {
+                        chunks,
+                        budget: budget_now,
+                        after_out_of_memory,
+                    };
+                    return Ok((c, placement));
+                }
+            }
+        }
+    }
+
     /// `C = A·B` using at most about `budget` bytes of device memory: B
     /// stays on the device, A's rows go through in chunks sized by their
     /// products, C is assembled on the host. Returns C and the number of
@@ -94,7 +155,7 @@ impl<D: Device> GpuEngine<D> {
     ) -> Result<(CsrMatrix<T>, usize)> {
         check_dimensions(a, b)?;
         let vb = std::mem::size_of::<T>();
-        let b_bytes = (b.nrows() as u128 + 1) * 8 + b.nnz() as u128 * (4 + vb as u128);
+        let b_bytes = matrix_bytes(b);
         if 2 * b_bytes > budget as u128 {
             return Err(Error::TooLarge {
                 what: "device bytes of B (at most half the memory budget)",
@@ -146,61 +207,6 @@ impl<D: Device> GpuEngine<D> {
             .into_iter()
             .map(|p| p.expect("every chunk ran"))
             .collect();
-        let nnz: usize = parts.iter().map(|p| p.nnz()).sum();
-        let mut offsets = crate::error::try_with_capacity(a.nrows() + 1, "C row offsets")?;
-        let mut cols = crate::error::try_with_capacity(nnz, "C column indices")?;
-        let mut vals = crate::error::try_with_capacity(nnz, "C values")?;
-        offsets.push(0usize);
-        for p in &parts {
-            let base = cols.len();
-            offsets.extend(p.row_offsets()[1..].iter().map(|&o| o + base));
-            cols.extend_from_slice(p.col_indices());
-            vals.extend_from_slice(p.values());
-        }
-        Ok((
-            CsrMatrix::new(a.nrows(), b.ncols(), offsets, cols, vals)?,
-            chunks.len(),
-        ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_cover_all_rows_within_budget() {
-        let nnz = [3usize, 0, 5, 2, 2, 7, 1];
-        let nprod = [30u64, 0, 50, 20, 20, 70, 10];
-        let per = row_bytes(7, 70, 1000, 8) + row_bytes(1, 10, 1000, 8);
-        let chunks = split_rows(&nnz, &nprod, 1000, 8, per).unwrap();
-        assert_eq!(chunks.first().unwrap().start, 0);
-        assert_eq!(chunks.last().unwrap().end, 7);
-        assert!(chunks.windows(2).all(|w| w[0].end == w[1].start));
-        for c in &chunks {
-            let used: u128 = c
-                .clone()
-                .map(|i| row_bytes(nnz[i], nprod[i], 1000, 8))
-                .sum();
-            assert!(used <= per, "{c:?}");
-        }
-        assert!(chunks.len() >= 3);
-    }
-
-    #[test]
-    fn a_row_larger_than_a_chunk_is_an_error_naming_it() {
-        let e = split_rows(&[1, 100], &[5, 100_000], 1 << 20, 8, 10_000).unwrap_err();
-        assert!(matches!(e, Error::TooLarge { .. }), "{e}");
-        assert!(e.to_string().contains("row"), "{e}");
-    }
-
-    #[test]
-    fn rows_of_rebases_offsets() {
-        let a = crate::generate::uniform::<f64>(10, 8, 3, 1).unwrap();
-        let r = rows_of(&a, 3..7).unwrap();
-        assert_eq!(r.nrows(), 4);
-        for i in 0..4 {
-            assert_eq!(r.row(i), a.row(i + 3));
-        }
+        Ok((stack_rows(parts, b.ncols())?, chunks.len()))
     }
 }

@@ -6,7 +6,6 @@ use super::run::Run;
 use crate::csr::CsrMatrix;
 use crate::device::{Device, KernelProgram};
 use crate::error::{Error, Result};
-use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 use crate::table::KernelTable;
 use std::any::TypeId;
@@ -80,6 +79,21 @@ pub struct PhaseTimes {
     pub peak_bytes: usize,
 }
 
+/// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the
+/// same process, for side-by-side benchmarks: device-event times, inputs
+/// already on the device, C's allocation included.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VendorRun {
+    /// Milliseconds of the whole product.
+    pub ms: f64,
+    /// Milliseconds of the library's own phases, in order.
+    pub phases_ms: Vec<(&'static str, f64)>,
+    /// nnz(C).
+    pub nnz_c: usize,
+    /// Work buffers plus C, bytes.
+    pub peak_bytes: usize,
+}
+
 /// The symbolic result of `C = A·B`: C's row offsets on the device. Only
 /// [`GpuEngine::symbolic`] makes one; [`GpuEngine::numeric`] reruns the
 /// numeric phase for matrices of the same structure and refuses others.
@@ -138,6 +152,7 @@ pub struct GpuEngine<D: Device> {
     prelude: &'static str,
     body: &'static str,
     sort: SortVariant,
+    budget: Option<usize>,
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
 }
@@ -162,6 +177,7 @@ impl<D: Device> GpuEngine<D> {
             prelude,
             body,
             sort: SortVariant::default(),
+            budget: None,
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
         }
@@ -171,6 +187,20 @@ impl<D: Device> GpuEngine<D> {
     pub fn with_sort(mut self, sort: SortVariant) -> Self {
         self.sort = sort;
         self
+    }
+
+    /// Limits host-to-host products ([`GpuEngine::multiply_host`]) to
+    /// about `bytes` of device memory, splitting them into chunks of rows
+    /// when they would not fit. Default: the device's free memory at the
+    /// time of each product.
+    pub fn with_memory_budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// The explicit device-memory budget, if one was set.
+    pub fn memory_budget(&self) -> Option<usize> {
+        self.budget
     }
 
     /// The device.
@@ -183,8 +213,9 @@ impl<D: Device> GpuEngine<D> {
         KernelTable::for_device(self.device.properties(), std::mem::size_of::<T>())
     }
 
-    /// The program (source and kernel names) compiled for values of type `T`.
-    pub fn program<T: Scalar>(&self) -> KernelProgram {
+    /// The programs (compilation units: source and kernel names) compiled
+    /// for values of type `T`.
+    pub fn program<T: Scalar>(&self) -> Vec<KernelProgram> {
         program::build::<T>(self.prelude, self.body, &self.table::<T>(), self.sort)
     }
 
@@ -203,12 +234,19 @@ impl<D: Device> GpuEngine<D> {
             return Ok(set.clone());
         }
         let table = self.table::<T>();
-        let kernels = self.device.load(&program::build::<T>(
-            self.prelude,
-            self.body,
-            &table,
-            self.sort,
-        ))?;
+        let units = program::build::<T>(self.prelude, self.body, &table, self.sort);
+        // Each unit on its own thread: compilers are single-threaded.
+        let loaded = std::thread::scope(|s| {
+            let handles: Vec<_> = units
+                .iter()
+                .map(|u| s.spawn(|| self.device.load(u)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+        })?;
+        let kernels = loaded.into_iter().flatten().collect();
         let set = Arc::new(KernelSet { table, kernels });
         tables.push((TypeId::of::<T>(), set.clone()));
         Ok(set)
@@ -314,20 +352,6 @@ impl<D: Device> GpuEngine<D> {
         m.val.read(&self.device, s, 0, &mut vals)?;
         self.give_streams(streams);
         CsrMatrix::new(m.nrows, m.ncols, offsets, cols, vals)
-    }
-
-    /// `C = A·B` on the host: upload, multiply, download.
-    ///
-    /// # Errors
-    /// As [`GpuEngine::multiply`].
-    pub fn multiply_host<T: Scalar>(
-        &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
-    ) -> Result<CsrMatrix<T>> {
-        check_dimensions(a, b)?;
-        let (ga, gb) = (self.upload(a)?, self.upload(b)?);
-        self.download(&self.multiply(&ga, &gb)?.0)
     }
 
     /// `C = A·B` on the device (A is `M×K`, B is `K×N`), sorted rows,

@@ -18,12 +18,16 @@
 mod chunked;
 mod engine;
 mod memory;
+mod multi;
 mod numeric;
 pub mod program;
+mod rows;
 mod run;
 mod symbolic;
 
-pub use chunked::split_rows;
-pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes};
+pub use chunked::Placement;
+pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::{DeviceArray, Usage};
+pub use multi::{MultiGpu, MultiOperands};
 pub use program::SortVariant;
+pub use rows::{split_balanced, split_rows};

@@ -63,19 +63,32 @@ pub(crate) const FIXED: [&str; 8] = [
     "spgemm_numeric_dense",
 ];
 
-/// Index of each fixed kernel in the loaded list.
-pub(crate) mod k {
+/// Index of each fixed kernel in the loaded list (the concatenation of the
+/// units' kernel lists from [`build`]).
+pub mod k {
+    /// `spgemm_setup`: products per row, B-row histogram.
     pub const SETUP: usize = 0;
+    /// `spgemm_symbolic_global`: global hash for overflowed rows.
     pub const SYMBOLIC_GLOBAL: usize = 1;
+    /// `spgemm_scan_tiles`: tile scans.
     pub const SCAN_TILES: usize = 2;
+    /// `spgemm_scan_add`: adds scanned tile sums.
     pub const SCAN_ADD: usize = 3;
+    /// `spgemm_numeric_global`: global hash for the longest rows.
     pub const NUMERIC_GLOBAL: usize = 4;
+    /// `spgemm_numeric_direct`: single-entry rows of A.
     pub const NUMERIC_DIRECT: usize = 5;
+    /// `spgemm_symbolic_dense`: bitmap count for the longest rows.
     pub const SYMBOLIC_DENSE: usize = 6;
+    /// `spgemm_numeric_dense`: dense accumulator for the longest rows.
     pub const NUMERIC_DENSE: usize = 7;
+    /// Symbolic binning, pass 1.
     pub const BIN_COUNT_SYMBOLIC: usize = 8;
+    /// Symbolic binning, pass 2.
     pub const BIN_FILL_SYMBOLIC: usize = 9;
+    /// Numeric binning, pass 1.
     pub const BIN_COUNT_NUMERIC: usize = 10;
+    /// Numeric binning, pass 2.
     pub const BIN_FILL_NUMERIC: usize = 11;
     /// First per-bin kernel: symbolic bins, then numeric shared bins.
     pub const FIRST_BIN: usize = 12;
@@ -100,65 +113,104 @@ pub fn bin_of_kernel(table: &KernelTable, value_bytes: usize, name: &str) -> Opt
     }
 }
 
-/// Builds the program for value type `T` with `table`.
+/// Per-bin kernels in one compilation unit: units compile in parallel
+/// (NVRTC and hiprtc are single-threaded per program).
+pub const BINS_PER_UNIT: usize = 3;
+
+/// Builds the programs for value type `T` with `table`: compilation units
+/// that share one source prefix (prelude, value type, body, bin ranges)
+/// and split the kernels between them, so they compile in parallel. The
+/// concatenation of their kernel lists is indexed by [`k`]: first the
+/// fixed kernels and binning, then one kernel per symbolic bin, then one
+/// per shared numeric bin.
 pub fn build<T: Scalar>(
     prelude: &str,
     body: &str,
     table: &KernelTable,
     sort: SortVariant,
-) -> KernelProgram {
-    let mut s = String::new();
+) -> Vec<KernelProgram> {
+    let mut head = String::new();
     let nsym = table.symbolic.len();
     let nnum = table.numeric.len();
     let _ = writeln!(
-        s,
+        head,
         "// spgemm kernels: table '{}', value type {}",
         table.name,
         T::NAME
     );
-    s.push_str(prelude);
-    let _ = writeln!(s, "\ntypedef {} value_t;", T::C_TYPE);
-    s.push_str(body);
+    head.push_str(prelude);
+    let _ = writeln!(head, "\ntypedef {} value_t;", T::C_TYPE);
+    let mut tail = String::new();
     let _ = writeln!(
-        s,
+        tail,
         "\n__device__ const u64 SPGEMM_SYMBOLIC_MAX[{nsym}] = {{{}}};",
         u64_list(table.symbolic.iter().map(|b| b.max))
     );
     let _ = writeln!(
-        s,
+        tail,
         "__device__ const u64 SPGEMM_NUMERIC_MAX[{nnum}] = {{{}}};",
         u64_list(table.numeric.iter().map(|b| b.max))
     );
-    let mut kernels: Vec<String> = FIXED.iter().map(|k| k.to_string()).collect();
+    let unit = |index: usize, fixed: bool, wrappers: &[(String, String)]| {
+        let mut s = head.clone();
+        let _ = writeln!(
+            s,
+            "#define SPGEMM_FIXED_KERNEL {}",
+            if fixed {
+                "extern \"C\" __global__"
+            } else {
+                "template <int Unit> __global__"
+            }
+        );
+        s.push_str(body);
+        s.push_str(&tail);
+        let mut kernels = Vec::new();
+        if fixed {
+            kernels.extend(FIXED.iter().map(|k| k.to_string()));
+        }
+        for (name, text) in wrappers {
+            s.push_str(text);
+            kernels.push(name.clone());
+        }
+        KernelProgram {
+            name: format!(
+                "spgemm_{}_{}_{}_unit{index}",
+                table.name,
+                T::NAME,
+                sort.name()
+            ),
+            source: s,
+            kernels,
+        }
+    };
+    let mut binning = Vec::new();
     for (phase, n, numeric) in [("symbolic", nsym, false), ("numeric", nnum, true)] {
         let maxes = if numeric {
             "SPGEMM_NUMERIC_MAX"
         } else {
             "SPGEMM_SYMBOLIC_MAX"
         };
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void spgemm_bin_count_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, u32* sizes, u64* max_value) {{ bin_count<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, max_value); }}"
-        );
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void spgemm_bin_fill_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* sizes, u32* cursor, u32* bins) {{ bin_fill<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, cursor, bins); }}"
-        );
-        kernels.push(format!("spgemm_bin_count_{phase}"));
-        kernels.push(format!("spgemm_bin_fill_{phase}"));
+        binning.push((
+            format!("spgemm_bin_count_{phase}"),
+            format!("extern \"C\" __global__ void spgemm_bin_count_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, u32* sizes, u64* max_value) {{ bin_count<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, max_value); }}\n"),
+        ));
+        binning.push((
+            format!("spgemm_bin_fill_{phase}"),
+            format!("extern \"C\" __global__ void spgemm_bin_fill_{phase}(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* sizes, u32* cursor, u32* bins) {{ bin_fill<{n}, {numeric}>(crpt, arpt, m, direct_ok, {maxes}, sizes, cursor, bins); }}\n"),
+        ));
     }
+    let mut bins = Vec::new();
     for (b, bin) in table.symbolic.iter().enumerate() {
         let last = b + 1 == nsym;
         let name = format!("spgemm_symbolic_bin{b}");
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow, u32* noverflow) {{ symbolic_shared<{ts}u, {rt}u, {last}>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow); }}",
+        let text = format!(
+            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow, u32* noverflow) {{ symbolic_shared<{ts}u, {rt}u, {last}>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow); }}\n",
             bt = bin.block_threads,
             mb = bin.min_blocks,
             ts = bin.table_size,
             rt = bin.row_threads,
         );
-        kernels.push(name);
+        bins.push((name, text));
     }
     for (b, bin) in table
         .numeric
@@ -167,22 +219,21 @@ pub fn build<T: Scalar>(
         .filter(|(_, b)| !b.global())
     {
         let name = format!("spgemm_numeric_bin{b}");
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {sort}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}",
+        let text = format!(
+            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {sort}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}\n",
             bt = bin.block_threads,
             mb = bin.min_blocks,
             ts = bin.table_size,
             rt = bin.row_threads,
             sort = sort.code(bin.max),
         );
-        kernels.push(name);
+        bins.push((name, text));
     }
-    KernelProgram {
-        name: format!("spgemm_{}_{}_{}", table.name, T::NAME, sort.name()),
-        source: s,
-        kernels,
+    let mut units = vec![unit(0, true, &binning)];
+    for (i, group) in bins.chunks(BINS_PER_UNIT).enumerate() {
+        units.push(unit(i + 1, false, group));
     }
+    units
 }
 
 #[cfg(test)]
@@ -192,22 +243,34 @@ mod tests {
     #[test]
     fn one_wrapper_per_bin_and_ranges_baked_in() {
         let t = KernelTable::v100_paper();
-        let p = build::<f64>(
+        let units = build::<f64>(
             "#define SPGEMM_WARP_SIZE 32\n",
             "// body\n",
             &t,
             SortVariant::Bitonic,
         );
+        let kernels: Vec<&String> = units.iter().flat_map(|u| &u.kernels).collect();
         assert_eq!(
-            p.kernels.len(),
+            kernels.len(),
             k::FIRST_BIN + t.symbolic.len() + t.numeric.len() - 1
         );
-        assert!(p.source.contains("typedef double value_t;"));
-        assert!(p.source.contains("symbolic_shared<24575u, 1024u, true>"));
-        assert!(p.source.contains("numeric_shared<31u, 8u, 0>"));
-        assert!(p.source.contains("{26ull, 426ull"));
-        assert_eq!(p.kernels[k::BIN_FILL_NUMERIC], "spgemm_bin_fill_numeric");
-        assert_eq!(p.kernels[k::FIRST_BIN], "spgemm_symbolic_bin0");
+        assert_eq!(kernels[k::BIN_FILL_NUMERIC], "spgemm_bin_fill_numeric");
+        assert_eq!(kernels[k::FIRST_BIN], "spgemm_symbolic_bin0");
+        let all: String = units.iter().map(|u| u.source.as_str()).collect();
+        assert!(all.contains("typedef double value_t;"));
+        assert!(all.contains("symbolic_shared<24575u, 1024u, true>"));
+        assert!(all.contains("numeric_shared<31u, 8u, 0>"));
+        assert!(all.contains("{26ull, 426ull"));
+        // The fixed kernels are exported by the first unit only.
+        assert!(units[0]
+            .source
+            .contains("#define SPGEMM_FIXED_KERNEL extern \"C\" __global__"));
+        for u in &units[1..] {
+            assert!(u
+                .source
+                .contains("#define SPGEMM_FIXED_KERNEL template <int Unit> __global__"));
+            assert!(u.kernels.len() <= BINS_PER_UNIT);
+        }
     }
 
     #[test]

@@ -5,6 +5,12 @@
 // that instantiates the templates below with that bin's table size, block
 // shape and sort.
 //
+// The kernels below that take no table constants are declared with
+// SPGEMM_FIXED_KERNEL: `extern "C" __global__` in the one compilation unit
+// that exports them, an uninstantiated template (no code) in the units that
+// hold only per-bin kernels, so the units compile in parallel without
+// repeating work.
+//
 // Conventions: row offsets are 64-bit (u64), column indices 32-bit (u32).
 // C's row offsets hold nprod(i) after setup, nnz(i) after the symbolic
 // phase, and the exclusive scan of nnz after the scan (OpSparse §5.3).
@@ -57,7 +63,7 @@ struct ProductHistogram {
 // log2-length bucket of the rows of B they use (hist, 64 buckets): the host
 // takes G from the bucket of the median product (DCU §5.1's rule applied to
 // where the work is, not to B's longest row).
-extern "C" __global__ void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
+SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
                                         const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt,
                                         u64* __restrict__ stats, u64* __restrict__ hist) {
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
@@ -319,7 +325,7 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
 // Symbolic step, global-memory table for the rows the last shared bin gave
 // up on: one block per row (grid-stride), a power-of-two table of `tsize`
 // keys per block in `table`.
-extern "C" __global__ void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
+SPGEMM_FIXED_KERNEL void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
                                                   const u32* bcol, const u32* rows, u32 nrows, u64* crpt, u32 g,
                                                   u32* table_all, u32 tsize) {
     __shared__ u32 s_count;
@@ -342,7 +348,7 @@ extern "C" __global__ void spgemm_symbolic_global(const u64* arpt, const u32* ac
 // Exclusive scan of n u64 values in place, in tiles of blockDim.x * 4; each
 // tile's total goes to sums[blockIdx.x]. The host scans the sums
 // (recursively) and adds them back with spgemm_scan_add.
-extern "C" __global__ void spgemm_scan_tiles(u64* data, u64 n, u64* sums) {
+SPGEMM_FIXED_KERNEL void spgemm_scan_tiles(u64* data, u64 n, u64* sums) {
     extern __shared__ u64 s_scan[];
     const u64 base = (u64)blockIdx.x * blockDim.x * 4;
     u64 v[4], local = 0;
@@ -368,7 +374,7 @@ extern "C" __global__ void spgemm_scan_tiles(u64* data, u64 n, u64* sums) {
     if (threadIdx.x == blockDim.x - 1) sums[blockIdx.x] = s_scan[threadIdx.x];
 }
 
-extern "C" __global__ void spgemm_scan_add(u64* data, u64 n, const u64* sums) {
+SPGEMM_FIXED_KERNEL void spgemm_scan_add(u64* data, u64 n, const u64* sums) {
     const u64 base = (u64)blockIdx.x * blockDim.x * 4;
     const u64 add = sums[blockIdx.x];
     for (int j = 0; j < 4; ++j) {
@@ -544,7 +550,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
 // row (grid-stride); the row's table is the next power of two of 2·nnz(i)
 // slots of `table_keys`/`table_vals`, sorted in place by bitonic sort and
 // its first nnz slots copied out (DCU §5.4.2, the in-place variant).
-extern "C" __global__ void spgemm_numeric_global(const u64* arpt, const u32* acol, const value_t* aval,
+SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol, const value_t* aval,
                                                  const u64* brpt, const u32* bcol, const value_t* bval,
                                                  const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                  value_t* cval, u32 g, u32* table_keys, value_t* table_vals,
@@ -576,7 +582,7 @@ extern "C" __global__ void spgemm_numeric_global(const u64* arpt, const u32* aco
 
 // Rows of A with one entry: C(i,:) = A(i,k)·B(k,:) copied directly (DCU
 // §5.3); B's rows are sorted without duplicates. One warp per row.
-extern "C" __global__ void spgemm_numeric_direct(const u64* arpt, const u32* acol, const value_t* aval,
+SPGEMM_FIXED_KERNEL void spgemm_numeric_direct(const u64* arpt, const u32* acol, const value_t* aval,
                                                  const u64* brpt, const u32* bcol, const value_t* bval,
                                                  const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                  value_t* cval) {
@@ -615,7 +621,7 @@ __device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* to
 // Symbolic step for the rows past the last shared table when C is narrow
 // enough: one bit per column of C in global memory per block (all zero on
 // entry and on exit); a row's count is the number of bits it newly sets.
-extern "C" __global__ void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
+SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                                  const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
                                                  u32 words) {
     __shared__ u32 s_count;
@@ -642,7 +648,7 @@ extern "C" __global__ void spgemm_symbolic_dense(const u64* arpt, const u32* aco
 // per column and a bit per column in global memory per block (zero on entry
 // and exit). The row comes out sorted by compacting set bits in column
 // order (block scan of per-word counts): no hash probing and no sort.
-extern "C" __global__ void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
+SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval,
                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                 value_t* cval, u32 g, value_t* dense_all, u32* bits_all,

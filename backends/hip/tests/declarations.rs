@@ -1,0 +1,196 @@
+//! The hand-written declarations of the HIP runtime and rocSPARSE checked
+//! against the installed ROCm: every constant against the value its header
+//! gives (a small C program compiled against the headers prints them), and
+//! every symbol against the shared library. Skipped without the headers
+//! unless `SPGEMM_REQUIRE_HIPRTC=1` (CI installs libamdhip64-dev and
+//! librocsparse-dev).
+
+use spgemm_hip::runtime::{attribute, pool_attribute, status};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn include_dir() -> Option<PathBuf> {
+    let roots = ["HIP_PATH", "ROCM_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .chain(["/opt/rocm", "/usr"].map(PathBuf::from));
+    roots.map(|r| r.join("include")).find(|d| {
+        d.join("hip/hip_runtime_api.h").is_file() && d.join("rocsparse/rocsparse.h").is_file()
+    })
+}
+
+fn skip(why: &str) {
+    assert!(
+        std::env::var("SPGEMM_REQUIRE_HIPRTC").map_or(true, |v| v != "1"),
+        "SPGEMM_REQUIRE_HIPRTC=1 but {why}"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: {why} (Debian: apt install libamdhip64-dev librocsparse-dev)"
+    );
+}
+
+/// `name value` lines printed by a C program compiled against the headers.
+fn header_values(include: &PathBuf, names: &[&str]) -> HashMap<String, i64> {
+    let dir = std::env::temp_dir().join(format!("spgemm-decl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <hip/hip_runtime_api.h>\n#include <rocsparse/rocsparse.h>\nint main(void) {\n",
+    );
+    for n in names {
+        c += &format!("  printf(\"%s %lld\\n\", \"{n}\", (long long)({n}));\n");
+    }
+    c += "  return 0;\n}\n";
+    let src = dir.join("values.c");
+    std::fs::write(&src, c).unwrap();
+    let exe = dir.join("values");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-D__HIP_PLATFORM_AMD__", "-I"])
+        .arg(include)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(&exe).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (k.to_string(), v.trim().parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn constants_match_the_installed_headers() {
+    let Some(include) = include_dir() else {
+        return skip("the HIP and rocSPARSE headers were not found");
+    };
+    let ours: Vec<(&str, i64)> = vec![
+        ("hipSuccess", status::SUCCESS as i64),
+        ("hipErrorInvalidValue", status::INVALID_VALUE as i64),
+        ("hipErrorOutOfMemory", status::OUT_OF_MEMORY as i64),
+        ("hipErrorNotInitialized", status::NOT_INITIALIZED as i64),
+        (
+            "hipErrorInsufficientDriver",
+            status::INSUFFICIENT_DRIVER as i64,
+        ),
+        ("hipErrorNoDevice", status::NO_DEVICE as i64),
+        ("hipErrorInvalidDevice", status::INVALID_DEVICE as i64),
+        ("hipErrorIllegalAddress", status::ILLEGAL_ADDRESS as i64),
+        (
+            "hipErrorLaunchOutOfResources",
+            status::LAUNCH_OUT_OF_RESOURCES as i64,
+        ),
+        ("hipErrorLaunchFailure", status::LAUNCH_FAILURE as i64),
+        (
+            "hipDeviceAttributeComputeCapabilityMajor",
+            attribute::COMPUTE_CAPABILITY_MAJOR as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxBlocksPerMultiProcessor",
+            attribute::MAX_BLOCKS_PER_MULTIPROCESSOR as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxThreadsPerBlock",
+            attribute::MAX_THREADS_PER_BLOCK as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxThreadsPerMultiProcessor",
+            attribute::MAX_THREADS_PER_MULTIPROCESSOR as i64,
+        ),
+        (
+            "hipDeviceAttributeComputeCapabilityMinor",
+            attribute::COMPUTE_CAPABILITY_MINOR as i64,
+        ),
+        (
+            "hipDeviceAttributeMultiprocessorCount",
+            attribute::MULTIPROCESSOR_COUNT as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxRegistersPerMultiprocessor",
+            attribute::MAX_REGISTERS_PER_MULTIPROCESSOR as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxSharedMemoryPerBlock",
+            attribute::MAX_SHARED_MEMORY_PER_BLOCK as i64,
+        ),
+        ("hipDeviceAttributeWarpSize", attribute::WARP_SIZE as i64),
+        (
+            "hipDeviceAttributeMemoryPoolsSupported",
+            attribute::MEMORY_POOLS_SUPPORTED as i64,
+        ),
+        (
+            "hipDeviceAttributeMaxSharedMemoryPerMultiprocessor",
+            attribute::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR as i64,
+        ),
+        (
+            "hipMemPoolAttrReleaseThreshold",
+            pool_attribute::RELEASE_THRESHOLD as i64,
+        ),
+        (
+            "hipMemPoolAttrReservedMemCurrent",
+            pool_attribute::RESERVED_MEM_CURRENT as i64,
+        ),
+        (
+            "hipMemPoolAttrUsedMemCurrent",
+            pool_attribute::USED_MEM_CURRENT as i64,
+        ),
+        // Sizes the declarations assume: C enums and rocsparse_int are 32-bit.
+        ("sizeof(hipError_t)", 4),
+        ("sizeof(hipDeviceAttribute_t)", 4),
+        ("sizeof(rocsparse_int)", 4),
+        ("rocsparse_operation_none", 111),
+        ("rocsparse_status_success", 0),
+    ];
+    let names: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+    let theirs = header_values(&include, &names);
+    for (name, value) in ours {
+        assert_eq!(
+            theirs.get(name),
+            Some(&value),
+            "{name} in {}",
+            include.display()
+        );
+    }
+}
+
+fn symbols_resolve(libraries: &[&str], symbols: &[&str]) {
+    // SAFETY: loading the libraries runs their initialisers only.
+    let Some(lib) = libraries
+        .iter()
+        .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
+    else {
+        return skip(&format!("none of {libraries:?} could be loaded"));
+    };
+    for s in symbols {
+        // SAFETY: only the presence of the symbol is checked; it is not called.
+        let found = unsafe { lib.get::<*const ()>(s.as_bytes()) };
+        assert!(found.is_ok(), "{s} missing from {libraries:?}");
+    }
+}
+
+#[test]
+fn every_runtime_symbol_is_in_libamdhip64() {
+    symbols_resolve(
+        &spgemm_hip::runtime::LIBRARIES,
+        spgemm_hip::runtime::SYMBOLS,
+    );
+}
+
+#[test]
+fn every_rocsparse_symbol_is_in_librocsparse() {
+    symbols_resolve(
+        &spgemm_hip::rocsparse::LIBRARIES,
+        &spgemm_hip::rocsparse::SYMBOLS,
+    );
+}
