@@ -4,7 +4,7 @@
 use super::engine::{blocks_for, BLOCK};
 use super::memory::DeviceArray;
 use super::program::k;
-use super::run::{Meta, Run, U32};
+use super::run::{offset, Meta, Run, U32};
 use crate::device::{Device, KernelArg};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -100,9 +100,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         Ok((ccol, cval))
     }
 
-    /// The longest rows: a dense value array and bitmap per block when C is
-    /// narrow enough (sorted by construction, no probing), else a
-    /// power-of-two hash table of `2·nnz` sorted in place (DCU §5.4.2).
+    /// The longest rows: when C is narrow enough, a dense value array and
+    /// bitmap per row, each row's entries of A split into slices over
+    /// several blocks, then written out in column order (sorted by
+    /// construction, no probing); else a power-of-two hash table of `2·nnz`
+    /// per block, sorted in place (DCU §5.4.2).
     /// Returns the scratch arrays, to be kept until the kernel is done.
     fn numeric_global(
         &self,
@@ -116,34 +118,44 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let ncols = self.b.ncols;
         let words = ncols.div_ceil(32).max(1);
         let blocks = n.min(self.sms()).max(1);
-        let dense_blocks =
-            blocks.min(self.global_budget()? / (words * (32 * std::mem::size_of::<T>() + 4)));
-        if (ncols as u64) <= 16 * max_nnz && dense_blocks >= 1 {
+        let row_bytes = words * (32 * std::mem::size_of::<T>() + 4);
+        let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
+        if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 {
             let bits = DeviceArray::<D, u32>::alloc(
                 dev,
                 s,
-                dense_blocks * words,
+                rows_at_once * words,
                 "numeric dense bitmaps",
                 self.usage,
             )?;
             let vals = DeviceArray::<D, T>::alloc(
                 dev,
                 s,
-                dense_blocks * words * 32,
+                rows_at_once * words * 32,
                 "numeric dense accumulators",
                 self.usage,
             )?;
             bits.zero(dev, s, 0, bits.len())?;
             vals.zero(dev, s, 0, vals.len())?;
-            args.extend([vals.arg(), bits.arg(), U32(words as u32)]);
-            self.launch(
-                stream,
-                k::NUMERIC_DENSE,
-                dense_blocks as u32,
-                threads,
-                4 * threads as usize,
-                &args,
-            )?;
+            args.extend([vals.arg(), bits.arg(), U32(words as u32), U32(slices)]);
+            // Batches of rows: slices accumulate, then one block a row
+            // writes it out and leaves the scratch zero for the next batch.
+            let bins = args[6];
+            for start in (0..n).step_by(rows_at_once) {
+                let rows = (n - start).min(rows_at_once);
+                args[6] = offset(bins, 4 * start as u64);
+                args[7] = U32(rows as u32);
+                let grid = (rows as u64 * slices as u64) as u32;
+                self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
+                self.launch(
+                    stream,
+                    k::NUMERIC_DENSE_COMPACT,
+                    rows as u32,
+                    threads,
+                    4 * threads as usize,
+                    &args,
+                )?;
+            }
             return Ok((bits, vals));
         }
         let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;

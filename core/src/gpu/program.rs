@@ -52,7 +52,7 @@ impl SortVariant {
 }
 
 /// Kernels that do not depend on the table.
-pub(crate) const FIXED: [&str; 8] = [
+pub(crate) const FIXED: [&str; 9] = [
     "spgemm_setup",
     "spgemm_symbolic_global",
     "spgemm_scan_tiles",
@@ -61,6 +61,7 @@ pub(crate) const FIXED: [&str; 8] = [
     "spgemm_numeric_direct",
     "spgemm_symbolic_dense",
     "spgemm_numeric_dense",
+    "spgemm_numeric_dense_compact",
 ];
 
 /// Index of each fixed kernel in the loaded list (the concatenation of the
@@ -78,20 +79,22 @@ pub mod k {
     pub const NUMERIC_GLOBAL: usize = 4;
     /// `spgemm_numeric_direct`: single-entry rows of A.
     pub const NUMERIC_DIRECT: usize = 5;
-    /// `spgemm_symbolic_dense`: bitmap count for the longest rows.
+    /// `spgemm_symbolic_dense`: bitmap count of slices of the longest rows.
     pub const SYMBOLIC_DENSE: usize = 6;
-    /// `spgemm_numeric_dense`: dense accumulator for the longest rows.
+    /// `spgemm_numeric_dense`: dense accumulation of slices of the longest rows.
     pub const NUMERIC_DENSE: usize = 7;
+    /// `spgemm_numeric_dense_compact`: writes the dense rows out, sorted.
+    pub const NUMERIC_DENSE_COMPACT: usize = 8;
     /// Symbolic binning, pass 1.
-    pub const BIN_COUNT_SYMBOLIC: usize = 8;
+    pub const BIN_COUNT_SYMBOLIC: usize = 9;
     /// Symbolic binning, pass 2.
-    pub const BIN_FILL_SYMBOLIC: usize = 9;
+    pub const BIN_FILL_SYMBOLIC: usize = 10;
     /// Numeric binning, pass 1.
-    pub const BIN_COUNT_NUMERIC: usize = 10;
+    pub const BIN_COUNT_NUMERIC: usize = 11;
     /// Numeric binning, pass 2.
-    pub const BIN_FILL_NUMERIC: usize = 11;
+    pub const BIN_FILL_NUMERIC: usize = 12;
     /// First per-bin kernel: symbolic bins, then numeric shared bins.
-    pub const FIRST_BIN: usize = 12;
+    pub const FIRST_BIN: usize = 13;
 }
 
 fn u64_list(v: impl Iterator<Item = u64>) -> String {

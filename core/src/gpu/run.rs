@@ -15,6 +15,18 @@ use std::sync::Arc;
 
 pub(super) use KernelArg::{Ptr, U32, U64};
 
+/// Least work (products or entries of C) a block of the dense global paths
+/// gets when a long row is split between blocks.
+pub(super) const DENSE_SLICE_WORK: u64 = 16_384;
+
+/// `arg` (a device address) advanced by `bytes`.
+pub(super) fn offset(arg: KernelArg, bytes: u64) -> KernelArg {
+    match arg {
+        Ptr(p) => Ptr(p + bytes),
+        other => other,
+    }
+}
+
 /// One product in flight.
 pub(super) struct Run<'a, D: Device, T: Scalar> {
     pub(super) e: &'a GpuEngine<D>,
@@ -240,6 +252,23 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Bytes a global-memory path may take: a quarter of free device memory.
     pub(super) fn global_budget(&self) -> Result<usize> {
         Ok(self.dev().memory_info()?.0 / 4)
+    }
+
+    /// How the dense global paths split `n` long rows: rows at once (each
+    /// with `row_bytes` of scratch, within [`Run::global_budget`]; 0 when
+    /// not even one fits) and slices per row, so that a batch fills the
+    /// device with blocks of at least [`DENSE_SLICE_WORK`] products or
+    /// entries (`max_work`, the largest row's).
+    pub(super) fn dense_batches(
+        &self,
+        n: usize,
+        max_work: u64,
+        row_bytes: usize,
+    ) -> Result<(usize, u32)> {
+        let rows = n.min(self.global_budget()? / row_bytes.max(1));
+        let fill = (4 * self.sms()).div_ceil(rows.max(1)) as u64;
+        let slices = fill.min(max_work.div_ceil(DENSE_SLICE_WORK)).clamp(1, 1 << 16);
+        Ok((rows, slices as u32))
     }
 
     /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): counts rows per bin of

@@ -4,7 +4,7 @@
 use super::engine::{blocks_for, BLOCK};
 use super::memory::DeviceArray;
 use super::program::k;
-use super::run::{Meta, Run, U32};
+use super::run::{offset, Meta, Run, U32};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -102,9 +102,10 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         })
     }
 
-    /// Recounts the rows the last shared bin gave up on: a bitmap per block
-    /// when C is narrow enough (dense), else a hash table of `2·nprod`
-    /// (OpSparse §5.6.1, kernel 8).
+    /// Recounts the rows the last shared bin gave up on: when C is narrow
+    /// enough, a bitmap per row, each row split into slices of its entries
+    /// of A over several blocks (batches of rows within the global budget);
+    /// else a hash table of `2·nprod` per block (OpSparse §5.6.1, kernel 8).
     fn symbolic_global(
         &self,
         crpt: &DeviceArray<D, u64>,
@@ -117,7 +118,6 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let threads = 1024u32.min(self.dev().properties().max_threads_per_block);
         let ncols = self.b.ncols;
         let words = ncols.div_ceil(32).max(1);
-        let budget = self.global_budget()?;
         let blocks = n.min(self.sms() * 2).max(1);
         let mut args = vec![
             a.rpt.arg(),
@@ -129,19 +129,34 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             crpt.arg(),
             self.g(typical, threads),
         ];
-        let dense_blocks = blocks.min(budget / (4 * words));
-        if (ncols as u64) <= 64 * max_nprod && dense_blocks >= 1 {
+        let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
+        if (ncols as u64) <= 64 * max_nprod && rows_at_once >= 1 {
             let bits = DeviceArray::<D, u32>::alloc(
                 self.dev(),
                 &self.s[0],
-                dense_blocks * words,
+                rows_at_once * words,
                 "symbolic dense bitmaps",
                 self.usage,
             )?;
+            let counters = DeviceArray::<D, u64>::alloc(
+                self.dev(),
+                &self.s[0],
+                2 * rows_at_once,
+                "symbolic dense counters",
+                self.usage,
+            )?;
             bits.zero(self.dev(), &self.s[0], 0, bits.len())?;
-            args.extend([bits.arg(), U32(words as u32)]);
-            self.launch(0, k::SYMBOLIC_DENSE, dense_blocks as u32, threads, 0, &args)?;
-            self.usage.sub(4 * bits.len());
+            counters.zero(self.dev(), &self.s[0], 0, counters.len())?;
+            args.extend([bits.arg(), U32(words as u32), U32(slices), counters.arg()]);
+            // Batches of rows; the kernel leaves bitmaps and counters zero.
+            for start in (0..n).step_by(rows_at_once) {
+                let rows = (n - start).min(rows_at_once);
+                args[4] = offset(meta.overflow(), 4 * start as u64);
+                args[5] = U32(rows as u32);
+                let grid = (rows as u64 * slices as u64) as u32;
+                self.launch(0, k::SYMBOLIC_DENSE, grid, threads, 0, &args)?;
+            }
+            self.usage.sub(4 * bits.len() + 8 * counters.len());
         } else {
             let tsize = (2 * max_nprod.min(ncols as u64).max(1)).next_power_of_two() as usize;
             let table = DeviceArray::<D, u32>::alloc(

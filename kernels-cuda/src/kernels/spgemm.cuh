@@ -104,11 +104,26 @@ SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* _
             longs &= longs - 1;
             const u32 r = SPGEMM_SHFL(i, src);
             u64 t = 0;
-            for (u64 p = arpt[r] + lane; p < arpt[r + 1]; p += SPGEMM_WARP_SIZE) {
-                const u32 c = acol[p];
-                const u64 blen = brpt[c + 1] - brpt[c];
-                t += blen;
-                if ((p & 7) == 0) h.add(s_hist, blen, 8);
+            // Eight entries a lane per step, their columns loaded first, so
+            // that eight gathers of B's row offsets are in flight at once: a
+            // row of tens of thousands of entries is otherwise one memory
+            // latency per step of the warp.
+            const u64 r1 = arpt[r + 1];
+            for (u64 p0 = arpt[r] + lane; p0 < r1; p0 += 8 * SPGEMM_WARP_SIZE) {
+                u32 c[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const u64 p = p0 + j * SPGEMM_WARP_SIZE;
+                    c[j] = p < r1 ? acol[p] : SPGEMM_EMPTY;
+                }
+                u64 blen[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j) blen[j] = c[j] != SPGEMM_EMPTY ? brpt[c[j] + 1] - brpt[c[j]] : 0;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    t += blen[j];
+                    if (((p0 + j * SPGEMM_WARP_SIZE) & 7) == 0) h.add(s_hist, blen[j], 8);
+                }
             }
             t = warp_sum(t);
             if (lane == 0) {
@@ -201,9 +216,13 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
     }
 }
 
+// Home slot of `key`. Power-of-two tables take the high bits of a
+// Fibonacci (golden-ratio) product: the low bits of key·107 would send
+// columns that differ by a multiple of the table size (stencils on
+// power-of-two grids: i ± N, i ± N²) to one slot and long probe chains.
+// Other sizes keep OpSparse's key·107 mod size.
 __device__ __forceinline__ u32 hash_slot(u32 key, u32 size, bool pow2) {
-    const u32 h = key * SPGEMM_HASH_SCALE;
-    return pow2 ? (h & (size - 1)) : (h % size);
+    return pow2 ? ((key * 0x9E3779B9u) >> (__clz(size) + 1)) : (key * SPGEMM_HASH_SCALE % size);
 }
 
 __device__ __forceinline__ u32 next_slot(u32 h, u32 size, bool pow2) {
@@ -240,11 +259,12 @@ __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
 // entries in its slices of the row by ballot and walks them with all its
 // lanes, so one long row of B does not stall a small group.
 // `f(column, value)` is called once per product.
+// `for_products_range` walks the entries a0..a1 of a row of A (a slice of
+// it, in kernels that split a long row between blocks).
 template <typename F>
-__device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
-                                             const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
-                                             u32 lane, u32 row_threads, u32 g, F f) {
-    const u64 a0 = arpt[row], a1 = arpt[row + 1];
+__device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval,
+                                                   u32 lane, u32 row_threads, u32 g, F f) {
     g = widen_group(g, a1 - a0, row_threads);
     const bool split = row_threads == blockDim.x && g < SPGEMM_WARP_SIZE;
     const u64 long_len = split ? 32ull * g : ~0ull;
@@ -271,6 +291,13 @@ __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, c
             for (u64 q = brpt[c] + wl; q < brpt[c + 1]; q += SPGEMM_WARP_SIZE) f(bcol[q], bval ? a * bval[q] : value_t(0));
         }
     }
+}
+
+template <typename F>
+__device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
+                                             const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
+                                             u32 lane, u32 row_threads, u32 g, F f) {
+    for_products_range(arpt[row], arpt[row + 1], acol, aval, brpt, bcol, bval, lane, row_threads, g, f);
 }
 
 // Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
@@ -619,67 +646,101 @@ __device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* to
 }
 
 // Symbolic step for the rows past the last shared table when C is narrow
-// enough: one bit per column of C in global memory per block (all zero on
-// entry and on exit); a row's count is the number of bits it newly sets.
+// enough: one bit per column of C in global memory per row (all zero on
+// entry and on exit), each row split into `slices` slices of its entries of
+// A, one block a slice (block = row · slices + slice). A slice counts the
+// bits it newly sets; the last slice of a row to finish (ticket in
+// counters[2r+1]) writes the row's total (counters[2r]) and clears the
+// row's bitmap and counters for the next batch of rows.
 SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                                  const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
-                                                 u32 words) {
+                                                 u32 words, u32 slices, u64* counters) {
     __shared__ u32 s_count;
-    u32* bits = bits_all + (u64)blockIdx.x * words;
-    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        if (threadIdx.x == 0) s_count = 0;
-        __syncthreads();
-        const u32 row = rows[r];
-        u32 n = 0;
-        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
-                     [&](u32 col, value_t) {
-                         const u32 m = 1u << (col & 31);
-                         n += (atomicOr(&bits[col >> 5], m) & m) == 0;
-                     });
-        atomicAdd(&s_count, n);
-        __syncthreads();
-        if (threadIdx.x == 0) crpt[row] = s_count;
-        for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
-        __syncthreads();
+    __shared__ bool s_last;
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
+    if (r >= nrows) return;
+    u32* bits = bits_all + (u64)r * words;
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads();
+    const u32 row = rows[r];
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    u32 n = 0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, (const value_t*)0, brpt, bcol,
+                       (const value_t*)0, threadIdx.x, blockDim.x, g, [&](u32 col, value_t) {
+                           const u32 m = 1u << (col & 31);
+                           n += (atomicOr(&bits[col >> 5], m) & m) == 0;
+                       });
+    atomicAdd(&s_count, n);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(&counters[2 * r], (u64)s_count);
+        __threadfence();
+        s_last = atomicAdd(&counters[2 * r + 1], 1ull) == slices - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    if (threadIdx.x == 0) {
+        crpt[row] = atomicAdd(&counters[2 * r], 0ull);
+        counters[2 * r] = 0;
+        counters[2 * r + 1] = 0;
     }
 }
 
-// Numeric step for the longest rows when C is narrow enough: a dense value
-// per column and a bit per column in global memory per block (zero on entry
-// and exit). The row comes out sorted by compacting set bits in column
-// order (block scan of per-word counts): no hash probing and no sort.
+// Numeric step for the longest rows when C is narrow enough, in two
+// kernels over a batch of rows: a dense value per column and a bit per
+// column in global memory per row (zero on entry and exit). The first
+// splits each row into `slices` slices of its entries of A, one block a
+// slice (block = row · slices + slice), accumulating with atomics; the
+// second, one block a row, comes after it on the stream and writes the row
+// sorted by compacting set bits in column order (block scan of per-word
+// counts), clearing as it goes: no hash probing and no sort. Both take the
+// same parameters.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval,
                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                 value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                u32 words) {
+                                                u32 words, u32 slices) {
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
+    if (r >= nrows) return;
+    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
+    u32* bits = bits_all + (u64)r * words;
+    const u32 row = bins[r];
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
+                       threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+                           atomicOr(&bits[col >> 5], 1u << (col & 31));
+                           atomicAdd(&dense[col], v);
+                       });
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32* acol, const value_t* aval,
+                                                        const u64* brpt, const u32* bcol, const value_t* bval,
+                                                        const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                        value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
+                                                        u32 words, u32 slices) {
     extern __shared__ u32 s_scan_dense[];
-    value_t* dense = dense_all + (u64)blockIdx.x * words * SPGEMM_WORD_BITS;
-    u32* bits = bits_all + (u64)blockIdx.x * words;
-    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        const u32 row = bins[r];
-        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
-            atomicOr(&bits[col >> 5], 1u << (col & 31));
-            atomicAdd(&dense[col], v);
-        });
-        __syncthreads();
-        u64 out = crpt[row];
-        for (u32 base = 0; base < words; base += blockDim.x) {
-            const u32 wi = base + threadIdx.x;
-            u32 w = wi < words ? bits[wi] : 0;
-            u32 total;
-            u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
-            if (wi < words) bits[wi] = 0;
-            while (w) {
-                const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
-                ccol[out + off] = col;
-                cval[out + off] = dense[col];
-                dense[col] = value_t(0);
-                ++off;
-                w &= w - 1;
-            }
-            out += total;
+    const u32 r = blockIdx.x;
+    if (r >= nrows) return;
+    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
+    u32* bits = bits_all + (u64)r * words;
+    const u32 row = bins[r];
+    u64 out = crpt[row];
+    for (u32 base = 0; base < words; base += blockDim.x) {
+        const u32 wi = base + threadIdx.x;
+        u32 w = wi < words ? bits[wi] : 0;
+        u32 total;
+        u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
+        if (wi < words) bits[wi] = 0;
+        while (w) {
+            const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
+            ccol[out + off] = col;
+            cval[out + off] = dense[col];
+            dense[col] = value_t(0);
+            ++off;
+            w &= w - 1;
         }
-        __syncthreads();
+        out += total;
     }
 }
