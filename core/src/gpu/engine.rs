@@ -378,7 +378,7 @@ impl<D: Device> GpuEngine<D> {
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
     ) -> Result<GpuPlan<D, T>> {
-        let sym = self.with_run(a, b, |r| r.symbolic(false))?.0;
+        let sym = self.with_run(a, b, |r| r.symbolic())?.0;
         let (crpt, nnz, typical) = (sym.crpt, sym.nnz, sym.typical);
         Ok(GpuPlan {
             a: GpuMatrixRef::of(a),

@@ -4,20 +4,23 @@
 use super::engine::{blocks_for, BLOCK};
 use super::memory::DeviceArray;
 use super::program::k;
-use super::run::{offset, Meta, Run, U32};
+use super::run::{offset, Counts, Meta, Run, U32};
 use crate::device::{Device, KernelArg};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
-    /// Numeric binning by nnz(i) and one kernel per bin, largest first on
-    /// several streams: direct copies for single-entry rows of A, shared
-    /// tables, and global memory for the longest rows.
+    /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
+    /// `counts`) and one kernel per bin, largest first on several streams:
+    /// direct copies for single-entry rows of A, shared tables, and global
+    /// memory for the longest rows.
     pub(super) fn numeric(
         &self,
         crpt: &DeviceArray<D, u64>,
         nnz: usize,
         typical: usize,
+        meta: Meta<D>,
+        counts: Counts,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
         let dev = self.dev();
         let (a, b) = (&*self.a.structure, &*self.b.structure);
@@ -29,8 +32,6 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         }
         let table = &self.ks.table;
         let (nsym, nbins) = (table.symbolic.len(), table.numeric.len());
-        let meta = Meta::new(self, nbins)?;
-        let counts = self.count_bins(&meta, crpt, k::BIN_COUNT_NUMERIC)?;
         self.fill_bins(&meta, crpt, k::BIN_FILL_NUMERIC)?;
         self.fork()?;
         let offsets = counts.offsets();

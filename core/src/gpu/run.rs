@@ -7,6 +7,7 @@ use super::engine::{
 };
 use super::memory::{DeviceArray, Usage};
 use super::program::k;
+use super::symbolic::Offsets;
 use crate::device::{Device, KernelArg, LaunchShape};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -38,7 +39,8 @@ pub(super) struct Run<'a, D: Device, T: Scalar> {
 }
 
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
-/// words 0..8 hold the stats (2 u64), the maximum and the overflow count;
+/// words 0..8 hold the stats (2 u64), the maximum, the overflow count and
+/// (numeric phase) a copy of nnz(C);
 /// then per-bin sizes and cursors (u32); words 64..128 the histogram of
 /// products by log2 of their row of B; then the bins array and the overflow
 /// list (M u32 each).
@@ -61,6 +63,8 @@ pub(super) struct Counts {
     /// Length of the rows of B the median product comes from (from setup's
     /// histogram, the middle of its power-of-two bucket).
     pub(super) typical: usize,
+    /// C's last row offset, nnz(C), where [`Meta::copy_nnz`] put it.
+    pub(super) nnz: u64,
 }
 
 impl Counts {
@@ -123,6 +127,19 @@ impl<D: Device> Meta<D> {
     pub(super) fn overflow(&self) -> KernelArg {
         Ptr(self.words.ptr_at(Self::HEADER) + 4 * self.m as u64)
     }
+    /// Copies C's last row offset (nnz(C), after the scan) into the header,
+    /// so that one read brings it with the numeric bins' counters.
+    pub(super) fn copy_nnz(
+        &self,
+        r: &Run<'_, D, impl Scalar>,
+        crpt: &DeviceArray<D, u64>,
+    ) -> Result<()> {
+        if let (Some(src), Some(dst)) = (&crpt.buf, &self.words.buf) {
+            r.dev()
+                .copy_device(&r.s[0], src, 8 * (crpt.len - 1), dst, 8 * 5, 8)?;
+        }
+        Ok(())
+    }
     /// Reads the counters (waits for stream 0).
     pub(super) fn read(&self, r: &Run<'_, D, impl Scalar>) -> Result<Counts> {
         let mut h = vec![0u64; Self::HEADER];
@@ -142,6 +159,7 @@ impl<D: Device> Meta<D> {
             overflow: h[4] as u32,
             sizes: sizes[..=self.nbins].to_vec(),
             typical,
+            nnz: h[5],
         })
     }
 }
@@ -267,7 +285,9 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     ) -> Result<(usize, u32)> {
         let rows = n.min(self.global_budget()? / row_bytes.max(1));
         let fill = (4 * self.sms()).div_ceil(rows.max(1)) as u64;
-        let slices = fill.min(max_work.div_ceil(DENSE_SLICE_WORK)).clamp(1, 1 << 16);
+        let slices = fill
+            .min(max_work.div_ceil(DENSE_SLICE_WORK))
+            .clamp(1, 1 << 16);
         Ok((rows, slices as u32))
     }
 
@@ -279,6 +299,17 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         crpt: &DeviceArray<D, u64>,
         count: usize,
     ) -> Result<Counts> {
+        self.launch_count_bins(meta, crpt, count)?;
+        meta.read(self)
+    }
+
+    /// Launches binning pass 1 without reading the counters back.
+    pub(super) fn launch_count_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        count: usize,
+    ) -> Result<()> {
         let m = self.a.nrows;
         let args = [
             crpt.arg(),
@@ -288,8 +319,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             meta.sizes(),
             meta.max_value(),
         ];
-        self.launch(0, count, self.grid(m, BLOCK as usize), BLOCK, 0, &args)?;
-        meta.read(self)
+        self.launch(0, count, self.grid(m, BLOCK as usize), BLOCK, 0, &args)
     }
 
     /// Binning, pass 2 (OpSparse Alg. 2, DCU Alg. 3): writes row ids at
@@ -353,15 +383,32 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         let dev = self.dev();
         let t0 = dev.record(&self.s[0])?;
-        let (crpt, nnz, t1, typical) = match plan {
-            Some(p) => (p.crpt.clone(), p.nnz, None, p.typical),
+        let nbins = self.ks.table.numeric.len();
+        let (crpt, t1, t2, typical, meta, counts) = match plan {
+            Some(p) => {
+                let t2 = dev.record(&self.s[0])?;
+                let meta = Meta::new(self, nbins)?;
+                let mut counts = self.count_bins(&meta, &p.crpt, k::BIN_COUNT_NUMERIC)?;
+                counts.nnz = p.nnz as u64;
+                (p.crpt.clone(), None, t2, p.typical, meta, counts)
+            }
             None => {
-                let sym = self.symbolic(true)?;
-                (Arc::new(sym.crpt), sym.nnz, sym.after_setup, sym.typical)
+                let Offsets {
+                    crpt,
+                    after_setup,
+                    typical,
+                } = self.symbolic_offsets(true)?;
+                let t2 = dev.record(&self.s[0])?;
+                // Numeric binning counts and nnz(C) come back in one read.
+                let meta = Meta::new(self, nbins)?;
+                self.launch_count_bins(&meta, &crpt, k::BIN_COUNT_NUMERIC)?;
+                meta.copy_nnz(self, &crpt)?;
+                let counts = meta.read(self)?;
+                (Arc::new(crpt), after_setup, t2, typical, meta, counts)
             }
         };
-        let t2 = dev.record(&self.s[0])?;
-        let (ccol, cval) = self.numeric(&crpt, nnz, typical)?;
+        let nnz = counts.nnz as usize;
+        let (ccol, cval) = self.numeric(&crpt, nnz, typical, meta, counts)?;
         let t3 = dev.record(&self.s[0])?;
         dev.synchronize(&self.s[0])?;
         let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);

@@ -15,6 +15,14 @@ pub(super) struct Symbolic<D: Device> {
     pub(super) crpt: DeviceArray<D, u64>,
     /// nnz(C).
     pub(super) nnz: usize,
+    /// The typical row of B for G (see `Counts::typical`).
+    pub(super) typical: usize,
+}
+
+/// The symbolic phase up to the scan: C's row offsets on the device.
+pub(super) struct Offsets<D: Device> {
+    /// C's row offsets.
+    pub(super) crpt: DeviceArray<D, u64>,
     /// An event after setup, when timing.
     pub(super) after_setup: Option<D::Event>,
     /// The typical row of B for G (see `Counts::typical`).
@@ -22,8 +30,23 @@ pub(super) struct Symbolic<D: Device> {
 }
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
-    /// Setup, symbolic binning and kernels, scan.
-    pub(super) fn symbolic(&self, timed: bool) -> Result<Symbolic<D>> {
+    /// Setup, symbolic binning and kernels, scan, and nnz(C) read back (for
+    /// plans).
+    pub(super) fn symbolic(&self) -> Result<Symbolic<D>> {
+        let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
+        let mut nnz = [0u64];
+        crpt.read(self.dev(), &self.s[0], self.a.nrows, &mut nnz)?;
+        Ok(Symbolic {
+            crpt,
+            nnz: nnz[0] as usize,
+            typical,
+        })
+    }
+
+    /// Setup, symbolic binning and kernels, scan: C's row offsets (on the
+    /// device, not read back), the event after setup when timing, and the
+    /// typical row of B.
+    pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
         let (dev, m) = (self.dev(), self.a.nrows);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         let crpt =
@@ -92,11 +115,8 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         }
         drop(meta);
         self.scan(crpt.ptr_at(0), m + 1)?;
-        let mut nnz = [0u64];
-        crpt.read(dev, &self.s[0], m, &mut nnz)?;
-        Ok(Symbolic {
+        Ok(Offsets {
             crpt,
-            nnz: nnz[0] as usize,
             after_setup,
             typical: counts.typical,
         })
