@@ -5,14 +5,7 @@
 mod common;
 
 fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
-    match spgemm::Backend::select(spgemm::BackendKind::Cuda) {
-        Ok((b, _)) => Some(Box::new(b)),
-        Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "cuda backend unavailable: {e}");
-            None
-        }
-    }
+    common::open_gpu(spgemm::BackendKind::Cuda, &[&[0]])
 }
 
 mod suite {
@@ -22,21 +15,7 @@ mod suite {
 /// Two engines splitting A's rows: GPUs 0 and 1 when there are two, else
 /// two engines on GPU 0 (the same splitting and stacking either way).
 fn open_two() -> Option<Box<dyn common::conformance::Multiplier>> {
-    let select = |devices: Vec<usize>| {
-        let options = spgemm::GpuOptions {
-            devices,
-            ..Default::default()
-        };
-        spgemm::Backend::select_with(spgemm::BackendKind::Cuda, &options)
-    };
-    match select(vec![0, 1]).or_else(|_| select(vec![0, 0])) {
-        Ok((b, _)) => Some(Box::new(b)),
-        Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "cuda backend unavailable: {e}");
-            None
-        }
-    }
+    common::open_gpu(spgemm::BackendKind::Cuda, &[&[0, 1], &[0, 0]])
 }
 
 mod suite_two_devices {

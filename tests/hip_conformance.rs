@@ -7,14 +7,7 @@
 mod common;
 
 fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
-    match spgemm::Backend::select(spgemm::BackendKind::Hip) {
-        Ok((b, _)) => Some(Box::new(b)),
-        Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "hip backend unavailable: {e}");
-            None
-        }
-    }
+    common::open_gpu(spgemm::BackendKind::Hip, &[&[0]])
 }
 
 mod suite {

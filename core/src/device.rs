@@ -98,6 +98,23 @@ pub struct DeviceError {
     pub message: String,
 }
 
+impl DeviceError {
+    /// An error of `kind` from `backend` (`"cuda"`, `"hip"`) in `call`.
+    pub fn new(
+        kind: DeviceErrorKind,
+        backend: &'static str,
+        call: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            backend,
+            call: call.into(),
+            message: message.into(),
+        }
+    }
+}
+
 impl fmt::Display for DeviceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -109,6 +126,29 @@ impl fmt::Display for DeviceError {
 }
 
 impl std::error::Error for DeviceError {}
+
+/// `Ok` when `bytes` bytes at `offset` lie within a `len`-byte buffer;
+/// else an error of `backend` naming `what` (the copy or fill asked for).
+///
+/// # Errors
+/// [`DeviceErrorKind::Other`] for a range past the end (or overflowing).
+pub fn check_range(
+    backend: &'static str,
+    what: &str,
+    len: usize,
+    offset: usize,
+    bytes: usize,
+) -> DeviceResult<()> {
+    if offset.checked_add(bytes).is_none_or(|end| end > len) {
+        return Err(DeviceError::new(
+            DeviceErrorKind::Other,
+            backend,
+            what,
+            format!("{bytes} bytes at offset {offset} exceed a {len}-byte buffer"),
+        ));
+    }
+    Ok(())
+}
 
 /// Result of a device call.
 pub type DeviceResult<T> = Result<T, DeviceError>;
@@ -134,6 +174,20 @@ pub enum KernelArg {
     U32(u32),
     /// `unsigned long long`.
     U64(u64),
+}
+
+impl KernelArg {
+    /// The arguments as 8-byte slots for a driver's launch call (which
+    /// takes a pointer to each parameter): a 32-bit parameter reads its
+    /// slot's low half (little-endian).
+    pub fn slots(args: &[KernelArg]) -> Vec<u64> {
+        args.iter()
+            .map(|a| match *a {
+                KernelArg::Ptr(p) | KernelArg::U64(p) => p,
+                KernelArg::U32(v) => v as u64,
+            })
+            .collect()
+    }
 }
 
 /// Grid shape of one launch: 1-D grids and blocks are all this algorithm uses.
@@ -285,4 +339,28 @@ pub trait Device: Send + Sync {
     /// # Errors
     /// A driver failure, including asynchronous kernel faults.
     fn synchronize(&self, stream: &Self::Stream) -> DeviceResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_past_the_end_or_overflowing_are_errors_naming_the_call() {
+        assert!(check_range("cuda", "copy", 16, 8, 8).is_ok());
+        let e = check_range("hip", "hipMemcpyDtoHAsync", 16, 9, 8).unwrap_err();
+        assert_eq!(e.backend, "hip");
+        assert!(e.to_string().contains("hipMemcpyDtoHAsync"), "{e}");
+        assert!(check_range("cuda", "fill", 16, usize::MAX, 2).is_err());
+    }
+
+    #[test]
+    fn kernel_arguments_fill_eight_byte_slots() {
+        let slots = KernelArg::slots(&[
+            KernelArg::Ptr(1 << 40),
+            KernelArg::U32(7),
+            KernelArg::U64(9),
+        ]);
+        assert_eq!(slots, vec![1 << 40, 7, 9]);
+    }
 }

@@ -248,14 +248,7 @@ impl CudaDevice {
     }
 
     fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
-        if offset.checked_add(bytes).is_none_or(|end| end > len) {
-            return Err(other(
-                DeviceErrorKind::Other,
-                what,
-                format!("{bytes} bytes at offset {offset} exceed a {len}-byte buffer"),
-            ));
-        }
-        Ok(())
+        spgemm_core::device::check_range("cuda", what, len, offset, bytes)
     }
 }
 
@@ -437,15 +430,7 @@ impl Device for CudaDevice {
         args: &[KernelArg],
     ) -> DeviceResult<()> {
         self.bind()?;
-        let mut storage: Vec<u64> = args
-            .iter()
-            .map(|a| match *a {
-                KernelArg::Ptr(p) | KernelArg::U64(p) => p,
-                KernelArg::U32(v) => v as u64,
-            })
-            .collect();
-        // Each parameter points at its 8-byte slot; a 32-bit parameter reads
-        // the slot's low half (little-endian).
+        let mut storage = KernelArg::slots(args);
         let mut params: Vec<*mut c_void> = storage
             .iter_mut()
             .map(|v| v as *mut u64 as *mut c_void)

@@ -39,10 +39,5 @@ pub(crate) fn other(
     call: impl Into<String>,
     message: impl Into<String>,
 ) -> DeviceError {
-    DeviceError {
-        kind,
-        backend: "cuda",
-        call: call.into(),
-        message: message.into(),
-    }
+    DeviceError::new(kind, "cuda", call, message)
 }

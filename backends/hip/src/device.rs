@@ -8,23 +8,14 @@
 
 use crate::hiprtc;
 use crate::properties::{self, arch_in_properties, Attributes};
-use crate::runtime::{self, api, attribute, check, pool_attribute, Api, DevicePtr, Status};
+use crate::runtime::{self, api, attribute, check, err, pool_attribute, Api, DevicePtr, Status};
 use spgemm_core::device::{
-    Device, DeviceBuffer, DeviceError, DeviceErrorKind, DeviceProperties, DeviceResult, KernelArg,
+    Device, DeviceBuffer, DeviceErrorKind, DeviceProperties, DeviceResult, KernelArg,
     KernelProgram, LaunchShape,
 };
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-fn err(kind: DeviceErrorKind, call: impl Into<String>, message: impl Into<String>) -> DeviceError {
-    DeviceError {
-        kind,
-        backend: "hip",
-        call: call.into(),
-        message: message.into(),
-    }
-}
 
 /// One device as every handle of it needs it: the runtime, the ordinal,
 /// its memory pool (when stream-ordered allocation is supported).
@@ -280,14 +271,7 @@ impl HipDevice {
     }
 
     fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
-        if offset.checked_add(bytes).is_none_or(|end| end > len) {
-            return Err(err(
-                DeviceErrorKind::Other,
-                what,
-                format!("{bytes} bytes at offset {offset} exceed a {len}-byte buffer"),
-            ));
-        }
-        Ok(())
+        spgemm_core::device::check_range("hip", what, len, offset, bytes)
     }
 
     fn at(buf: &HipSlice<u8>, offset: usize) -> DevicePtr {
@@ -502,15 +486,7 @@ impl Device for HipDevice {
         args: &[KernelArg],
     ) -> DeviceResult<()> {
         self.bind()?;
-        let mut storage: Vec<u64> = args
-            .iter()
-            .map(|a| match *a {
-                KernelArg::Ptr(p) | KernelArg::U64(p) => p,
-                KernelArg::U32(v) => v as u64,
-            })
-            .collect();
-        // Each parameter points at its 8-byte slot; a 32-bit parameter reads
-        // the slot's low half (little-endian).
+        let mut storage = KernelArg::slots(args);
         let mut params: Vec<*mut c_void> = storage
             .iter_mut()
             .map(|v| v as *mut u64 as *mut c_void)

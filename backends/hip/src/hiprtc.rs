@@ -6,7 +6,8 @@
 //! Only architectures from [`VALIDATED_ARCHS`] are passed to hiprtc: given
 //! an unknown one, hiprtc aborts the whole process instead of failing.
 
-use spgemm_core::device::{DeviceError, DeviceErrorKind, DeviceResult};
+use crate::runtime::err;
+use spgemm_core::device::{DeviceErrorKind, DeviceResult};
 use std::ffi::{c_char, c_int, c_void, CString};
 
 /// Architectures known to compile with hiprtc (ROCm 5.2 and later).
@@ -33,15 +34,6 @@ type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
 type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
 type DestroyFn = unsafe extern "C" fn(*mut Program) -> c_int;
 type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
-
-fn err(kind: DeviceErrorKind, call: impl Into<String>, message: impl Into<String>) -> DeviceError {
-    DeviceError {
-        kind,
-        backend: "hip",
-        call: call.into(),
-        message: message.into(),
-    }
-}
 
 /// The loaded library and its hiprtc entry points.
 struct Hiprtc {

@@ -11,7 +11,8 @@
 //! product with more than `i32::MAX` entries (or rows/columns) is refused.
 
 use crate::device::HipDevice;
-use spgemm_core::device::{Device, DeviceBuffer, DeviceError, DeviceErrorKind, DeviceResult};
+use crate::runtime::err;
+use spgemm_core::device::{Device, DeviceBuffer, DeviceErrorKind, DeviceResult};
 use spgemm_core::gpu::VendorRun;
 use spgemm_core::{CsrMatrix, Scalar};
 use std::ffi::{c_int, c_void};
@@ -138,15 +139,6 @@ struct Lib {
     buffer_size: [BufferSizeFn; 2],
     nnz: NnzFn,
     gemm: [GemmFn; 2],
-}
-
-fn err(kind: DeviceErrorKind, call: impl Into<String>, message: impl Into<String>) -> DeviceError {
-    DeviceError {
-        kind,
-        backend: "hip",
-        call: call.into(),
-        message: message.into(),
-    }
 }
 
 impl Lib {

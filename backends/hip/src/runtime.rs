@@ -173,6 +173,15 @@ api! {
     get_error_string = "hipGetErrorString": fn(Status) -> *const c_char;
 }
 
+/// A `DeviceError` of the HIP backend.
+pub(crate) fn err(
+    kind: DeviceErrorKind,
+    call: impl Into<String>,
+    message: impl Into<String>,
+) -> DeviceError {
+    DeviceError::new(kind, "hip", call, message)
+}
+
 /// The runtime, loaded on first use.
 ///
 /// # Errors
@@ -228,12 +237,11 @@ pub fn check(api: &Api, call: impl Into<String>, s: Status) -> DeviceResult<()> 
             text((api.get_error_string)(s)),
         )
     };
-    Err(DeviceError {
-        kind: kind_of(s),
-        backend: "hip",
-        call: call.into(),
-        message: format!("{name} ({s}): {description}"),
-    })
+    Err(err(
+        kind_of(s),
+        call,
+        format!("{name} ({s}): {description}"),
+    ))
 }
 
 #[cfg(test)]
