@@ -125,6 +125,14 @@ fn errors_are_one_line_with_nonzero_exit() {
             "--backend",
             "cuda",
         ],
+        vec![
+            "multiply",
+            "gen:er:10:2",
+            "-o",
+            "/tmp/x.mtx",
+            "--backend",
+            "hip",
+        ],
     ] {
         let r = spgemm().args(&args).output().unwrap();
         assert_eq!(r.status.code(), Some(1), "{args:?}");
@@ -207,4 +215,73 @@ fn report_lines_up_bench_results_in_a_table_and_a_chart() {
         .unwrap();
     assert_eq!(r.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&r.stderr).contains("not a bench result array"));
+}
+
+#[test]
+fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
+    let r = spgemm()
+        .args([
+            "bench",
+            "gen:er:200:3",
+            "--backend",
+            "cpu",
+            "--reps",
+            "1",
+            "--devices",
+            "0,1",
+            "--memory-budget",
+            "1M",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("--memory-budget applies to GPU backends only"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--devices with several devices applies to GPU backends only"),
+        "{err}"
+    );
+    let out = tmp("budget.mtx");
+    let r = spgemm()
+        .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
+        .args([
+            "--backend",
+            "cpu",
+            "--memory-budget",
+            "2G",
+            "--devices",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = spgemm()
+        .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
+        .args(["--memory-budget", "12Q"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not a byte count"));
+}
+
+#[test]
+fn an_empty_device_list_is_an_error() {
+    let options = spgemm::GpuOptions {
+        devices: vec![],
+        ..Default::default()
+    };
+    for kind in [spgemm::BackendKind::Cuda, spgemm::BackendKind::Hip] {
+        let e = spgemm::Backend::select_with(kind, &options).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                spgemm::Error::Core(spgemm_core::Error::NoDevices)
+                    | spgemm::Error::BackendUnavailable { .. }
+            ),
+            "{e}"
+        );
+    }
 }
