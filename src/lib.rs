@@ -10,7 +10,7 @@
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
 //! | Matrix Market files | [`mtx`] |
-//! | reference product and checks | [`reference`], [`verify`] |
+//! | reference product and checks | [`mod@reference`], [`verify`] |
 //! | work statistics | [`stats`] |
 //! | synthetic matrices | [`generate`] |
 //!

@@ -1,4 +1,4 @@
-//! The GPU algorithm, written once over [`Device`]: OpSparse's two-phase
+//! The GPU algorithm, written once over [`Device`](crate::device::Device): OpSparse's two-phase
 //! hash SpGEMM (Du et al. 2022, §5, Fig. 2) with the DCU improvements
 //! (nsparse on DCU, §5.1–5.4).
 //!
