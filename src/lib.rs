@@ -24,7 +24,7 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use spgemm_core::{generate, gpu, mtx, reference, stats, verify, CsrMatrix, Scalar};
+pub use spgemm_core::{generate, gpu, mtx, reference, stats, table, verify, CsrMatrix, Scalar};
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 
 /// Errors of the facade: those of `spgemm-core` and backend selection.
@@ -89,6 +89,12 @@ pub struct GpuOptions {
     pub memory_budget: Option<usize>,
     /// The numeric step's sort (default: [`gpu::SortVariant::Auto`]).
     pub sort: gpu::SortVariant,
+    /// The kernel table (default: the device's own,
+    /// [`table::TableConfig::Device`]).
+    pub table: table::TableConfig,
+    /// How rows past the last shared-memory table are computed (default:
+    /// [`gpu::LongRows::Auto`]).
+    pub long_rows: gpu::LongRows,
 }
 
 impl Default for GpuOptions {
@@ -97,6 +103,8 @@ impl Default for GpuOptions {
             devices: vec![0],
             memory_budget: None,
             sort: gpu::SortVariant::default(),
+            table: table::TableConfig::default(),
+            long_rows: gpu::LongRows::default(),
         }
     }
 }
@@ -138,7 +146,9 @@ fn open_engines<D: spgemm_core::device::Device>(
                     backend,
                     reason: e.to_string(),
                 })?
-                .with_sort(options.sort);
+                .with_sort(options.sort)
+                .with_table(options.table)
+                .with_long_rows(options.long_rows);
             Ok(match options.memory_budget {
                 Some(bytes) => e.with_memory_budget(bytes),
                 None => e,

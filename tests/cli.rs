@@ -268,6 +268,47 @@ fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
 }
 
 #[test]
+fn kernel_table_and_long_row_options_are_checked_by_name() {
+    let out = tmp("table.mtx");
+    let r = spgemm()
+        .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
+        .args(["--backend", "cpu", "--table", "dcu-paper"])
+        .args(["--long-rows", "sorted-hash"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("--table applies to GPU backends only"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--long-rows applies to GPU backends only"),
+        "{err}"
+    );
+    for (option, value, names) in [
+        ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
+        (
+            "--long-rows",
+            "sorted",
+            "auto, dense, sorted-hash, in-place-hash",
+        ),
+    ] {
+        let r = spgemm()
+            .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
+            .args([option, value])
+            .output()
+            .unwrap();
+        assert_eq!(r.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.contains(&format!("'{value}' (one of: {names})")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn an_empty_device_list_is_an_error() {
     let options = spgemm::GpuOptions {
         devices: vec![],

@@ -5,7 +5,7 @@
 mod common;
 
 fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
-    common::open_gpu(spgemm::BackendKind::Cuda, &[&[0]])
+    common::open_gpu(spgemm::BackendKind::Cuda, &Default::default(), &[&[0]])
 }
 
 mod suite {
@@ -15,11 +15,48 @@ mod suite {
 /// Two engines splitting A's rows: GPUs 0 and 1 when there are two, else
 /// two engines on GPU 0 (the same splitting and stacking either way).
 fn open_two() -> Option<Box<dyn common::conformance::Multiplier>> {
-    common::open_gpu(spgemm::BackendKind::Cuda, &[&[0, 1], &[0, 0]])
+    common::open_gpu(
+        spgemm::BackendKind::Cuda,
+        &Default::default(),
+        &[&[0, 1], &[0, 0]],
+    )
 }
 
 mod suite_two_devices {
     crate::conformance_suite!(crate::open_two());
+}
+
+/// The DCU paper's table (the one gfx906 uses: 9 + 9 bins, 12,288 keys and
+/// 4,096 pairs filling 48 KB, whole-table bitonic sort, a global symbolic
+/// bin) run on this GPU, with every row past its shared tables through the
+/// DCU's sorted global hash (kernel 8): the HIP backend's logic checked on
+/// a device we have.
+fn open_dcu_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
+    let options = spgemm::GpuOptions {
+        table: spgemm::table::TableConfig::DcuPaper,
+        long_rows: spgemm::gpu::LongRows::SortedHash,
+        ..Default::default()
+    };
+    common::open_gpu(spgemm::BackendKind::Cuda, &options, &[&[0]])
+}
+
+mod suite_dcu_paper_table {
+    crate::conformance_suite!(crate::open_dcu_paper());
+}
+
+/// OpSparse's V100 table, with the longest rows through the in-place
+/// global hash (DCU kernel 9).
+fn open_v100_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
+    let options = spgemm::GpuOptions {
+        table: spgemm::table::TableConfig::V100Paper,
+        long_rows: spgemm::gpu::LongRows::InPlaceHash,
+        ..Default::default()
+    };
+    common::open_gpu(spgemm::BackendKind::Cuda, &options, &[&[0]])
+}
+
+mod suite_v100_paper_table {
+    crate::conformance_suite!(crate::open_v100_paper());
 }
 
 #[cfg(feature = "cuda")]
@@ -142,6 +179,29 @@ mod plan {
     }
 
     #[test]
+    fn every_long_row_variant_on_few_and_many_long_rows() {
+        use spgemm::gpu::LongRows;
+        let Some(e) = engine() else { return };
+        use spgemm_core::device::Device;
+        let sms = e.device().properties().multiprocessor_count as usize;
+        // Few long rows (kernel 8's case under Auto when C is wide), and
+        // more than two per multiprocessor (kernel 9's): C is wide (2^22
+        // columns), so Auto takes no dense path. About 3 entries of B per
+        // entry of A: rows of 12,000-18,000 entries in C, past the largest
+        // shared numeric table (about 9,500 on an H200).
+        let few = generate::short_and_long_rows::<f64>(1 << 22, 3, 5, 6000, 21).unwrap();
+        let many = generate::short_and_long_rows::<f64>(1 << 22, 3, 3 * sms, 4000, 22).unwrap();
+        for variant in LongRows::ALL {
+            let eng = spgemm_cuda::open(0).unwrap().with_long_rows(variant);
+            for (what, a) in [("few", &few), ("many", &many)] {
+                let c = eng.multiply_host(a, a).unwrap();
+                let check = spgemm::verify::check_product(a, a, &c).unwrap();
+                assert!(check.is_ok(), "{} {what}: {:?}", variant.name(), check);
+            }
+        }
+    }
+
+    #[test]
     fn both_sort_variants_and_output_rows_over_a_million_entries() {
         let Some(e) = engine() else { return };
         let rank = spgemm_cuda::open(0)
@@ -165,8 +225,13 @@ mod plan {
             .collect();
         let vals = vec![1.0f64; rows.len()];
         let m = spgemm::CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
-        let c = e.multiply_host(&m, &m).unwrap();
-        assert_eq!(c.row_nnz(0), 1_200_000);
-        spgemm::verify::check_product(&m, &m, &c).unwrap().unwrap();
+        let sorted = spgemm_cuda::open(0)
+            .unwrap()
+            .with_long_rows(spgemm::gpu::LongRows::SortedHash);
+        for eng in [&e, &sorted] {
+            let c = eng.multiply_host(&m, &m).unwrap();
+            assert_eq!(c.row_nnz(0), 1_200_000);
+            spgemm::verify::check_product(&m, &m, &c).unwrap().unwrap();
+        }
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
-    common::open_gpu(spgemm::BackendKind::Hip, &[&[0]])
+    common::open_gpu(spgemm::BackendKind::Hip, &Default::default(), &[&[0]])
 }
 
 mod suite {

@@ -122,6 +122,10 @@ pub enum Error {
         /// Requested size in bytes.
         bytes: u128,
     },
+    /// A kernel table chosen by name needs more threads or shared memory a
+    /// block than the device allows (names the table, the bin and both sizes).
+    #[error("kernel table does not fit the device: {0}")]
+    TableDoesNotFit(String),
     /// A list of devices to spread work over was empty.
     #[error("no devices were given")]
     NoDevices,

@@ -15,15 +15,19 @@
 //! largest `nnz` (Table 5, num_2x). The first bin of each phase packs
 //! several short rows into one block, a sub-group of threads per row.
 //!
-//! The V100 table of the OpSparse paper is kept as a named configuration;
-//! Hopper (H100/H200, 227 KB per block) and DCU (48 KB per block, 64 KB per
-//! compute unit, wavefront 64) are derived by the same rule.
+//! Two tables of the papers are kept as named configurations: the V100
+//! table of OpSparse ([`KernelTable::v100_paper`]) and the DCU table of the
+//! nsparse optimisation paper ([`KernelTable::dcu_paper`]: 9 symbolic bins
+//! up to 12,288 keys, 9 numeric bins up to 4,096 pairs, wavefront 64),
+//! which gfx906 devices use. Hopper (H100/H200, 227 KB per block), MI200
+//! (gfx90a) and every other device get the derived table.
 
 use crate::device::DeviceProperties;
+use crate::error::{Error, Result};
 
 /// Bytes per symbolic hash entry (a `u32` column index).
 pub const SYMBOLIC_ENTRY_BYTES: usize = 4;
-/// Shared memory every kernel keeps beside its table (counters), bytes.
+/// Shared memory the derived tables keep beside each table (counters), bytes.
 pub const SCRATCH_BYTES: usize = 64;
 /// Fraction of the largest symbolic table above which a row's count is
 /// recomputed with a global-memory table (OpSparse §5.6.1).
@@ -43,6 +47,11 @@ pub fn numeric_registers(props: &DeviceProperties, value_bytes: usize) -> u32 {
         KERNEL_REGISTERS
     }
 }
+/// Registers per thread of numeric kernels that bitonic-sort the whole
+/// table ([`KernelTable::dcu_paper`]): the short-row ones need up to 44 on
+/// gfx906 (hipcc 5.2, `f64`, 16-thread rows) and spill at 40; 48 leaves a
+/// SIMD five wavefronts.
+pub const BITONIC_REGISTERS: u32 = 48;
 /// Block sizes of the one-row-per-block kernels.
 const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
 /// Block size of the many-rows-per-block bins for short rows, and their
@@ -85,29 +94,80 @@ impl Bin {
         self.table_size == 0
     }
     /// Dynamic shared memory of one block, bytes, for `entry_bytes` per
-    /// entry: the tables and one 4-byte counter per row.
-    pub fn shared_bytes(&self, entry_bytes: usize) -> usize {
+    /// entry: the tables, and one 4-byte counter per row when `counters`
+    /// (the kernel keeps a count live beside its table: the symbolic bin
+    /// that records overflowing rows, numeric sorts that condense).
+    pub fn shared_bytes(&self, entry_bytes: usize, counters: bool) -> usize {
         let rows = self.rows_per_block() as usize;
-        self.table_size as usize * entry_bytes * rows + 4 * rows
+        self.table_size as usize * entry_bytes * rows + if counters { 4 * rows } else { 0 }
+    }
+}
+
+/// Which kernel table a GPU engine uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableConfig {
+    /// The device's own: the DCU paper's table on gfx906 (the paper's
+    /// device), the derived table everywhere else ([`KernelTable::for_device`]).
+    #[default]
+    Device,
+    /// Derived from the device's properties by the rule in the module docs,
+    /// on every device.
+    Derived,
+    /// OpSparse's V100 table ([`KernelTable::v100_paper`]).
+    V100Paper,
+    /// The DCU paper's table ([`KernelTable::dcu_paper`]).
+    DcuPaper,
+}
+
+impl TableConfig {
+    /// Every configuration, in the order of [`TableConfig::name`]'s list.
+    pub const ALL: [TableConfig; 4] = [
+        TableConfig::Device,
+        TableConfig::Derived,
+        TableConfig::V100Paper,
+        TableConfig::DcuPaper,
+    ];
+    /// Name on the command line: `device`, `derived`, `v100-paper`, `dcu-paper`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableConfig::Device => "device",
+            TableConfig::Derived => "derived",
+            TableConfig::V100Paper => "v100-paper",
+            TableConfig::DcuPaper => "dcu-paper",
+        }
+    }
+    /// The configuration called `name` (see [`TableConfig::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 
 /// The bins of both phases for one device and value type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelTable {
-    /// Configuration name (`"v100-paper"`, `"hopper"`, `"dcu"`, or `"derived"`).
+    /// Configuration name (`"v100-paper"`, `"dcu-paper"`, `"hopper"`,
+    /// `"mi200"`, or `"derived"`).
     pub name: String,
     /// Warp / wavefront width the kernels are compiled for.
     pub warp_width: u32,
     /// Bytes of one value (4 for `f32`, 8 for `f64`).
     pub value_bytes: usize,
-    /// Symbolic bins by `nprod`; the last one's `max` is `u64::MAX`. Rows of
-    /// the last bin whose count passes [`OVERFLOW_FRACTION`] of its table
-    /// are recomputed with a global table of `2·nprod` entries.
+    /// Symbolic bins by `nprod`; the last one's `max` is `u64::MAX`. When
+    /// the last bin is a shared table (OpSparse), its rows whose count
+    /// passes [`OVERFLOW_FRACTION`] of the table are recomputed with a
+    /// global table of `2·nprod` entries; when it is global (`table_size ==
+    /// 0`, DCU), its rows go to the global table directly.
     pub symbolic: Vec<Bin>,
     /// Numeric bins by `nnz`; the last one is global (`table_size == 0`,
     /// `max == u64::MAX`).
     pub numeric: Vec<Bin>,
+    /// Shared memory a block may use, bytes (what the table was made for).
+    pub shared_per_block: usize,
+    /// Whether the numeric step bitonic-sorts the whole table (DCU §5.3)
+    /// under [`crate::gpu::SortVariant::Auto`]: the DCU table's largest
+    /// tables fill a block's shared memory and leave no room for the
+    /// counter that condensing needs.
+    pub whole_table_sort: bool,
 }
 
 impl KernelTable {
@@ -128,11 +188,79 @@ impl KernelTable {
         bin_of(&self.numeric, nnz)
     }
 
+    /// Whether the last symbolic bin is a shared table whose overflowing
+    /// rows are recomputed in global memory (else it is a global bin).
+    pub fn symbolic_overflows(&self) -> bool {
+        self.symbolic.last().is_some_and(|b| !b.global())
+    }
+
+    /// Symbolic bins with a shared-memory kernel (all but a global last bin).
+    pub fn shared_symbolic_bins(&self) -> usize {
+        self.symbolic.iter().filter(|b| !b.global()).count()
+    }
+
     /// Symbolic count above which the last shared bin's result is discarded
-    /// and the row recomputed in global memory.
+    /// and the row recomputed in global memory (0 when the last bin is global).
     pub fn overflow_threshold(&self) -> u32 {
-        let last = self.symbolic.last().map_or(0, |b| b.table_size);
+        let last = self
+            .symbolic
+            .last()
+            .filter(|b| !b.global())
+            .map_or(0, |b| b.table_size);
         (last as f64 * OVERFLOW_FRACTION) as u32
+    }
+
+    /// The table `config` names for `props` and values of `value_bytes`
+    /// bytes. A paper's table keeps its bins and takes the device's warp
+    /// width, so it runs anywhere its tables fit.
+    ///
+    /// # Errors
+    /// [`Error::TableDoesNotFit`] when a bin's shared memory or block size
+    /// passes what the device allows a block (naming the bin).
+    pub fn configured(
+        config: TableConfig,
+        props: &DeviceProperties,
+        value_bytes: usize,
+    ) -> Result<Self> {
+        let table = match config {
+            TableConfig::Device => Self::for_device(props, value_bytes),
+            TableConfig::Derived => Self::derived(props, value_bytes),
+            TableConfig::V100Paper => Self {
+                warp_width: props.warp_width,
+                value_bytes,
+                ..Self::v100_paper()
+            },
+            TableConfig::DcuPaper => Self::dcu_paper(props, value_bytes),
+        };
+        let entry = 4 + value_bytes;
+        let bins = (table
+            .symbolic
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i, b, 4, "symbolic")))
+        .chain(
+            table
+                .numeric
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (i, b, entry, "numeric")),
+        );
+        for (i, bin, entry, phase) in bins {
+            let bytes = bin.shared_bytes(entry, false);
+            if bytes > props.shared_memory_per_block_optin
+                || bin.block_threads > props.max_threads_per_block
+            {
+                return Err(Error::TableDoesNotFit(format!(
+                    "'{}': {phase} bin {i} needs {} threads and {bytes} bytes of shared memory a block; {} allows {} and {}",
+                    table.name,
+                    bin.block_threads,
+                    props.name,
+                    props.max_threads_per_block,
+                    props.shared_memory_per_block_optin
+                )));
+            }
+        }
+        Ok(table)
     }
 
     /// The table of OpSparse Tables 1 and 2 (V100: 96 KB per multiprocessor
@@ -174,13 +302,107 @@ impl KernelTable {
                 b(4096, 8191, 1024, 1024),
                 b(u64::MAX, 0, 1024, 1024),
             ],
+            shared_per_block: 96 * 1024,
+            whole_table_sort: false,
+        }
+    }
+
+    /// The table of the DCU paper (DCU §5.4, Tables 2–3; ALGORITHM.md):
+    /// 48 KB per block, wavefront 64. Symbolic: 9 bins, 8 shared kernels
+    /// and a global one; kernel 0 gives 16 short rows to a block, a group of
+    /// 8 threads each, kernel 1 one wavefront (64 threads) per row, kernels
+    /// 2–7 one block per row up to 12,288 keys (48 KB), kernel 8 a global
+    /// table of `2·nprod`. Numeric: 9 bins; kernels 0–1 several rows a
+    /// block (groups of 8 and 16 threads), kernel 2 one wavefront per row,
+    /// kernels 3–7 one block per row up to 4,096 pairs (48 KB for `f64`),
+    /// bin 8 global (two variants, chosen by the number of rows). Tables are
+    /// powers of two up to the largest and bitonic-sorted whole (DCU §5.3);
+    /// ranges keep symbolic tables ≥ 1.2× nprod and numeric ≥ 2× nnz (the
+    /// paper's bin limits are not in our sources; these follow OpSparse's
+    /// rule). Resident blocks are worked out for `props` (on the DCU: 64 KB
+    /// and 2,560 threads a compute unit).
+    pub fn dcu_paper(props: &DeviceProperties, value_bytes: usize) -> Self {
+        let entry = 4 + value_bytes;
+        let bin = |table: u32, block_threads: u32, row_threads: u32, numeric: bool| {
+            let rows = (block_threads / row_threads) as usize;
+            let bytes = table as usize * rows * if numeric { entry } else { 4 };
+            let registers = if numeric {
+                BITONIC_REGISTERS
+            } else {
+                KERNEL_REGISTERS
+            };
+            Bin {
+                max: if numeric {
+                    table as u64 / 2
+                } else {
+                    (table as f64 / 1.2) as u64
+                },
+                table_size: table,
+                block_threads,
+                row_threads,
+                min_blocks: resident_blocks(props, block_threads, registers, bytes),
+            }
+        };
+        let global = |max| Bin {
+            max,
+            table_size: 0,
+            block_threads: 1024,
+            row_threads: 1024,
+            min_blocks: 1,
+        };
+        let mut symbolic = vec![bin(32, 128, 8, false), bin(256, 256, 64, false)];
+        for (table, threads) in [
+            (512, 128),
+            (1024, 256),
+            (2048, 512),
+            (4096, 1024),
+            (8192, 1024),
+        ] {
+            symbolic.push(bin(table, threads, threads, false));
+        }
+        symbolic.push(bin(12_288, 1024, 1024, false));
+        symbolic.push(global(u64::MAX));
+        let mut numeric = vec![
+            bin(32, 128, 8, true),
+            bin(64, 128, 16, true),
+            bin(128, 256, 64, true),
+        ];
+        for (table, threads) in [
+            (256, 64),
+            (512, 128),
+            (1024, 256),
+            (2048, 512),
+            (4096, 1024),
+        ] {
+            numeric.push(bin(table, threads, threads, true));
+        }
+        numeric.push(global(u64::MAX));
+        KernelTable {
+            name: "dcu-paper".into(),
+            warp_width: props.warp_width,
+            value_bytes,
+            symbolic,
+            numeric,
+            shared_per_block: 48 * 1024,
+            whole_table_sort: true,
+        }
+    }
+
+    /// The table for `props`: the DCU paper's ([`KernelTable::dcu_paper`])
+    /// on gfx906, the derived one ([`KernelTable::derived`]) elsewhere.
+    pub fn for_device(props: &DeviceProperties, value_bytes: usize) -> Self {
+        if props.arch == "gfx906" {
+            Self::dcu_paper(props, value_bytes)
+        } else {
+            Self::derived(props, value_bytes)
         }
     }
 
     /// Derives the table for `props` and values of `value_bytes` bytes by
     /// the rule in the module docs, and names it after the device family
-    /// (`"hopper"` for sm_90, `"dcu"` for gfx906, `"derived"` otherwise).
-    pub fn for_device(props: &DeviceProperties, value_bytes: usize) -> Self {
+    /// (`"hopper"` for sm_90, `"dcu"` for gfx906, `"mi200"` for gfx90a,
+    /// `"derived"` otherwise).
+    pub fn derived(props: &DeviceProperties, value_bytes: usize) -> Self {
         let name = match props.arch.as_str() {
             "sm_90" | "sm_90a" => "hopper",
             "gfx906" => "dcu",
@@ -216,12 +438,8 @@ impl KernelTable {
             .collect();
         let numeric_entry = 4 + value_bytes;
 
-        // Resident blocks of `threads` threads with `bytes` of shared memory each.
-        let fit = |threads: u32, bytes: usize| {
-            let per = bytes + props.reserved_shared_memory_per_block;
-            let by_smem = (props.shared_memory_per_multiprocessor / per.max(1)).max(1) as u32;
-            blocks(threads).min(by_smem)
-        };
+        let fit =
+            |threads: u32, bytes: usize| resident_blocks(props, threads, KERNEL_REGISTERS, bytes);
         let small = |rt: u32, table: u32, entry: usize| {
             let rows = (SMALL_BLOCK_THREADS / rt) as usize;
             let bytes = rows * (table as usize * entry + 4);
@@ -279,8 +497,22 @@ impl KernelTable {
             value_bytes,
             symbolic,
             numeric,
+            shared_per_block: props.shared_memory_per_block_optin,
+            whole_table_sort: false,
         }
     }
+}
+
+/// Blocks of `threads` threads, `registers` registers a thread and `bytes`
+/// of shared memory that fit on one multiprocessor of `props` at once.
+fn resident_blocks(props: &DeviceProperties, threads: u32, registers: u32, bytes: usize) -> u32 {
+    let by_smem = props.shared_memory_per_multiprocessor
+        / (bytes + props.reserved_shared_memory_per_block).max(1);
+    (props.max_threads_per_multiprocessor / threads)
+        .min(props.max_blocks_per_multiprocessor)
+        .min(props.registers_per_multiprocessor / (registers * threads))
+        .min(by_smem as u32)
+        .max(1)
 }
 
 fn prev_power_of_two(n: u32) -> u32 {
@@ -420,31 +652,79 @@ mod tests {
         assert_eq!(t.name, "hopper");
         let last = t.symbolic.last().unwrap();
         assert!(last.table_size > 2 * 24575 && last.max == u64::MAX);
-        assert!(last.shared_bytes(4) <= 227 * 1024);
+        assert!(last.shared_bytes(4, true) <= 227 * 1024);
         for w in t.symbolic.windows(2) {
             assert!(w[0].max < w[1].max && w[0].table_size as f64 >= 1.2 * w[0].max as f64);
         }
         let shared: Vec<&Bin> = t.numeric.iter().filter(|b| !b.global()).collect();
         for b in &shared {
             assert!(b.table_size as u64 + 1 >= 2 * b.max);
-            assert!(b.shared_bytes(12) <= 227 * 1024);
+            assert!(b.shared_bytes(12, true) <= 227 * 1024);
         }
         assert!(t.numeric.last().unwrap().global());
     }
 
     #[test]
-    fn dcu_fits_48k_per_block_and_wave64() {
-        let t = KernelTable::for_device(&props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0), 8);
-        assert_eq!((t.name.as_str(), t.warp_width), ("dcu", 64));
-        for b in t.symbolic.iter() {
-            assert!(b.shared_bytes(4) <= 48 * 1024);
+    fn dcu_paper_table_has_9_and_9_bins_filling_48k() {
+        let dcu = props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0);
+        let t = KernelTable::for_device(&dcu, 8);
+        assert_eq!((t.name.as_str(), t.warp_width), ("dcu-paper", 64));
+        assert_eq!((t.symbolic.len(), t.numeric.len()), (9, 9));
+        assert!(t.whole_table_sort && !t.symbolic_overflows());
+        assert_eq!(t.shared_symbolic_bins(), 8);
+        let largest = |bins: &[Bin]| bins.iter().map(|b| b.table_size).max().unwrap();
+        assert_eq!((largest(&t.symbolic), largest(&t.numeric)), (12_288, 4096));
+        // The largest tables fill 48 KB exactly: no counters beside them.
+        assert_eq!(t.symbolic[7].shared_bytes(4, false), 48 * 1024);
+        assert_eq!(t.numeric[7].shared_bytes(12, false), 48 * 1024);
+        // Kernel shapes of the paper: 16 rows of 8 threads, then a
+        // wavefront per row, then one block per row.
+        assert_eq!(
+            (t.symbolic[0].rows_per_block(), t.symbolic[0].row_threads),
+            (16, 8)
+        );
+        assert_eq!(t.symbolic[1].row_threads, 64);
+        assert!(t.symbolic[2..8].iter().all(|b| b.rows_per_block() == 1));
+        assert!(t.numeric[..2].iter().all(|b| b.rows_per_block() > 1));
+        assert_eq!(t.numeric[2].row_threads, 64);
+        assert!(t.numeric[3..8].iter().all(|b| b.rows_per_block() == 1));
+        assert!(t.symbolic[8].global() && t.numeric[8].global());
+        for (bins, entry) in [(&t.symbolic, 4), (&t.numeric, 12)] {
+            for b in bins.iter().filter(|b| !b.global()) {
+                assert!(b.block_threads % 64 == 0, "{b:?}");
+                assert!(b.shared_bytes(entry, false) * b.min_blocks as usize <= 64 * 1024);
+            }
+            assert!(bins.windows(2).all(|w| w[0].max < w[1].max));
         }
-        for b in t.numeric.iter().filter(|b| !b.global()) {
-            assert!(b.shared_bytes(12) <= 48 * 1024);
+        // Ranges follow OpSparse's rule: 1.2x nprod, 2x nnz.
+        assert_eq!(t.symbolic[7].max, 10_240);
+        assert_eq!(t.numeric[7].max, 2048);
+        // The rule-derived table stays available under its own name.
+        assert_eq!(KernelTable::derived(&dcu, 8).name, "dcu");
+    }
+
+    #[test]
+    fn named_tables_run_where_they_fit_and_are_refused_elsewhere() {
+        let h200 = props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024);
+        let dcu = props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0);
+        for config in TableConfig::ALL {
+            assert_eq!(TableConfig::from_name(config.name()), Some(config));
+            let t = KernelTable::configured(config, &h200, 8).unwrap();
+            assert_eq!(t.warp_width, 32);
         }
         assert_eq!(
-            t.symbolic.last().unwrap().table_size,
-            (48 * 1024 - SCRATCH_BYTES) as u32 / 4 - 1
+            KernelTable::configured(TableConfig::DcuPaper, &h200, 4)
+                .unwrap()
+                .symbolic[7]
+                .table_size,
+            12_288
+        );
+        assert_eq!(TableConfig::from_name("v100"), None);
+        let err = KernelTable::configured(TableConfig::V100Paper, &dcu, 8).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("does not fit the device: 'v100-paper': symbolic bin 7 needs 1024 threads and 98300 bytes"),
+            "{err}"
         );
     }
 

@@ -7,10 +7,15 @@
 //! backends compile it at run time (NVRTC, hiprtc).
 #![warn(missing_docs)]
 
-/// The kernels shared by every GPU vendor (OpSparse + DCU algorithm). Uses
-/// only `SPGEMM_WARP_SIZE`, `SPGEMM_SHFL_DOWN`, `u32`, `u64` and `value_t`
-/// from what precedes it; never a literal warp width.
-pub const BODY: &str = include_str!("kernels/spgemm.cuh");
+/// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
+/// pipeline (`spgemm.cuh`), then the kernels for rows past the last
+/// shared-memory table (`long_rows.cuh`). Uses only what the prelude
+/// defines (`SPGEMM_WARP_SIZE`, shuffles, ballots, `u32`, `u64`) and
+/// `value_t`; never a literal warp width.
+pub const BODY: &str = concat!(
+    include_str!("kernels/spgemm.cuh"),
+    include_str!("kernels/long_rows.cuh")
+);
 
 /// NVIDIA prelude: warps of 32, `__shfl_down_sync` with a 32-bit mask.
 pub const PRELUDE_CUDA: &str = include_str!("kernels/prelude_cuda.cuh");

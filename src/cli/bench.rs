@@ -120,6 +120,10 @@ struct Record {
     /// GPU backends: milliseconds to compile the kernels (first use) or load
     /// them from the on-disk cache; near zero after the first matrix of a run.
     kernels_ready_ms: Option<f64>,
+    /// GPU backends: the kernel table's name (`--table`) and how rows past
+    /// its last shared-memory table were computed (`--long-rows`).
+    kernel_table: Option<String>,
+    long_rows: Option<&'static str>,
 }
 
 /// Parses a byte count with an optional K, M or G suffix (powers of 1024).
@@ -293,8 +297,10 @@ fn print_row(r: &Record) {
     }
     if let Some(k) = r.kernels_ready_ms {
         println!(
-            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache)",
-            ""
+            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}",
+            "",
+            r.kernel_table.as_deref().unwrap_or("-"),
+            r.long_rows.unwrap_or("-")
         );
     }
 }
@@ -317,10 +323,13 @@ fn bench_one<T: Scalar>(
     let mut phases_ms = BTreeMap::new();
     #[allow(unused_mut)] // set by GPU backends only
     let mut kernels_ready_ms = None;
+    #[allow(unused_mut)] // set by GPU backends only
+    let mut kernel_table = None;
     let (median_ms, c, peak_memory_bytes) = with_gpu!(backend, m => {
         let r = super::bench_gpu::time_engine(&m.engines()[0], &a, b, args.warmup, args.reps)?;
         phases_ms = r.phases_ms;
         kernels_ready_ms = Some(r.kernels_ready_ms);
+        kernel_table = Some(m.engines()[0].table::<T>()?.name);
         (r.median_ms, r.c, Some(r.peak_bytes))
     }, cpu => {
         let (total, c) = time(args.warmup, args.reps, || Ok(cpu.multiply(&a, b)?))?;
@@ -398,6 +407,8 @@ fn bench_one<T: Scalar>(
         chunked: chunked(backend, &a, b, args)?,
         devices: devices(backend, &a, b, &c, args)?,
         kernels_ready_ms,
+        long_rows: kernel_table.as_ref().map(|_| args.common.long_rows.name()),
+        kernel_table,
     })
 }
 

@@ -11,6 +11,8 @@ mod source;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
+use spgemm::gpu::LongRows;
+use spgemm::table::TableConfig;
 use spgemm::{Backend, BackendKind, GpuOptions, Scalar};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -80,6 +82,31 @@ struct Common {
     /// are split between them by products, B is copied to each).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     devices: Vec<usize>,
+    /// GPU backends: kernel table: device (the device's own: the DCU
+    /// paper's on gfx906, derived elsewhere), derived, v100-paper, dcu-paper.
+    #[arg(long, default_value = "device", value_parser = parse_table)]
+    table: TableConfig,
+    /// GPU backends: rows past the last shared-memory table: auto, dense,
+    /// sorted-hash (DCU kernel 8), in-place-hash (DCU kernel 9).
+    #[arg(long, default_value = "auto", value_parser = parse_long_rows)]
+    long_rows: LongRows,
+}
+
+fn parse_table(s: &str) -> Result<TableConfig, String> {
+    TableConfig::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = TableConfig::ALL.iter().map(|c| c.name()).collect();
+        format!("unknown kernel table '{s}' (one of: {})", names.join(", "))
+    })
+}
+
+fn parse_long_rows(s: &str) -> Result<LongRows, String> {
+    LongRows::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = LongRows::ALL.iter().map(|c| c.name()).collect();
+        format!(
+            "unknown long-row variant '{s}' (one of: {})",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -160,6 +187,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliError> {
     let options = GpuOptions {
         devices: common.devices.clone(),
+        table: common.table,
+        long_rows: common.long_rows,
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
@@ -168,6 +197,14 @@ fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliErro
         backend.name(),
         backend.device()
     );
+    if matches!(backend, Backend::Cpu(_)) {
+        if common.table != TableConfig::default() {
+            eprintln!("--table applies to GPU backends only");
+        }
+        if common.long_rows != LongRows::default() {
+            eprintln!("--long-rows applies to GPU backends only");
+        }
+    }
     Ok(backend)
 }
 

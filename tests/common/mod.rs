@@ -64,19 +64,21 @@ pub fn partner<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
     }
 }
 
-/// The GPU backend `kind` on `devices` (the first list that opens), as a
-/// conformance multiplier; `None`, with the reason on stderr, when none
-/// opens (the suite then skips, or fails under `SPGEMM_REQUIRE_GPU=1`).
+/// The GPU backend `kind` with `options` on `devices` (the first list that
+/// opens), as a conformance multiplier; `None`, with the reason on stderr,
+/// when none opens (the suite then skips, or fails under
+/// `SPGEMM_REQUIRE_GPU=1`).
 #[allow(dead_code)] // used by the GPU conformance tests only
 pub fn open_gpu(
     kind: spgemm::BackendKind,
+    options: &spgemm::GpuOptions,
     device_lists: &[&[usize]],
 ) -> Option<Box<dyn conformance::Multiplier>> {
     let mut why = String::from("no device list");
     for devices in device_lists {
         let options = spgemm::GpuOptions {
             devices: devices.to_vec(),
-            ..Default::default()
+            ..options.clone()
         };
         match spgemm::Backend::select_with(kind, &options) {
             Ok((b, _)) => return Some(Box::new(b)),

@@ -82,78 +82,92 @@ fn every_kernel_compiles_and_fits_its_table() {
     } else {
         ("sm_70", 65536, 96 * 1024, 0)
     };
+    let every_sort = [
+        SortVariant::Bitonic,
+        SortVariant::CondenseRank,
+        SortVariant::CondenseBitonic,
+    ];
     for value_bytes in [4usize, 8] {
-        let table = if major >= 13 {
-            KernelTable::for_device(&props, value_bytes)
+        // sm_90: the Hopper table with every sort, and the DCU paper's table
+        // (run on the H200 to check its kernels); sm_70: the V100 paper's.
+        let configs = if major >= 13 {
+            vec![
+                (
+                    KernelTable::for_device(&props, value_bytes),
+                    &every_sort[..],
+                ),
+                (
+                    KernelTable::dcu_paper(&props, value_bytes),
+                    &[SortVariant::Auto][..],
+                ),
+            ]
         } else {
-            KernelTable::v100_paper()
+            vec![(KernelTable::v100_paper(), &every_sort[..])]
         };
-        for sort in [
-            SortVariant::Bitonic,
-            SortVariant::CondenseRank,
-            SortVariant::CondenseBitonic,
-        ] {
-            let units = if value_bytes == 4 {
-                program::build::<f32>(
-                    spgemm_kernels_cuda::PRELUDE_CUDA,
-                    spgemm_kernels_cuda::BODY,
-                    &table,
-                    sort,
-                )
-            } else {
-                program::build::<f64>(
-                    spgemm_kernels_cuda::PRELUDE_CUDA,
-                    spgemm_kernels_cuda::BODY,
-                    &table,
-                    sort,
-                )
-            };
-            for prog in &units {
-                let t = std::time::Instant::now();
-                let compiled = spgemm_cuda::nvrtc::compile(
-                    &prog.name,
-                    &prog.source,
-                    arch,
-                    &["--ptxas-options=-v"],
-                )
-                .unwrap_or_else(|e| panic!("{} for {arch}: {e}", prog.name));
-                assert!(!compiled.cubin.is_empty());
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "{arch} {}: {} kernels compiled in {} ms",
-                    prog.name,
-                    prog.kernels.len(),
-                    t.elapsed().as_millis()
-                );
-                let report = parse(&compiled.log);
-                for name in &prog.kernels {
-                    let &(regs, smem, stack, spills) = report.get(name).unwrap_or_else(|| {
-                        panic!("{name} missing from the ptxas report:\n{}", compiled.log)
-                    });
-                    assert_eq!(spills, 0, "{}: {name} spills", prog.name);
-                    assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
-                    let bin = program::bin_of_kernel(&table, value_bytes, name);
-                    if let Some((bin, entry)) = bin {
-                        let blocks = bin.min_blocks;
-                        assert!(
+        for (table, sorts) in &configs {
+            for &sort in *sorts {
+                let units = if value_bytes == 4 {
+                    program::build::<f32>(
+                        spgemm_kernels_cuda::PRELUDE_CUDA,
+                        spgemm_kernels_cuda::BODY,
+                        table,
+                        sort,
+                    )
+                } else {
+                    program::build::<f64>(
+                        spgemm_kernels_cuda::PRELUDE_CUDA,
+                        spgemm_kernels_cuda::BODY,
+                        table,
+                        sort,
+                    )
+                };
+                for prog in &units {
+                    let t = std::time::Instant::now();
+                    let compiled = spgemm_cuda::nvrtc::compile(
+                        &prog.name,
+                        &prog.source,
+                        arch,
+                        &["--ptxas-options=-v"],
+                    )
+                    .unwrap_or_else(|e| panic!("{} for {arch}: {e}", prog.name));
+                    assert!(!compiled.cubin.is_empty());
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{arch} {}: {} kernels compiled in {} ms",
+                        prog.name,
+                        prog.kernels.len(),
+                        t.elapsed().as_millis()
+                    );
+                    let report = parse(&compiled.log);
+                    for name in &prog.kernels {
+                        let &(regs, smem, stack, spills) = report.get(name).unwrap_or_else(|| {
+                            panic!("{name} missing from the ptxas report:\n{}", compiled.log)
+                        });
+                        assert_eq!(spills, 0, "{}: {name} spills", prog.name);
+                        assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
+                        let bin = program::bin_of_kernel(table, sort, name);
+                        if let Some((bin, shared)) = bin {
+                            let blocks = bin.min_blocks;
+                            assert!(
                             regs * bin.block_threads * blocks <= regs_per_sm,
                             "{}: {name} uses {regs} registers; {blocks} blocks of {} threads need at most {}",
                             prog.name,
                             bin.block_threads,
                             regs_per_sm / (bin.block_threads * blocks)
                         );
-                        let per_block = smem as usize + bin.shared_bytes(entry) + reserved;
-                        assert!(
+                            let per_block = smem as usize + shared + reserved;
+                            assert!(
                             per_block * blocks as usize <= smem_per_sm,
                             "{}: {name} needs {per_block} bytes of shared memory per block; {blocks} blocks do not fit {smem_per_sm}",
                             prog.name
                         );
-                        let _ = writeln!(
+                            let _ = writeln!(
                             std::io::stderr(),
                             "{arch} {} {name}: {regs} registers, {} B shared, {blocks} blocks/SM",
                             prog.name,
                             per_block
                         );
+                        }
                     }
                 }
             }

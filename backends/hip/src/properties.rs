@@ -177,21 +177,28 @@ mod tests {
     }
 
     #[test]
-    fn dcu_table_has_the_papers_shape() {
+    fn dcu_uses_the_papers_table_within_48_kb() {
         let t = KernelTable::for_device(&dcu_gfx906(), 8);
-        assert_eq!(t.name, "dcu");
-        let sym = t.symbolic.iter().map(|b| (b, 4));
-        for (bin, entry) in sym.chain(t.numeric.iter().map(|b| (b, 12))) {
-            assert!(bin.shared_bytes(entry) <= DCU_SHARED_PER_BLOCK, "{bin:?}");
+        assert_eq!(t.name, "dcu-paper");
+        assert_eq!((t.symbolic.len(), t.numeric.len()), (9, 9));
+        for (i, bin) in t.symbolic.iter().enumerate().filter(|(_, b)| !b.global()) {
+            let bytes = program::symbolic_shared_bytes(&t, i);
+            assert!(bytes <= DCU_SHARED_PER_BLOCK, "{bin:?}");
             assert_eq!(bin.block_threads % 64, 0, "{bin:?}: whole wavefronts");
         }
-        // The largest symbolic table holds about 12K keys (DCU §5.2: 12,288).
-        let largest = t.symbolic.iter().map(|b| b.table_size).max().unwrap();
-        assert!((11_000..=12_288).contains(&largest), "{largest}");
-        // Bin ranges are increasing and the last numeric bin is global.
-        assert!(t.symbolic.windows(2).all(|w| w[0].max < w[1].max));
-        assert!(t.numeric.windows(2).all(|w| w[0].max < w[1].max));
-        assert!(t.numeric.last().unwrap().global());
+        for (i, bin) in t.numeric.iter().enumerate().filter(|(_, b)| !b.global()) {
+            // Every sort fits: condensing ones fall back to the whole-table
+            // bitonic sort where the counter would pass 48 KB.
+            for sort in [SortVariant::Auto, SortVariant::CondenseRank] {
+                let bytes = program::numeric_shared_bytes(&t, i, sort);
+                assert!(bytes <= DCU_SHARED_PER_BLOCK, "{bin:?} {sort:?}");
+            }
+            assert_eq!(SortVariant::Auto.code(&t, bin), 0, "whole-table bitonic");
+        }
+        assert_eq!(SortVariant::CondenseRank.code(&t, &t.numeric[7]), 0);
+        assert_eq!(SortVariant::CondenseRank.code(&t, &t.numeric[6]), 1);
+        // gfx90a keeps the derived table.
+        assert_eq!(KernelTable::for_device(&mi200_gfx90a(), 8).name, "mi200");
     }
 
     #[test]
@@ -209,12 +216,14 @@ mod tests {
         let names: Vec<&String> = units.iter().flat_map(|u| &u.kernels).collect();
         assert_eq!(names[k::SETUP], "spgemm_setup");
         assert_eq!(names[k::BIN_COUNT_SYMBOLIC], "spgemm_bin_count_symbolic");
-        // Symbolic bins follow in table order, then the shared numeric bins
-        // (the engine launches them largest first).
-        for (i, _) in t.symbolic.iter().enumerate() {
+        // Shared symbolic bins follow in table order (the global ninth has
+        // no kernel of its own), then the shared numeric bins (the engine
+        // launches them largest first).
+        for i in 0..8 {
             assert_eq!(*names[k::FIRST_BIN + i], format!("spgemm_symbolic_bin{i}"));
         }
-        let shared = t.numeric.iter().filter(|b| !b.global()).count();
-        assert_eq!(names.len(), k::FIRST_BIN + t.symbolic.len() + shared);
+        assert_eq!(*names[k::FIRST_BIN + 8], "spgemm_numeric_bin0");
+        assert_eq!(names.len(), k::FIRST_BIN + 8 + 8);
+        assert_eq!(names[k::SORT_TILES], "spgemm_sort_tiles");
     }
 }

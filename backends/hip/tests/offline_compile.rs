@@ -164,9 +164,9 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                         "{arch} {}: {name} uses scratch",
                         prog.name
                     );
-                    let bin = program::bin_of_kernel(&table, value_bytes, name);
-                    let Some((bin, entry)) = bin else { continue };
-                    let lds = get("group_segment_fixed_size") as usize + bin.shared_bytes(entry);
+                    let bin = program::bin_of_kernel(&table, SortVariant::Auto, name);
+                    let Some((bin, shared)) = bin else { continue };
+                    let lds = get("group_segment_fixed_size") as usize + shared;
                     assert!(
                         lds <= props.shared_memory_per_block_optin,
                         "{arch} {}: {name} needs {lds} bytes of LDS per block",

@@ -7,7 +7,7 @@ use crate::csr::CsrMatrix;
 use crate::device::{Device, KernelProgram};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use crate::table::KernelTable;
+use crate::table::{KernelTable, TableConfig};
 use std::any::TypeId;
 use std::sync::{Arc, Mutex};
 
@@ -138,8 +138,60 @@ impl<D: Device, T> GpuPlan<D, T> {
     }
 }
 
+/// How the rows past the last shared-memory table are computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LongRows {
+    /// Dense when C is narrow enough (numeric: at most 16 columns per
+    /// entry of the longest row; see [`LongRows::Dense`]); else, in the
+    /// numeric phase, [`LongRows::SortedHash`] for at most two rows per
+    /// multiprocessor (one batch), [`LongRows::InPlaceHash`] for more (the
+    /// DCU paper's choice by row count, DCU §5.4; measured on an H200 with
+    /// 8 and 264 rows of 12,000–18,000 entries, C 4 M columns wide: sorted
+    /// 1.63 and 4.17 ms, in place 2.79 and 6.34 ms).
+    #[default]
+    Auto,
+    /// A bitmap (symbolic) or a dense value array and bitmap (numeric) per
+    /// row in global memory, each row split into slices over several
+    /// blocks, written out in column order: no probing, no sort. Used when
+    /// the scratch fits in memory; else a hash variant.
+    Dense,
+    /// The DCU paper's first global variant (kernel 8): a hash table of
+    /// 1.5·nnz per row, each row split into slices over several blocks,
+    /// then a device-wide bitonic sort of the tables and a copy into C.
+    /// The symbolic phase uses a hash table per row (as `InPlaceHash`).
+    SortedHash,
+    /// The DCU paper's second global variant (kernel 9): a power-of-two
+    /// hash table of 2·nnz per row, one block a row, sorted in place. The
+    /// symbolic phase uses a hash table of 2·nprod per row, one block a row.
+    InPlaceHash,
+}
+
+impl LongRows {
+    /// Every variant, in the order of [`LongRows::name`]'s list.
+    pub const ALL: [LongRows; 4] = [
+        LongRows::Auto,
+        LongRows::Dense,
+        LongRows::SortedHash,
+        LongRows::InPlaceHash,
+    ];
+    /// Name on the command line: `auto`, `dense`, `sorted-hash`, `in-place-hash`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LongRows::Auto => "auto",
+            LongRows::Dense => "dense",
+            LongRows::SortedHash => "sorted-hash",
+            LongRows::InPlaceHash => "in-place-hash",
+        }
+    }
+    /// The variant called `name` (see [`LongRows::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 pub(super) struct KernelSet<D: Device> {
     pub(super) table: KernelTable,
+    pub(super) sort: SortVariant,
     pub(super) kernels: Vec<D::Kernel>,
 }
 
@@ -152,6 +204,8 @@ pub struct GpuEngine<D: Device> {
     prelude: &'static str,
     body: &'static str,
     sort: SortVariant,
+    table: TableConfig,
+    pub(super) long_rows: LongRows,
     budget: Option<usize>,
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
@@ -177,6 +231,8 @@ impl<D: Device> GpuEngine<D> {
             prelude,
             body,
             sort: SortVariant::default(),
+            table: TableConfig::default(),
+            long_rows: LongRows::default(),
             budget: None,
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
@@ -186,6 +242,21 @@ impl<D: Device> GpuEngine<D> {
     /// Chooses the numeric step's sort (default: bitonic, DCU §5.3).
     pub fn with_sort(mut self, sort: SortVariant) -> Self {
         self.sort = sort;
+        self
+    }
+
+    /// Chooses the kernel table (default: the device's own,
+    /// [`KernelTable::for_device`]). Set it before the first product: the
+    /// kernels are compiled once per value type.
+    pub fn with_table(mut self, table: TableConfig) -> Self {
+        self.table = table;
+        self
+    }
+
+    /// Chooses how rows past the last shared-memory table are computed
+    /// (default: [`LongRows::Auto`]).
+    pub fn with_long_rows(mut self, long_rows: LongRows) -> Self {
+        self.long_rows = long_rows;
         self
     }
 
@@ -209,14 +280,29 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// The kernel table used for values of type `T`.
-    pub fn table<T: Scalar>(&self) -> KernelTable {
-        KernelTable::for_device(self.device.properties(), std::mem::size_of::<T>())
+    ///
+    /// # Errors
+    /// [`Error::TableDoesNotFit`] when the chosen table does not fit the device.
+    pub fn table<T: Scalar>(&self) -> Result<KernelTable> {
+        KernelTable::configured(
+            self.table,
+            self.device.properties(),
+            std::mem::size_of::<T>(),
+        )
     }
 
     /// The programs (compilation units: source and kernel names) compiled
     /// for values of type `T`.
-    pub fn program<T: Scalar>(&self) -> Vec<KernelProgram> {
-        program::build::<T>(self.prelude, self.body, &self.table::<T>(), self.sort)
+    ///
+    /// # Errors
+    /// As [`GpuEngine::table`].
+    pub fn program<T: Scalar>(&self) -> Result<Vec<KernelProgram>> {
+        Ok(program::build::<T>(
+            self.prelude,
+            self.body,
+            &self.table::<T>()?,
+            self.sort,
+        ))
     }
 
     /// Compiles (or loads from the cache) the kernels for `T` now rather
@@ -233,7 +319,7 @@ impl<D: Device> GpuEngine<D> {
         if let Some((_, set)) = tables.iter().find(|(t, _)| *t == TypeId::of::<T>()) {
             return Ok(set.clone());
         }
-        let table = self.table::<T>();
+        let table = self.table::<T>()?;
         let units = program::build::<T>(self.prelude, self.body, &table, self.sort);
         // Each unit on its own thread: compilers are single-threaded.
         let loaded = std::thread::scope(|s| {
@@ -247,7 +333,11 @@ impl<D: Device> GpuEngine<D> {
                 .collect::<std::result::Result<Vec<_>, _>>()
         })?;
         let kernels = loaded.into_iter().flatten().collect();
-        let set = Arc::new(KernelSet { table, kernels });
+        let set = Arc::new(KernelSet {
+            table,
+            sort: self.sort,
+            kernels,
+        });
         tables.push((TypeId::of::<T>(), set.clone()));
         Ok(set)
     }

@@ -5,13 +5,14 @@
 //! 1. Setup: `nprod(i)` into C's row offsets, its total and maximum, and
 //!    B's longest row (for the thread-group size G).
 //! 2. Symbolic binning (two passes, shared-memory atomics) and symbolic hash
-//!    kernels, one per bin, largest first, on several streams; rows that
-//!    overflow the last shared table are recomputed in global memory.
+//!    kernels, one per bin, largest first, on several streams; rows past
+//!    the last shared table (a global bin, or rows that overflow it) are
+//!    counted in global memory.
 //! 3. Exclusive scan of nnz(i) into C's row offsets; nnz(C) read back; C's
 //!    arrays allocated.
 //! 4. Numeric binning and numeric hash kernels (bitonic or condense + rank
-//!    sort), direct copies for single-entry rows of A, global-memory tables
-//!    for the longest rows.
+//!    sort), direct copies for single-entry rows of A, global memory for
+//!    the longest rows ([`LongRows`]).
 //!
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
@@ -26,7 +27,7 @@ mod run;
 mod symbolic;
 
 pub use chunked::Placement;
-pub use engine::{GpuEngine, GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
+pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
 pub use memory::{DeviceArray, Usage};
 pub use multi::{MultiGpu, MultiOperands};
 pub use program::SortVariant;

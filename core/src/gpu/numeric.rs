@@ -1,13 +1,17 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
-use super::engine::{blocks_for, BLOCK};
+use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
-use super::program::k;
-use super::run::{offset, Counts, Meta, Run, U32};
+use super::program::{self, k};
+use super::run::{offset, Counts, Meta, Run, U32, U64};
 use crate::device::{Device, KernelArg};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+
+/// Slots of a tile of the device-wide sort (`SPGEMM_SORT_TILE` in the
+/// kernels): sorted in shared memory by half as many threads.
+const SORT_TILE: usize = 2048;
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
@@ -31,7 +35,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             return Ok((ccol, cval));
         }
         let table = &self.ks.table;
-        let (nsym, nbins) = (table.symbolic.len(), table.numeric.len());
+        let (nsym, nbins) = (table.shared_symbolic_bins(), table.numeric.len());
         self.fill_bins(&meta, crpt, k::BIN_FILL_NUMERIC)?;
         self.fork()?;
         let offsets = counts.offsets();
@@ -85,7 +89,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 )?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                let shared = bin.shared_bytes(4 + std::mem::size_of::<T>());
+                let shared = program::numeric_shared_bytes(table, i, self.ks.sort);
                 self.launch(
                     stream,
                     k::FIRST_BIN + nsym + i,
@@ -101,12 +105,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         Ok((ccol, cval))
     }
 
-    /// The longest rows: when C is narrow enough, a dense value array and
-    /// bitmap per row, each row's entries of A split into slices over
-    /// several blocks, then written out in column order (sorted by
-    /// construction, no probing); else a power-of-two hash table of `2·nnz`
-    /// per block, sorted in place (DCU §5.4.2).
-    /// Returns the scratch arrays, to be kept until the kernel is done.
+    /// The longest rows, `n` of them with at most `max_nnz` entries (see
+    /// [`LongRows`]): dense accumulators when C is narrow enough; else the
+    /// DCU paper's sorted global hash (kernel 8) for at most two rows per
+    /// multiprocessor, its in-place one (kernel 9) for more (DCU §5.4). Returns the scratch arrays, to be kept until the kernels are
+    /// done.
     fn numeric_global(
         &self,
         stream: usize,
@@ -118,64 +121,197 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let (dev, s) = (self.dev(), &self.s[stream]);
         let ncols = self.b.ncols;
         let words = ncols.div_ceil(32).max(1);
-        let blocks = n.min(self.sms()).max(1);
-        let row_bytes = words * (32 * std::mem::size_of::<T>() + 4);
+        let value = std::mem::size_of::<T>();
+        let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
-        if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 {
-            let bits = DeviceArray::<D, u32>::alloc(
-                dev,
-                s,
-                rows_at_once * words,
-                "numeric dense bitmaps",
-                self.usage,
-            )?;
-            let vals = DeviceArray::<D, T>::alloc(
-                dev,
-                s,
-                rows_at_once * words * 32,
-                "numeric dense accumulators",
-                self.usage,
-            )?;
-            bits.zero(dev, s, 0, bits.len())?;
-            vals.zero(dev, s, 0, vals.len())?;
-            args.extend([vals.arg(), bits.arg(), U32(words as u32), U32(slices)]);
-            // Batches of rows: slices accumulate, then one block a row
-            // writes it out and leaves the scratch zero for the next batch.
-            let bins = args[6];
-            for start in (0..n).step_by(rows_at_once) {
-                let rows = (n - start).min(rows_at_once);
-                args[6] = offset(bins, 4 * start as u64);
-                args[7] = U32(rows as u32);
-                let grid = (rows as u64 * slices as u64) as u32;
-                self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
-                self.launch(
-                    stream,
-                    k::NUMERIC_DENSE_COMPACT,
-                    rows as u32,
-                    threads,
-                    4 * threads as usize,
-                    &args,
-                )?;
+        let variant = match self.e.long_rows {
+            LongRows::Auto if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 => {
+                LongRows::Dense
             }
-            return Ok((bits, vals));
+            LongRows::Auto if n <= 2 * self.sms() => LongRows::SortedHash,
+            LongRows::Auto => LongRows::InPlaceHash,
+            LongRows::Dense if rows_at_once == 0 => LongRows::InPlaceHash,
+            chosen => chosen,
+        };
+        // Batches of rows over the bin's list (argument 6) and count (7).
+        let bins = args[6];
+        let batches = |rows_at_once: usize| {
+            (0..n).step_by(rows_at_once.max(1)).map(move |start| {
+                let rows = (n - start).min(rows_at_once);
+                (offset(bins, 4 * start as u64), rows)
+            })
+        };
+        match variant {
+            LongRows::Dense => {
+                let bits = DeviceArray::<D, u32>::alloc(
+                    dev,
+                    s,
+                    rows_at_once * words,
+                    "numeric dense bitmaps",
+                    self.usage,
+                )?;
+                let vals = DeviceArray::<D, T>::alloc(
+                    dev,
+                    s,
+                    rows_at_once * words * 32,
+                    "numeric dense accumulators",
+                    self.usage,
+                )?;
+                bits.zero(dev, s, 0, bits.len())?;
+                vals.zero(dev, s, 0, vals.len())?;
+                args.extend([vals.arg(), bits.arg(), U32(words as u32), U32(slices)]);
+                // Slices accumulate, then one block a row writes it out and
+                // leaves the scratch zero for the next batch.
+                for (list, rows) in batches(rows_at_once) {
+                    (args[6], args[7]) = (list, U32(rows as u32));
+                    let grid = (rows as u64 * slices as u64) as u32;
+                    self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
+                    let scan = 4 * threads as usize;
+                    self.launch(
+                        stream,
+                        k::NUMERIC_DENSE_COMPACT,
+                        rows as u32,
+                        threads,
+                        scan,
+                        &args,
+                    )?;
+                }
+                Ok((bits, vals))
+            }
+            LongRows::SortedHash => self.numeric_sorted_hash(stream, n, max_nnz, args),
+            _ => {
+                let blocks = n.min(self.sms()).max(1);
+                let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;
+                let keys = DeviceArray::<D, u32>::alloc(
+                    dev,
+                    s,
+                    blocks * tsize,
+                    "numeric global hash keys",
+                    self.usage,
+                )?;
+                let vals = DeviceArray::<D, T>::alloc(
+                    dev,
+                    s,
+                    blocks * tsize,
+                    "numeric global hash values",
+                    self.usage,
+                )?;
+                args.extend([keys.arg(), vals.arg(), U32(tsize as u32)]);
+                self.launch(stream, k::NUMERIC_GLOBAL, blocks as u32, threads, 0, &args)?;
+                Ok((keys, vals))
+            }
         }
-        let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;
+    }
+
+    /// The DCU paper's first global variant (kernel 8, DCU §5.4): for each
+    /// batch of rows a hash table of `1.5·max_nnz` slots per row, filled by
+    /// slices of each row over several blocks; the tables bitonic-sorted
+    /// device-wide (tiles sorted in shared memory, merge steps wider than a
+    /// tile one launch each); the first nnz(i) slots of each row copied
+    /// into C by the last pass.
+    fn numeric_sorted_hash(
+        &self,
+        stream: usize,
+        n: usize,
+        max_nnz: u64,
+        mut args: Vec<KernelArg>,
+    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+        let (dev, s) = (self.dev(), &self.s[stream]);
+        let tsize = (3 * max_nnz.max(1)).div_ceil(2);
+        if tsize > 1 << 31 {
+            return Err(Error::TooLarge {
+                what: "hash table slots of a row",
+                value: tsize as u128,
+                limit: 1 << 31,
+            });
+        }
+        let tsize = tsize as usize;
+        let row_bytes = tsize * (4 + std::mem::size_of::<T>());
+        let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
+        let rows_at_once = rows_at_once.max(1);
         let keys = DeviceArray::<D, u32>::alloc(
             dev,
             s,
-            blocks * tsize,
-            "numeric global hash keys",
+            rows_at_once * tsize,
+            "sorted hash keys",
             self.usage,
         )?;
         let vals = DeviceArray::<D, T>::alloc(
             dev,
             s,
-            blocks * tsize,
-            "numeric global hash values",
+            rows_at_once * tsize,
+            "sorted hash values",
             self.usage,
         )?;
-        args.extend([keys.arg(), vals.arg(), U32(tsize as u32)]);
-        self.launch(stream, k::NUMERIC_GLOBAL, blocks as u32, threads, 0, &args)?;
+        let (bins, crpt, ccol, cval) = (args[6], args[8], args[9], args[10]);
+        args.extend([keys.arg(), vals.arg(), U32(tsize as u32), U32(slices)]);
+        let p2 = tsize.next_power_of_two();
+        let tiles = tsize.div_ceil(SORT_TILE) as u32;
+        for start in (0..n).step_by(rows_at_once) {
+            let rows = (n - start).min(rows_at_once);
+            let list = offset(bins, 4 * start as u64);
+            let slots = rows * tsize;
+            let fill = [keys.arg(), U64(slots as u64)];
+            self.launch(
+                stream,
+                k::FILL_EMPTY,
+                self.grid(slots, BLOCK as usize),
+                BLOCK,
+                0,
+                &fill,
+            )?;
+            vals.zero(dev, s, 0, slots)?;
+            (args[6], args[7]) = (list, U32(rows as u32));
+            let grid = (rows as u64 * slices as u64) as u32;
+            self.launch(stream, k::NUMERIC_HASH_SLICES, grid, 1024, 0, &args)?;
+            // Stage 0 sorts each tile; stage k > tile finishes merge stage k
+            // inside the tiles; the pass that completes the sort writes C.
+            let tile_pass = |stage: usize| {
+                let last = stage.max(SORT_TILE) >= p2;
+                let targs = [
+                    keys.arg(),
+                    vals.arg(),
+                    U32(tsize as u32),
+                    U32(tiles),
+                    U32(stage as u32),
+                    list,
+                    crpt,
+                    ccol,
+                    cval,
+                    U32(last as u32),
+                ];
+                let grid = rows as u32 * tiles;
+                self.launch(stream, k::SORT_TILES, grid, SORT_TILE as u32 / 2, 0, &targs)
+            };
+            tile_pass(0)?;
+            let mut stage = 2 * SORT_TILE;
+            while stage <= p2 {
+                let mut j = stage / 2;
+                while j >= SORT_TILE {
+                    let sargs = [
+                        keys.arg(),
+                        vals.arg(),
+                        U32(tsize as u32),
+                        U32(p2 as u32),
+                        U32(stage as u32),
+                        U32(j as u32),
+                        U32(rows as u32),
+                    ];
+                    let pairs = rows * p2 / 2;
+                    self.launch(
+                        stream,
+                        k::SORT_STEP,
+                        self.grid(pairs, BLOCK as usize),
+                        BLOCK,
+                        0,
+                        &sargs,
+                    )?;
+                    j /= 2;
+                }
+                tile_pass(stage)?;
+                stage *= 2;
+            }
+        }
         Ok((keys, vals))
     }
 }

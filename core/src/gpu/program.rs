@@ -18,7 +18,9 @@ pub enum SortVariant {
     /// Condense with one shared atomic per warp segment, then bitonic-sort
     /// only the condensed entries (the DCU sort on OpSparse's condensed row).
     CondenseBitonic,
-    /// Per bin: rank sort for bins of rows up to [`RANK_MAX_NNZ`] entries,
+    /// Bitonic over the whole table on tables that sort that way
+    /// ([`KernelTable::whole_table_sort`]: the DCU paper's); elsewhere per
+    /// bin, rank sort for bins of rows up to [`RANK_MAX_NNZ`] entries,
     /// condense + bitonic above (measured on an H200: rank wins on rows of a
     /// few hundred entries, bitonic on rows of thousands; `docs/benchmarks/`).
     #[default]
@@ -30,14 +32,23 @@ pub const RANK_MAX_NNZ: u64 = 1024;
 
 impl SortVariant {
     /// The variant's number in the kernel source (`SORT` template argument)
-    /// for a bin whose rows have at most `max_nnz` entries.
-    fn code(self, max_nnz: u64) -> u32 {
-        match self {
+    /// for numeric bin `bin` of `table`. Condensing keeps a counter beside
+    /// the table, so a table that fills a block's shared memory is
+    /// bitonic-sorted whatever the variant.
+    pub fn code(self, table: &KernelTable, bin: &Bin) -> u32 {
+        let code = match self {
             SortVariant::Bitonic => 0,
             SortVariant::CondenseRank => 1,
             SortVariant::CondenseBitonic => 2,
-            SortVariant::Auto if max_nnz <= RANK_MAX_NNZ => 1,
+            SortVariant::Auto if table.whole_table_sort => 0,
+            SortVariant::Auto if bin.max <= RANK_MAX_NNZ => 1,
             SortVariant::Auto => 2,
+        };
+        let with_counter = bin.shared_bytes(table.numeric_entry_bytes(), true);
+        if with_counter > table.shared_per_block {
+            0
+        } else {
+            code
         }
     }
     /// Short name, used in program and cache file names.
@@ -52,7 +63,7 @@ impl SortVariant {
 }
 
 /// Kernels that do not depend on the table.
-pub(crate) const FIXED: [&str; 9] = [
+pub(crate) const FIXED: [&str; 13] = [
     "spgemm_setup",
     "spgemm_symbolic_global",
     "spgemm_scan_tiles",
@@ -62,6 +73,10 @@ pub(crate) const FIXED: [&str; 9] = [
     "spgemm_symbolic_dense",
     "spgemm_numeric_dense",
     "spgemm_numeric_dense_compact",
+    "spgemm_fill_empty",
+    "spgemm_numeric_hash_slices",
+    "spgemm_sort_step",
+    "spgemm_sort_tiles",
 ];
 
 /// Index of each fixed kernel in the loaded list (the concatenation of the
@@ -85,33 +100,62 @@ pub mod k {
     pub const NUMERIC_DENSE: usize = 7;
     /// `spgemm_numeric_dense_compact`: writes the dense rows out, sorted.
     pub const NUMERIC_DENSE_COMPACT: usize = 8;
+    /// `spgemm_fill_empty`: marks hash keys empty.
+    pub const FILL_EMPTY: usize = 9;
+    /// `spgemm_numeric_hash_slices`: global hash tables of the longest rows,
+    /// slices of each row over several blocks (DCU kernel 8).
+    pub const NUMERIC_HASH_SLICES: usize = 10;
+    /// `spgemm_sort_step`: one compare-exchange step of a device-wide
+    /// bitonic sort of the tables.
+    pub const SORT_STEP: usize = 11;
+    /// `spgemm_sort_tiles`: the steps of a bitonic sort within tiles of the
+    /// tables, and the copy of sorted rows into C.
+    pub const SORT_TILES: usize = 12;
     /// Symbolic binning, pass 1.
-    pub const BIN_COUNT_SYMBOLIC: usize = 9;
+    pub const BIN_COUNT_SYMBOLIC: usize = 13;
     /// Symbolic binning, pass 2.
-    pub const BIN_FILL_SYMBOLIC: usize = 10;
+    pub const BIN_FILL_SYMBOLIC: usize = 14;
     /// Numeric binning, pass 1.
-    pub const BIN_COUNT_NUMERIC: usize = 11;
+    pub const BIN_COUNT_NUMERIC: usize = 15;
     /// Numeric binning, pass 2.
-    pub const BIN_FILL_NUMERIC: usize = 12;
-    /// First per-bin kernel: symbolic bins, then numeric shared bins.
-    pub const FIRST_BIN: usize = 13;
+    pub const BIN_FILL_NUMERIC: usize = 16;
+    /// First per-bin kernel: shared symbolic bins, then shared numeric bins.
+    pub const FIRST_BIN: usize = 17;
 }
 
 fn u64_list(v: impl Iterator<Item = u64>) -> String {
     v.map(|x| format!("{x}ull")).collect::<Vec<_>>().join(", ")
 }
 
-/// The bin a per-bin kernel of [`build`]'s program computes, and the bytes
-/// of one entry of its hash table (`None` for the other kernels). Lets
-/// resource checks compare a compiled kernel with its table.
-pub fn bin_of_kernel(table: &KernelTable, value_bytes: usize, name: &str) -> Option<(Bin, usize)> {
+/// Dynamic shared memory of the kernel of symbolic bin `i`, bytes: its
+/// tables, and a counter per row in the bin that records overflowing rows.
+pub fn symbolic_shared_bytes(table: &KernelTable, i: usize) -> usize {
+    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
+    table.symbolic[i].shared_bytes(4, overflow)
+}
+
+/// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
+/// bytes: its tables, and a counter per row when the sort condenses.
+pub fn numeric_shared_bytes(table: &KernelTable, i: usize, sort: SortVariant) -> usize {
+    let bin = &table.numeric[i];
+    bin.shared_bytes(table.numeric_entry_bytes(), sort.code(table, bin) != 0)
+}
+
+/// The bin a per-bin kernel of [`build`]'s program computes and the
+/// dynamic shared memory it is launched with (`None` for the other
+/// kernels). Lets resource checks compare a compiled kernel with its table.
+pub fn bin_of_kernel(table: &KernelTable, sort: SortVariant, name: &str) -> Option<(Bin, usize)> {
     let index = |prefix: &str| {
         name.strip_prefix(prefix)
             .and_then(|i| i.parse::<usize>().ok())
     };
     match (index("spgemm_symbolic_bin"), index("spgemm_numeric_bin")) {
-        (Some(i), _) => table.symbolic.get(i).map(|b| (*b, 4)),
-        (_, Some(i)) => table.numeric.get(i).map(|b| (*b, 4 + value_bytes)),
+        (Some(i), _) if i < table.symbolic.len() => {
+            Some((table.symbolic[i], symbolic_shared_bytes(table, i)))
+        }
+        (_, Some(i)) if i < table.numeric.len() => {
+            Some((table.numeric[i], numeric_shared_bytes(table, i, sort)))
+        }
         _ => None,
     }
 }
@@ -124,8 +168,8 @@ pub const BINS_PER_UNIT: usize = 3;
 /// that share one source prefix (prelude, value type, body, bin ranges)
 /// and split the kernels between them, so they compile in parallel. The
 /// concatenation of their kernel lists is indexed by [`k`]: first the
-/// fixed kernels and binning, then one kernel per symbolic bin, then one
-/// per shared numeric bin.
+/// fixed kernels and binning, then one kernel per shared symbolic bin, then
+/// one per shared numeric bin.
 pub fn build<T: Scalar>(
     prelude: &str,
     body: &str,
@@ -203,7 +247,14 @@ pub fn build<T: Scalar>(
         ));
     }
     let mut bins = Vec::new();
-    for (b, bin) in table.symbolic.iter().enumerate() {
+    // A global last bin has no kernel of its own (its rows go to the global
+    // kernels), so only a shared last bin records overflowing rows.
+    for (b, bin) in table
+        .symbolic
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.global())
+    {
         let last = b + 1 == nsym;
         let name = format!("spgemm_symbolic_bin{b}");
         let text = format!(
@@ -228,7 +279,7 @@ pub fn build<T: Scalar>(
             mb = bin.min_blocks,
             ts = bin.table_size,
             rt = bin.row_threads,
-            sort = sort.code(bin.max),
+            sort = sort.code(table, bin),
         );
         bins.push((name, text));
     }
@@ -280,14 +331,23 @@ mod tests {
     fn kernels_map_back_to_their_bins() {
         let t = KernelTable::v100_paper();
         assert_eq!(
-            bin_of_kernel(&t, 8, "spgemm_numeric_bin1"),
-            Some((t.numeric[1], 12))
+            bin_of_kernel(&t, SortVariant::Bitonic, "spgemm_numeric_bin1"),
+            Some((t.numeric[1], 255 * 12))
+        );
+        // The last symbolic bin records overflowing rows: a counter beside
+        // its table; condensing sorts keep one per row too.
+        assert_eq!(
+            bin_of_kernel(&t, SortVariant::Auto, "spgemm_symbolic_bin7"),
+            Some((t.symbolic[7], 24575 * 4 + 4))
         );
         assert_eq!(
-            bin_of_kernel(&t, 4, "spgemm_symbolic_bin7"),
-            Some((t.symbolic[7], 4))
+            bin_of_kernel(&t, SortVariant::Auto, "spgemm_numeric_bin0"),
+            Some((t.numeric[0], 32 * (31 * 12 + 4)))
         );
-        assert_eq!(bin_of_kernel(&t, 8, "spgemm_setup"), None);
-        assert_eq!(bin_of_kernel(&t, 8, "spgemm_symbolic_bin99"), None);
+        assert_eq!(bin_of_kernel(&t, SortVariant::Auto, "spgemm_setup"), None);
+        assert_eq!(
+            bin_of_kernel(&t, SortVariant::Auto, "spgemm_symbolic_bin99"),
+            None
+        );
     }
 }

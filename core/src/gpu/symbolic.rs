@@ -1,11 +1,11 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
-use super::engine::{blocks_for, BLOCK};
+use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
-use super::program::k;
+use super::program::{self, k};
 use super::run::{offset, Meta, Run, U32};
-use crate::device::Device;
+use crate::device::{Device, KernelArg};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -82,6 +82,15 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 if n == 0 {
                     continue;
                 }
+                if bin.global() {
+                    // The DCU table's global bin (DCU §5.4, kernel 8): on
+                    // stream 0 (the largest bin comes first), where its
+                    // scratch is allocated and freed.
+                    debug_assert_eq!(Self::stream_of(order), 0);
+                    let rows = meta.bins(offsets[i]);
+                    self.symbolic_global(&crpt, rows, n, counts.stats[1], counts.typical)?;
+                    continue;
+                }
                 let args = [
                     a.rpt.arg(),
                     a.col.arg(),
@@ -101,15 +110,16 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     k::FIRST_BIN + i,
                     blocks,
                     bin.block_threads,
-                    bin.shared_bytes(4),
+                    program::symbolic_shared_bytes(table, i),
                     &args,
                 )?;
             }
             self.join()?;
-            if counts.sizes[nbins - 1] > 0 {
+            if table.symbolic_overflows() && counts.sizes[nbins - 1] > 0 {
                 let overflow = meta.read(self)?.overflow as usize;
                 if overflow > 0 {
-                    self.symbolic_global(&crpt, &meta, overflow, counts.stats[1], counts.typical)?;
+                    let rows = meta.overflow();
+                    self.symbolic_global(&crpt, rows, overflow, counts.stats[1], counts.typical)?;
                 }
             }
         }
@@ -122,14 +132,16 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         })
     }
 
-    /// Recounts the rows the last shared bin gave up on: when C is narrow
-    /// enough, a bitmap per row, each row split into slices of its entries
-    /// of A over several blocks (batches of rows within the global budget);
-    /// else a hash table of `2·nprod` per block (OpSparse §5.6.1, kernel 8).
+    /// Counts the `n` rows listed at `rows` (those the last shared bin gave
+    /// up on, or a global bin's) on stream 0: when C is narrow enough (or
+    /// [`LongRows::Dense`]), a bitmap per row, each row split into slices of
+    /// its entries of A over several blocks (batches of rows within the
+    /// global budget); else a hash table of `2·nprod` per block (OpSparse
+    /// §5.6.1, kernel 8; DCU §5.4).
     fn symbolic_global(
         &self,
         crpt: &DeviceArray<D, u64>,
-        meta: &Meta<D>,
+        rows: KernelArg,
         n: usize,
         max_nprod: u64,
         typical: usize,
@@ -144,13 +156,18 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             a.col.arg(),
             b.rpt.arg(),
             b.col.arg(),
-            meta.overflow(),
+            rows,
             U32(n as u32),
             crpt.arg(),
             self.g(typical, threads),
         ];
         let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
-        if (ncols as u64) <= 64 * max_nprod && rows_at_once >= 1 {
+        let dense = match self.e.long_rows {
+            LongRows::Auto => (ncols as u64) <= 64 * max_nprod,
+            LongRows::Dense => true,
+            LongRows::SortedHash | LongRows::InPlaceHash => false,
+        };
+        if dense && rows_at_once >= 1 {
             let bits = DeviceArray::<D, u32>::alloc(
                 self.dev(),
                 &self.s[0],
@@ -170,10 +187,10 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             args.extend([bits.arg(), U32(words as u32), U32(slices), counters.arg()]);
             // Batches of rows; the kernel leaves bitmaps and counters zero.
             for start in (0..n).step_by(rows_at_once) {
-                let rows = (n - start).min(rows_at_once);
-                args[4] = offset(meta.overflow(), 4 * start as u64);
-                args[5] = U32(rows as u32);
-                let grid = (rows as u64 * slices as u64) as u32;
+                let count = (n - start).min(rows_at_once);
+                args[4] = offset(rows, 4 * start as u64);
+                args[5] = U32(count as u32);
+                let grid = (count as u64 * slices as u64) as u32;
                 self.launch(0, k::SYMBOLIC_DENSE, grid, threads, 0, &args)?;
             }
             self.usage.sub(4 * bits.len() + 8 * counters.len());

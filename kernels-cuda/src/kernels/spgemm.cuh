@@ -302,8 +302,11 @@ __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, c
 
 // Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
 // a hash set of column indices. Several rows per block when ROW_THREADS <
-// blockDim.x. The LAST bin stops counting rows whose count passes
-// `threshold` and records them for the global-memory kernel.
+// blockDim.x. The LAST bin keeps a live count per row beside its tables,
+// stops counting rows whose count passes `threshold` and records them for
+// the global-memory kernel; the other bins sum their counts in the tables'
+// first words once the tables are done with, so a table may fill the whole
+// block's shared memory (DCU §5.4: 12,288 keys in 48 KB).
 template <u32 TSIZE, u32 ROW_THREADS, bool LAST>
 __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow,
@@ -313,12 +316,13 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
     const u32 rows_per_block = blockDim.x / ROW_THREADS;
     const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
     u32* table = smem + local * TSIZE;
-    u32* count = smem + rows_per_block * TSIZE;
+    u32* count = LAST ? smem + rows_per_block * TSIZE : smem;
     for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) smem[t] = SPGEMM_EMPTY;
-    if (threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
+    if (LAST && threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
     __syncthreads();
     const u32 idx = blockIdx.x * rows_per_block + local;
     const u32 row = idx < nrows ? bins[idx] : 0;
+    u32 n = 0;
     if (idx < nrows) {
         if (LAST) {
             // Count as we go and stop once past the threshold, so a row
@@ -333,11 +337,15 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
                 }
             }
         } else {
-            u32 n = 0;
             for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, lane, ROW_THREADS, g,
                          [&](u32 col, value_t) { n += insert_key(table, TSIZE, POW2, col); });
-            atomicAdd(&count[local], n);
         }
+    }
+    if (!LAST) {
+        __syncthreads();
+        if (threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
+        __syncthreads();
+        if (n) atomicAdd(&count[local], n);
     }
     __syncthreads();
     if (idx < nrows && lane == 0) {
@@ -346,29 +354,6 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
             overflow[atomicAdd(noverflow, 1u)] = row;
         else
             crpt[row] = c;
-    }
-}
-
-// Symbolic step, global-memory table for the rows the last shared bin gave
-// up on: one block per row (grid-stride), a power-of-two table of `tsize`
-// keys per block in `table`.
-SPGEMM_FIXED_KERNEL void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
-                                                  const u32* bcol, const u32* rows, u32 nrows, u64* crpt, u32 g,
-                                                  u32* table_all, u32 tsize) {
-    __shared__ u32 s_count;
-    u32* table = table_all + (u64)blockIdx.x * tsize;
-    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) table[t] = SPGEMM_EMPTY;
-        if (threadIdx.x == 0) s_count = 0;
-        __syncthreads();
-        const u32 row = rows[r];
-        u32 n = 0;
-        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
-                     [&](u32 col, value_t) { n += insert_key(table, tsize, true, col); });
-        atomicAdd(&s_count, n);
-        __syncthreads();
-        if (threadIdx.x == 0) crpt[row] = s_count;
-        __syncthreads();
     }
 }
 
@@ -410,12 +395,28 @@ SPGEMM_FIXED_KERNEL void spgemm_scan_add(u64* data, u64 n, const u64* sums) {
     }
 }
 
+// The positions compared by thread-pair t at step (k, j) of a bitonic sort
+// (k and j powers of two, j < k): the first step of stage k (j = k/2)
+// compares mirrored positions of each k-block, the others positions j
+// apart in each 2j-block. Every compare-exchange puts the smaller key at
+// the lower position.
+__device__ __forceinline__ void bitonic_pair(u32 t, u32 k, u32 j, u32* lo, u32* hi) {
+    const u32 off = t & (j - 1), blk = t >> (__ffs(j) - 1);
+    if (j == k >> 1) {
+        *lo = blk * k + off;
+        *hi = blk * k + k - 1 - off;
+    } else {
+        *lo = blk * 2 * j + off;
+        *hi = *lo + j;
+    }
+}
+
 // Bitonic sort of (key, value) pairs ascending by key over `size` slots,
-// treated as a power-of-two sequence padded with +infinity keys. Every
-// compare-exchange puts the smaller key at the lower index (the merge's
-// first step compares mirrored positions), so padded slots never move and
-// need not exist. `tid`/`nthreads` are the threads sharing the sequence;
-// `sync` is their barrier. Empty slots (key SPGEMM_EMPTY) sort last.
+// treated as a power-of-two sequence padded with +infinity keys. As the
+// smaller key always goes to the lower position, padded slots never move
+// and need not exist. `tid`/`nthreads` are the threads sharing the
+// sequence; `sync` is their barrier. Empty slots (key SPGEMM_EMPTY) sort
+// last.
 template <typename Sync>
 __device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size, u32 tid, u32 nthreads, Sync sync) {
     u32 p2 = 1;
@@ -424,15 +425,7 @@ __device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size,
         for (u32 j = k >> 1; j > 0; j >>= 1) {
             for (u32 t = tid; t < p2 / 2; t += nthreads) {
                 u32 lo, hi;
-                if (j == k >> 1) {
-                    const u32 blk = t / j, off = t % j;
-                    lo = blk * k + off;
-                    hi = blk * k + k - 1 - off;
-                } else {
-                    const u32 blk = t / j, off = t % j;
-                    lo = blk * 2 * j + off;
-                    hi = lo + j;
-                }
+                bitonic_pair(t, k, j, &lo, &hi);
                 if (hi < size && keys[lo] > keys[hi]) {
                     const u32 tk = keys[lo];
                     keys[lo] = keys[hi];
@@ -494,7 +487,8 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
 
 // Numeric step, shared-memory table (OpSparse §5.6.2): accumulate the row
 // in a hash table of (column, value) pairs, then produce the sorted row.
-// SORT 0: bitonic-sort the whole table, copy its first nnz slots (DCU §5.3).
+// SORT 0: bitonic-sort the whole table, copy its first nnz slots (DCU §5.3);
+// no counter, so the table may fill the block's shared memory.
 // SORT 1: condense the occupied slots to the front, then each entry finds
 // its rank by counting smaller keys (OpSparse §5.6.2).
 // SORT 2: condense with one shared atomic per warp segment, then
@@ -516,7 +510,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
         keys_all[t] = SPGEMM_EMPTY;
         vals_all[t] = value_t(0);
     }
-    if (threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
+    if (SORT != 0 && threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
     __syncthreads();
     const u32 idx = blockIdx.x * rows_per_block + local;
     const bool active = idx < nrows;
@@ -573,40 +567,6 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     }
 }
 
-// Numeric step, global-memory tables for the longest rows: one block per
-// row (grid-stride); the row's table is the next power of two of 2·nnz(i)
-// slots of `table_keys`/`table_vals`, sorted in place by bitonic sort and
-// its first nnz slots copied out (DCU §5.4.2, the in-place variant).
-SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol, const value_t* aval,
-                                                 const u64* brpt, const u32* bcol, const value_t* bval,
-                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
-                                                 value_t* cval, u32 g, u32* table_keys, value_t* table_vals,
-                                                 u32 max_tsize) {
-    u32* keys = table_keys + (u64)blockIdx.x * max_tsize;
-    value_t* vals = table_vals + (u64)blockIdx.x * max_tsize;
-    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        const u32 row = bins[r];
-        const u64 start = crpt[row];
-        const u32 nnz = (u32)(crpt[row + 1] - start);
-        u32 tsize = 1;
-        while (tsize < 2 * nnz) tsize <<= 1;
-        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) {
-            keys[t] = SPGEMM_EMPTY;
-            vals[t] = value_t(0);
-        }
-        __syncthreads();
-        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g,
-                     [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, true, col, v); });
-        __syncthreads();
-        bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, [] { __syncthreads(); });
-        for (u32 t = threadIdx.x; t < nnz; t += blockDim.x) {
-            ccol[start + t] = keys[t];
-            cval[start + t] = vals[t];
-        }
-        __syncthreads();
-    }
-}
-
 // Rows of A with one entry: C(i,:) = A(i,k)·B(k,:) copied directly (DCU
 // §5.3); B's rows are sorted without duplicates. One warp per row.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_direct(const u64* arpt, const u32* acol, const value_t* aval,
@@ -625,122 +585,5 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_direct(const u64* arpt, const u32* acol,
             ccol[out + t] = bcol[b0 + t];
             cval[out + t] = a * bval[b0 + t];
         }
-    }
-}
-
-// Block-wide exclusive scan of one u32 per thread (scratch: blockDim.x
-// words of shared memory); the block's total goes to *total.
-__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-    for (u32 d = 1; d < blockDim.x; d *= 2) {
-        const u32 t = threadIdx.x >= d ? scratch[threadIdx.x - d] : 0;
-        __syncthreads();
-        scratch[threadIdx.x] += t;
-        __syncthreads();
-    }
-    const u32 inclusive = scratch[threadIdx.x];
-    *total = scratch[blockDim.x - 1];
-    __syncthreads();
-    return inclusive - v;
-}
-
-// Symbolic step for the rows past the last shared table when C is narrow
-// enough: one bit per column of C in global memory per row (all zero on
-// entry and on exit), each row split into `slices` slices of its entries of
-// A, one block a slice (block = row · slices + slice). A slice counts the
-// bits it newly sets; the last slice of a row to finish (ticket in
-// counters[2r+1]) writes the row's total (counters[2r]) and clears the
-// row's bitmap and counters for the next batch of rows.
-SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
-                                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
-                                                 u32 words, u32 slices, u64* counters) {
-    __shared__ u32 s_count;
-    __shared__ bool s_last;
-    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
-    if (r >= nrows) return;
-    u32* bits = bits_all + (u64)r * words;
-    if (threadIdx.x == 0) s_count = 0;
-    __syncthreads();
-    const u32 row = rows[r];
-    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
-    u32 n = 0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, (const value_t*)0, brpt, bcol,
-                       (const value_t*)0, threadIdx.x, blockDim.x, g, [&](u32 col, value_t) {
-                           const u32 m = 1u << (col & 31);
-                           n += (atomicOr(&bits[col >> 5], m) & m) == 0;
-                       });
-    atomicAdd(&s_count, n);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        atomicAdd(&counters[2 * r], (u64)s_count);
-        __threadfence();
-        s_last = atomicAdd(&counters[2 * r + 1], 1ull) == slices - 1;
-    }
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence();
-    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
-    if (threadIdx.x == 0) {
-        crpt[row] = atomicAdd(&counters[2 * r], 0ull);
-        counters[2 * r] = 0;
-        counters[2 * r + 1] = 0;
-    }
-}
-
-// Numeric step for the longest rows when C is narrow enough, in two
-// kernels over a batch of rows: a dense value per column and a bit per
-// column in global memory per row (zero on entry and exit). The first
-// splits each row into `slices` slices of its entries of A, one block a
-// slice (block = row · slices + slice), accumulating with atomics; the
-// second, one block a row, comes after it on the stream and writes the row
-// sorted by compacting set bits in column order (block scan of per-word
-// counts), clearing as it goes: no hash probing and no sort. Both take the
-// same parameters.
-SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
-                                                const u64* brpt, const u32* bcol, const value_t* bval,
-                                                const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
-                                                value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                u32 words, u32 slices) {
-    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
-    if (r >= nrows) return;
-    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
-    u32* bits = bits_all + (u64)r * words;
-    const u32 row = bins[r];
-    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
-                       threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
-                           atomicOr(&bits[col >> 5], 1u << (col & 31));
-                           atomicAdd(&dense[col], v);
-                       });
-}
-
-SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32* acol, const value_t* aval,
-                                                        const u64* brpt, const u32* bcol, const value_t* bval,
-                                                        const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
-                                                        value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                        u32 words, u32 slices) {
-    extern __shared__ u32 s_scan_dense[];
-    const u32 r = blockIdx.x;
-    if (r >= nrows) return;
-    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
-    u32* bits = bits_all + (u64)r * words;
-    const u32 row = bins[r];
-    u64 out = crpt[row];
-    for (u32 base = 0; base < words; base += blockDim.x) {
-        const u32 wi = base + threadIdx.x;
-        u32 w = wi < words ? bits[wi] : 0;
-        u32 total;
-        u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
-        if (wi < words) bits[wi] = 0;
-        while (w) {
-            const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
-            ccol[out + off] = col;
-            cval[out + off] = dense[col];
-            dense[col] = value_t(0);
-            ++off;
-            w &= w - 1;
-        }
-        out += total;
     }
 }

@@ -1,0 +1,286 @@
+// Kernels for the rows past the last shared-memory table (appended to
+// spgemm.cuh, whose helpers they use): global-memory hash tables (in place,
+// DCU kernel 9; sorted device-wide, DCU kernel 8) and dense accumulators
+// with rows split into slices over several blocks.
+
+// Symbolic step, global-memory table for the rows the last shared bin gave
+// up on: one block per row (grid-stride), a power-of-two table of `tsize`
+// keys per block in `table`.
+SPGEMM_FIXED_KERNEL void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
+                                                  const u32* bcol, const u32* rows, u32 nrows, u64* crpt, u32 g,
+                                                  u32* table_all, u32 tsize) {
+    __shared__ u32 s_count;
+    u32* table = table_all + (u64)blockIdx.x * tsize;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) table[t] = SPGEMM_EMPTY;
+        if (threadIdx.x == 0) s_count = 0;
+        __syncthreads();
+        const u32 row = rows[r];
+        u32 n = 0;
+        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t) { n += insert_key(table, tsize, true, col); });
+        atomicAdd(&s_count, n);
+        __syncthreads();
+        if (threadIdx.x == 0) crpt[row] = s_count;
+        __syncthreads();
+    }
+}
+
+// Numeric step, global-memory tables for the longest rows: one block per
+// row (grid-stride); the row's table is the next power of two of 2·nnz(i)
+// slots of `table_keys`/`table_vals`, sorted in place by bitonic sort and
+// its first nnz slots copied out (DCU §5.4.2, the in-place variant).
+SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol, const value_t* aval,
+                                                 const u64* brpt, const u32* bcol, const value_t* bval,
+                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                 value_t* cval, u32 g, u32* table_keys, value_t* table_vals,
+                                                 u32 max_tsize) {
+    u32* keys = table_keys + (u64)blockIdx.x * max_tsize;
+    value_t* vals = table_vals + (u64)blockIdx.x * max_tsize;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = bins[r];
+        const u64 start = crpt[row];
+        const u32 nnz = (u32)(crpt[row + 1] - start);
+        u32 tsize = 1;
+        while (tsize < 2 * nnz) tsize <<= 1;
+        for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) {
+            keys[t] = SPGEMM_EMPTY;
+            vals[t] = value_t(0);
+        }
+        __syncthreads();
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, true, col, v); });
+        __syncthreads();
+        bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+        for (u32 t = threadIdx.x; t < nnz; t += blockDim.x) {
+            ccol[start + t] = keys[t];
+            cval[start + t] = vals[t];
+        }
+        __syncthreads();
+    }
+}
+
+// Block-wide exclusive scan of one u32 per thread (scratch: blockDim.x
+// words of shared memory); the block's total goes to *total.
+__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d *= 2) {
+        const u32 t = threadIdx.x >= d ? scratch[threadIdx.x - d] : 0;
+        __syncthreads();
+        scratch[threadIdx.x] += t;
+        __syncthreads();
+    }
+    const u32 inclusive = scratch[threadIdx.x];
+    *total = scratch[blockDim.x - 1];
+    __syncthreads();
+    return inclusive - v;
+}
+
+// Symbolic step for the rows past the last shared table when C is narrow
+// enough: one bit per column of C in global memory per row (all zero on
+// entry and on exit), each row split into `slices` slices of its entries of
+// A, one block a slice (block = row · slices + slice). A slice counts the
+// bits it newly sets; the last slice of a row to finish (ticket in
+// counters[2r+1]) writes the row's total (counters[2r]) and clears the
+// row's bitmap and counters for the next batch of rows.
+SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
+                                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
+                                                 u32 words, u32 slices, u64* counters) {
+    __shared__ u32 s_count;
+    __shared__ bool s_last;
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
+    if (r >= nrows) return;
+    u32* bits = bits_all + (u64)r * words;
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads();
+    const u32 row = rows[r];
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    u32 n = 0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, (const value_t*)0, brpt, bcol,
+                       (const value_t*)0, threadIdx.x, blockDim.x, g, [&](u32 col, value_t) {
+                           const u32 m = 1u << (col & 31);
+                           n += (atomicOr(&bits[col >> 5], m) & m) == 0;
+                       });
+    atomicAdd(&s_count, n);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(&counters[2 * r], (u64)s_count);
+        __threadfence();
+        s_last = atomicAdd(&counters[2 * r + 1], 1ull) == slices - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    if (threadIdx.x == 0) {
+        crpt[row] = atomicAdd(&counters[2 * r], 0ull);
+        counters[2 * r] = 0;
+        counters[2 * r + 1] = 0;
+    }
+}
+
+// Numeric step for the longest rows when C is narrow enough, in two
+// kernels over a batch of rows: a dense value per column and a bit per
+// column in global memory per row (zero on entry and exit). The first
+// splits each row into `slices` slices of its entries of A, one block a
+// slice (block = row · slices + slice), accumulating with atomics; the
+// second, one block a row, comes after it on the stream and writes the row
+// sorted by compacting set bits in column order (block scan of per-word
+// counts), clearing as it goes: no hash probing and no sort. Both take the
+// same parameters.
+SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
+                                                const u64* brpt, const u32* bcol, const value_t* bval,
+                                                const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
+                                                u32 words, u32 slices) {
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
+    if (r >= nrows) return;
+    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
+    u32* bits = bits_all + (u64)r * words;
+    const u32 row = bins[r];
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
+                       threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+                           atomicOr(&bits[col >> 5], 1u << (col & 31));
+                           atomicAdd(&dense[col], v);
+                       });
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32* acol, const value_t* aval,
+                                                        const u64* brpt, const u32* bcol, const value_t* bval,
+                                                        const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                        value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
+                                                        u32 words, u32 slices) {
+    extern __shared__ u32 s_scan_dense[];
+    const u32 r = blockIdx.x;
+    if (r >= nrows) return;
+    value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
+    u32* bits = bits_all + (u64)r * words;
+    const u32 row = bins[r];
+    u64 out = crpt[row];
+    for (u32 base = 0; base < words; base += blockDim.x) {
+        const u32 wi = base + threadIdx.x;
+        u32 w = wi < words ? bits[wi] : 0;
+        u32 total;
+        u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
+        if (wi < words) bits[wi] = 0;
+        while (w) {
+            const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
+            ccol[out + off] = col;
+            cval[out + off] = dense[col];
+            dense[col] = value_t(0);
+            ++off;
+            w &= w - 1;
+        }
+        out += total;
+    }
+}
+
+// The DCU paper's first global variant for the longest rows (DCU §5.4,
+// kernel 8), for a few rows: a hash table of `tsize` (1.5·nnz) slots per
+// row in global memory, filled by slices of each row over several blocks,
+// then sorted device-wide by key and copied into C (the paper sorts with a
+// library sort and copies with memcpy; here a bitonic sort whose last pass
+// writes C). Keys start empty (spgemm_fill_empty), values zero.
+SPGEMM_FIXED_KERNEL void spgemm_fill_empty(u32* keys, u64 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        keys[i] = SPGEMM_EMPTY;
+}
+
+// Hashing: block = row · slices + slice; modulo hashing (tsize is not a
+// power of two), atomics in global memory.
+SPGEMM_FIXED_KERNEL void spgemm_numeric_hash_slices(const u64* arpt, const u32* acol, const value_t* aval,
+                                                      const u64* brpt, const u32* bcol, const value_t* bval,
+                                                      const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                      value_t* cval, u32 g, u32* keys_all, value_t* vals_all,
+                                                      u32 tsize, u32 slices) {
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
+    if (r >= nrows) return;
+    u32* keys = keys_all + (u64)r * tsize;
+    value_t* vals = vals_all + (u64)r * tsize;
+    const u32 row = bins[r];
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
+                       threadIdx.x, blockDim.x, g,
+                       [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v); });
+}
+
+// Slots of a tile the sort handles in shared memory (SORT_TILE on the host).
+#define SPGEMM_SORT_TILE 2048u
+
+// One step (k, j) of the bitonic sort of every row's table, j ≥ the tile:
+// thread-pairs over nrows · p2/2; slots past tsize are +infinity and never
+// move (see bitonic_sort).
+SPGEMM_FIXED_KERNEL void spgemm_sort_step(u32* keys_all, value_t* vals_all, u32 tsize, u32 p2, u32 k, u32 j,
+                                            u32 nrows) {
+    const u64 half = p2 / 2, total = (u64)nrows * half;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 r = i / half;
+        u32 lo, hi;
+        bitonic_pair((u32)(i % half), k, j, &lo, &hi);
+        if (hi >= tsize) continue;
+        u32* keys = keys_all + r * tsize;
+        value_t* vals = vals_all + r * tsize;
+        const u32 a = keys[lo], b = keys[hi];
+        if (a > b) {
+            keys[lo] = b;
+            keys[hi] = a;
+            const value_t t = vals[lo];
+            vals[lo] = vals[hi];
+            vals[hi] = t;
+        }
+    }
+}
+
+// The steps of the sort inside tiles of SPGEMM_SORT_TILE slots, one block a
+// tile (block = row · tiles + tile): `stage` 0 sorts each tile; a stage k
+// wider than a tile runs its steps j < tile. With `write_out` (the sort is
+// then complete) the row's first nnz(i) slots go to C instead of back.
+SPGEMM_FIXED_KERNEL void spgemm_sort_tiles(u32* keys_all, value_t* vals_all, u32 tsize, u32 tiles, u32 stage,
+                                             const u32* bins, const u64* crpt, u32* ccol, value_t* cval,
+                                             u32 write_out) {
+    __shared__ u32 s_keys[SPGEMM_SORT_TILE];
+    __shared__ value_t s_vals[SPGEMM_SORT_TILE];
+    const u32 r = blockIdx.x / tiles, base = blockIdx.x % tiles * SPGEMM_SORT_TILE;
+    u32* keys = keys_all + (u64)r * tsize;
+    value_t* vals = vals_all + (u64)r * tsize;
+    const u32 size = tsize - base < SPGEMM_SORT_TILE ? tsize - base : SPGEMM_SORT_TILE;
+    for (u32 t = threadIdx.x; t < SPGEMM_SORT_TILE; t += blockDim.x) {
+        s_keys[t] = t < size ? keys[base + t] : SPGEMM_EMPTY;
+        s_vals[t] = t < size ? vals[base + t] : value_t(0);
+    }
+    __syncthreads();
+    if (stage == 0) {
+        bitonic_sort(s_keys, s_vals, size, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+    } else {
+        for (u32 j = SPGEMM_SORT_TILE / 2; j > 0; j >>= 1) {
+            for (u32 t = threadIdx.x; t < SPGEMM_SORT_TILE / 2; t += blockDim.x) {
+                u32 lo, hi;
+                bitonic_pair(t, stage, j, &lo, &hi);
+                if (s_keys[lo] > s_keys[hi]) {
+                    const u32 tk = s_keys[lo];
+                    s_keys[lo] = s_keys[hi];
+                    s_keys[hi] = tk;
+                    const value_t tv = s_vals[lo];
+                    s_vals[lo] = s_vals[hi];
+                    s_vals[hi] = tv;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    if (write_out) {
+        const u32 row = bins[r];
+        const u64 start = crpt[row], nnz = crpt[row + 1] - start;
+        for (u32 t = threadIdx.x; t < size && base + t < nnz; t += blockDim.x) {
+            ccol[start + base + t] = s_keys[t];
+            cval[start + base + t] = s_vals[t];
+        }
+    } else {
+        for (u32 t = threadIdx.x; t < size; t += blockDim.x) {
+            keys[base + t] = s_keys[t];
+            vals[base + t] = s_vals[t];
+        }
+    }
+}
