@@ -94,13 +94,27 @@ impl Bin {
         self.table_size == 0
     }
     /// Dynamic shared memory of one block, bytes, for `entry_bytes` per
-    /// entry: the tables, and one 4-byte counter per row when `counters`
-    /// (the kernel keeps a count live beside its table: the symbolic bin
-    /// that records overflowing rows, numeric sorts that condense).
+    /// entry (see [`table_bytes`]), with one 4-byte counter per row when
+    /// `counters` (the kernel keeps a count live beside its table: the
+    /// symbolic bin that records overflowing rows, numeric sorts that
+    /// condense).
     pub fn shared_bytes(&self, entry_bytes: usize, counters: bool) -> usize {
-        let rows = self.rows_per_block() as usize;
-        self.table_size as usize * entry_bytes * rows + if counters { 4 * rows } else { 0 }
+        self.rows_per_block() as usize * table_bytes(self.table_size, entry_bytes, counters)
     }
+}
+
+/// Shared memory of one row's hash table of `table` entries of
+/// `entry_bytes` bytes, plus a 4-byte counter when `counter`. Numeric
+/// tables (entries wider than a key) keep their keys in rows padded to a
+/// multiple of four, so the rank sort reads four keys with one 16-byte load.
+pub fn table_bytes(table: u32, entry_bytes: usize, counter: bool) -> usize {
+    let t = table as usize;
+    let keys = if entry_bytes > SYMBOLIC_ENTRY_BYTES {
+        t.next_multiple_of(4) * SYMBOLIC_ENTRY_BYTES + t * (entry_bytes - SYMBOLIC_ENTRY_BYTES)
+    } else {
+        t * entry_bytes
+    };
+    keys + if counter { 4 } else { 0 }
 }
 
 /// Which kernel table a GPU engine uses.
@@ -442,7 +456,7 @@ impl KernelTable {
             |threads: u32, bytes: usize| resident_blocks(props, threads, KERNEL_REGISTERS, bytes);
         let small = |rt: u32, table: u32, entry: usize| {
             let rows = (SMALL_BLOCK_THREADS / rt) as usize;
-            let bytes = rows * (table as usize * entry + 4);
+            let bytes = rows * table_bytes(table, entry, true);
             (
                 table,
                 SMALL_BLOCK_THREADS,

@@ -332,7 +332,7 @@ mod tests {
         let t = KernelTable::v100_paper();
         assert_eq!(
             bin_of_kernel(&t, SortVariant::Bitonic, "spgemm_numeric_bin1"),
-            Some((t.numeric[1], 255 * 12))
+            Some((t.numeric[1], 256 * 4 + 255 * 8))
         );
         // The last symbolic bin records overflowing rows: a counter beside
         // its table; condensing sorts keep one per row too.
@@ -342,7 +342,7 @@ mod tests {
         );
         assert_eq!(
             bin_of_kernel(&t, SortVariant::Auto, "spgemm_numeric_bin0"),
-            Some((t.numeric[0], 32 * (31 * 12 + 4)))
+            Some((t.numeric[0], 32 * (32 * 4 + 31 * 8 + 4)))
         );
         assert_eq!(bin_of_kernel(&t, SortVariant::Auto, "spgemm_setup"), None);
         assert_eq!(

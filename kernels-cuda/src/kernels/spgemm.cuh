@@ -499,17 +499,18 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
                                u32* ccol, value_t* cval, u32 g) {
     extern __shared__ u64 smem_num[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
+    // Keys first, each row's padded to a multiple of four (16-byte aligned
+    // rows for the rank sort's vector loads), then values, then counters.
+    constexpr u32 KSTRIDE = (TSIZE + 3) & ~3u;
     const u32 rows_per_block = blockDim.x / ROW_THREADS;
     const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
-    value_t* vals_all = (value_t*)smem_num;
-    u32* keys_all = (u32*)(vals_all + rows_per_block * TSIZE);
-    u32* counter = keys_all + rows_per_block * TSIZE;
-    u32* keys = keys_all + local * TSIZE;
+    u32* keys_all = (u32*)smem_num;
+    value_t* vals_all = (value_t*)(keys_all + rows_per_block * KSTRIDE);
+    u32* counter = (u32*)(vals_all + rows_per_block * TSIZE);
+    u32* keys = keys_all + local * KSTRIDE;
     value_t* vals = vals_all + local * TSIZE;
-    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) {
-        keys_all[t] = SPGEMM_EMPTY;
-        vals_all[t] = value_t(0);
-    }
+    for (u32 t = threadIdx.x; t < rows_per_block * KSTRIDE; t += blockDim.x) keys_all[t] = SPGEMM_EMPTY;
+    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) vals_all[t] = value_t(0);
     if (SORT != 0 && threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
     __syncthreads();
     const u32 idx = blockIdx.x * rows_per_block + local;
@@ -544,13 +545,30 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
             }
             __syncthreads();
         }
-        // Rank sort: an entry's position is the number of smaller keys.
-        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
-            const u32 key = keys[t];
-            u32 rank = 0;
-            for (u32 q = 0; q < nnz; ++q) rank += keys[q] < key;
-            ccol[start + rank] = key;
-            cval[start + rank] = vals[t];
+        // Rank sort: an entry's position is the number of smaller keys. A
+        // lane ranks two entries per pass over the keys, read four at a
+        // time (one broadcast 16-byte load): the loads were most of the
+        // shared-memory traffic of rows of tens of entries.
+        const uint4* keys4 = (const uint4*)keys;
+        for (u32 t = lane; t < nnz; t += 2 * ROW_THREADS) {
+            const u32 t2 = t + ROW_THREADS;
+            const u32 k0 = keys[t], k1 = t2 < nnz ? keys[t2] : SPGEMM_EMPTY;
+            u32 r0 = 0, r1 = 0, q = 0;
+            for (; q + 4 <= nnz; q += 4) {
+                const uint4 w = keys4[q / 4];
+                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+            }
+            for (; q < nnz; ++q) {
+                r0 += keys[q] < k0;
+                r1 += keys[q] < k1;
+            }
+            ccol[start + r0] = k0;
+            cval[start + r0] = vals[t];
+            if (t2 < nnz) {
+                ccol[start + r1] = k1;
+                cval[start + r1] = vals[t2];
+            }
         }
     } else {
         condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local]);
