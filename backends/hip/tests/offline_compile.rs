@@ -7,7 +7,7 @@
 //! compute unit hold the blocks the table assumes.
 //!
 //! Targets: gfx906 (Hygon DCU / MI50 class: 48 KB per block as the DCU
-//! paper uses, 64 KB per compute unit) with the derived `dcu` table, and
+//! paper uses, 64 KB per compute unit) with the DCU paper's table (`dcu-paper`), and
 //! gfx90a (MI200 class: 64 KB per block and per compute unit) with the
 //! derived `mi200` table. Needs libamdhip64 (hiprtc) and `llvm-readelf`
 //! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is skipped

@@ -143,11 +143,10 @@ impl<D: Device, T> GpuPlan<D, T> {
 pub enum LongRows {
     /// Dense when C is narrow enough (numeric: at most 16 columns per
     /// entry of the longest row; see [`LongRows::Dense`]); else, in the
-    /// numeric phase, [`LongRows::SortedHash`] for at most two rows per
-    /// multiprocessor (one batch), [`LongRows::InPlaceHash`] for more (the
-    /// DCU paper's choice by row count, DCU §5.4; measured on an H200 with
-    /// 8 and 264 rows of 12,000–18,000 entries, C 4 M columns wide: sorted
-    /// 1.63 and 4.17 ms, in place 2.79 and 6.34 ms).
+    /// numeric phase, [`LongRows::SortedHash`] for up to 8 rows per
+    /// multiprocessor, [`LongRows::InPlaceHash`] for more (the DCU paper
+    /// chooses by row count too, DCU §5.4; the measurements behind the
+    /// threshold are in `docs/benchmarks/h200-long-rows.md`).
     #[default]
     Auto,
     /// A bitmap (symbolic) or a dense value array and bitmap (numeric) per
