@@ -13,3 +13,22 @@ fn open() -> Option<Box<dyn common::conformance::Multiplier>> {
 mod suite {
     crate::conformance_suite!(crate::open());
 }
+
+/// Every row past the shared tables through one of the DCU paper's two
+/// global variants (kernel 8, sorted; kernel 9, in place), whatever the
+/// row count.
+fn open_with(long_rows: spgemm::gpu::LongRows) -> Option<Box<dyn common::conformance::Multiplier>> {
+    let options = spgemm::GpuOptions {
+        long_rows,
+        ..Default::default()
+    };
+    common::open_gpu(spgemm::BackendKind::Hip, &options, &[&[0]])
+}
+
+mod suite_sorted_global_hash {
+    crate::conformance_suite!(crate::open_with(spgemm::gpu::LongRows::SortedHash));
+}
+
+mod suite_in_place_global_hash {
+    crate::conformance_suite!(crate::open_with(spgemm::gpu::LongRows::InPlaceHash));
+}
