@@ -143,7 +143,11 @@ fn every_kernel_compiles_and_fits_its_table() {
                         let &(regs, smem, stack, spills) = report.get(name).unwrap_or_else(|| {
                             panic!("{name} missing from the ptxas report:\n{}", compiled.log)
                         });
-                        assert_eq!(spills, 0, "{}: {name} spills", prog.name);
+                        assert_eq!(
+                            spills, 0,
+                            "{}: {name} spills {spills} bytes at {regs} registers",
+                            prog.name
+                        );
                         assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
                         let bin = program::bin_of_kernel(table, sort, name);
                         if let Some((bin, shared)) = bin {

@@ -5,6 +5,7 @@ use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
 use super::program::{self, k};
 use super::run::{offset, Counts, Meta, Run, U32, U64};
+use super::symbolic::distinct_rows;
 use crate::device::{Device, KernelArg};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -99,6 +100,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let shared = program::numeric_shared_bytes(table, i, self.ks.sort);
+                args.push(distinct_rows(crpt, self.a.nrows));
                 self.launch(
                     stream,
                     k::FIRST_BIN + nsym + i,

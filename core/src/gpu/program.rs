@@ -258,7 +258,7 @@ pub fn build<T: Scalar>(
         let last = b + 1 == nsym;
         let name = format!("spgemm_symbolic_bin{b}");
         let text = format!(
-            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow, u32* noverflow) {{ symbolic_shared<{ts}u, {rt}u, {last}>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow); }}\n",
+            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow, u32* noverflow, u32* distinct) {{ symbolic_shared<{ts}u, {rt}u, {last}>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct); }}\n",
             bt = bin.block_threads,
             mb = bin.min_blocks,
             ts = bin.table_size,
@@ -274,7 +274,7 @@ pub fn build<T: Scalar>(
     {
         let name = format!("spgemm_numeric_bin{b}");
         let text = format!(
-            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g) {{ numeric_shared<{ts}u, {rt}u, {sort}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g); }}\n",
+            "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u32 g, const u32* distinct) {{ numeric_shared<{ts}u, {rt}u, {sort}>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, distinct); }}\n",
             bt = bin.block_threads,
             mb = bin.min_blocks,
             ts = bin.table_size,

@@ -136,7 +136,7 @@ impl<D: Device> Meta<D> {
     ) -> Result<()> {
         if let (Some(src), Some(dst)) = (&crpt.buf, &self.words.buf) {
             r.dev()
-                .copy_device(&r.s[0], src, 8 * (crpt.len - 1), dst, 8 * 5, 8)?;
+                .copy_device(&r.s[0], src, 8 * r.a.nrows, dst, 8 * 5, 8)?;
         }
         Ok(())
     }

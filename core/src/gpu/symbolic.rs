@@ -11,7 +11,7 @@ use crate::scalar::Scalar;
 
 /// What the symbolic phase produces.
 pub(super) struct Symbolic<D: Device> {
-    /// C's row offsets.
+    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`]).
     pub(super) crpt: DeviceArray<D, u64>,
     /// nnz(C).
     pub(super) nnz: usize,
@@ -21,12 +21,20 @@ pub(super) struct Symbolic<D: Device> {
 
 /// The symbolic phase up to the scan: C's row offsets on the device.
 pub(super) struct Offsets<D: Device> {
-    /// C's row offsets.
+    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`]).
     pub(super) crpt: DeviceArray<D, u64>,
     /// An event after setup, when timing.
     pub(super) after_setup: Option<D::Event>,
     /// The typical row of B for G (see `Counts::typical`).
     pub(super) typical: usize,
+}
+
+/// The bits after C's `m + 1` row offsets in `crpt`, one per row: set by
+/// the shared symbolic kernels when nnz(i) = nprod(i) (every product of the
+/// row has its own column), so the numeric kernels store each product's
+/// value instead of adding it. Zero until then.
+pub(super) fn distinct_rows<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> KernelArg {
+    KernelArg::Ptr(crpt.ptr_at(m + 1))
 }
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
@@ -49,9 +57,18 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
         let (dev, m) = (self.dev(), self.a.nrows);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let crpt =
-            DeviceArray::<D, u64>::alloc(dev, &self.s[0], m + 1, "C row offsets", self.usage)?;
-        crpt.zero(dev, &self.s[0], m, 1)?;
+        // Row offsets and the distinct-row bits in one allocation, the last
+        // offset and the bits zeroed at once.
+        let words = m.div_ceil(64);
+        let crpt = DeviceArray::<D, u64>::alloc(
+            dev,
+            &self.s[0],
+            m + 1 + words,
+            "C row offsets",
+            self.usage,
+        )?;
+        crpt.zero(dev, &self.s[0], m, 1 + words)?;
+        let distinct = distinct_rows(&crpt, m);
         let table = &self.ks.table;
         let nbins = table.symbolic.len();
         let meta = Meta::new(self, nbins)?;
@@ -103,6 +120,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     U32(table.overflow_threshold()),
                     meta.overflow(),
                     meta.noverflow(),
+                    distinct,
                 ];
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 self.launch(

@@ -49,7 +49,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol,
         }
         __syncthreads();
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g,
-                     [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, true, col, v); });
+                     [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, true, col, v, false); });
         __syncthreads();
         bitonic_sort(keys, vals, tsize, threadIdx.x, blockDim.x, [] { __syncthreads(); });
         for (u32 t = threadIdx.x; t < nnz; t += blockDim.x) {
@@ -203,7 +203,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_hash_slices(const u64* arpt, const u32* 
     const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
     for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
                        threadIdx.x, blockDim.x, g,
-                       [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v); });
+                       [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v, false); });
 }
 
 // Slots of a tile the sort handles in shared memory (SORT_TILE on the host).
