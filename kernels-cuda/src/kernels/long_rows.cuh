@@ -95,10 +95,9 @@ SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol,
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads();
     const u32 row = rows[r];
-    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
     u32 n = 0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, (const value_t*)0, brpt, bcol,
-                       (const value_t*)0, threadIdx.x, blockDim.x, g, [&](u32 col, value_t) {
+    for_slice_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, sl, slices, g,
+                       [&](u32 col, value_t) {
                            const u32 m = 1u << (col & 31);
                            n += (atomicOr(&bits[col >> 5], m) & m) == 0;
                        });
@@ -138,10 +137,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, 
     if (r >= nrows) return;
     value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
     u32* bits = bits_all + (u64)r * words;
-    const u32 row = bins[r];
-    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
-                       threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+    for_slice_products(arpt, acol, aval, brpt, bcol, bval, bins[r], sl, slices, g, [&](u32 col, value_t v) {
                            atomicOr(&bits[col >> 5], 1u << (col & 31));
                            atomicAdd(&dense[col], v);
                        });
@@ -199,10 +195,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_hash_slices(const u64* arpt, const u32* 
     if (r >= nrows) return;
     u32* keys = keys_all + (u64)r * tsize;
     value_t* vals = vals_all + (u64)r * tsize;
-    const u32 row = bins[r];
-    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
-                       threadIdx.x, blockDim.x, g,
+    for_slice_products(arpt, acol, aval, brpt, bcol, bval, bins[r], sl, slices, g,
                        [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v, false); });
 }
 
@@ -219,17 +212,7 @@ SPGEMM_FIXED_KERNEL void spgemm_sort_step(u32* keys_all, value_t* vals_all, u32 
         const u64 r = i / half;
         u32 lo, hi;
         bitonic_pair((u32)(i % half), k, j, &lo, &hi);
-        if (hi >= tsize) continue;
-        u32* keys = keys_all + r * tsize;
-        value_t* vals = vals_all + r * tsize;
-        const u32 a = keys[lo], b = keys[hi];
-        if (a > b) {
-            keys[lo] = b;
-            keys[hi] = a;
-            const value_t t = vals[lo];
-            vals[lo] = vals[hi];
-            vals[hi] = t;
-        }
+        if (hi < tsize) compare_exchange(keys_all + r * tsize, vals_all + r * tsize, lo, hi);
     }
 }
 
@@ -258,14 +241,7 @@ SPGEMM_FIXED_KERNEL void spgemm_sort_tiles(u32* keys_all, value_t* vals_all, u32
             for (u32 t = threadIdx.x; t < SPGEMM_SORT_TILE / 2; t += blockDim.x) {
                 u32 lo, hi;
                 bitonic_pair(t, stage, j, &lo, &hi);
-                if (s_keys[lo] > s_keys[hi]) {
-                    const u32 tk = s_keys[lo];
-                    s_keys[lo] = s_keys[hi];
-                    s_keys[hi] = tk;
-                    const value_t tv = s_vals[lo];
-                    s_vals[lo] = s_vals[hi];
-                    s_vals[hi] = tv;
-                }
+                compare_exchange(s_keys, s_vals, lo, hi);
             }
             __syncthreads();
         }

@@ -293,6 +293,18 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
     }
 }
 
+// The products of slice `sl` of `slices` of row `row`'s entries of A, for
+// kernels that split long rows between blocks (block = row · slices +
+// slice); the block's threads form the row's groups.
+template <typename F>
+__device__ __forceinline__ void for_slice_products(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
+                                                   u32 sl, u32 slices, u32 g, F f) {
+    const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
+    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
+                       threadIdx.x, blockDim.x, g, f);
+}
+
 template <typename F>
 __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
                                              const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
@@ -415,6 +427,18 @@ __device__ __forceinline__ void bitonic_pair(u32 t, u32 k, u32 j, u32* lo, u32* 
     }
 }
 
+// Puts the smaller key of positions lo < hi (with its value) at lo.
+__device__ __forceinline__ void compare_exchange(u32* keys, value_t* vals, u32 lo, u32 hi) {
+    const u32 a = keys[lo], b = keys[hi];
+    if (a > b) {
+        keys[lo] = b;
+        keys[hi] = a;
+        const value_t t = vals[lo];
+        vals[lo] = vals[hi];
+        vals[hi] = t;
+    }
+}
+
 // Bitonic sort of (key, value) pairs ascending by key over `size` slots,
 // treated as a power-of-two sequence padded with +infinity keys. As the
 // smaller key always goes to the lower position, padded slots never move
@@ -430,14 +454,7 @@ __device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size,
             for (u32 t = tid; t < p2 / 2; t += nthreads) {
                 u32 lo, hi;
                 bitonic_pair(t, k, j, &lo, &hi);
-                if (hi < size && keys[lo] > keys[hi]) {
-                    const u32 tk = keys[lo];
-                    keys[lo] = keys[hi];
-                    keys[hi] = tk;
-                    const value_t tv = vals[lo];
-                    vals[lo] = vals[hi];
-                    vals[hi] = tv;
-                }
+                if (hi < size) compare_exchange(keys, vals, lo, hi);
             }
             sync();
         }
