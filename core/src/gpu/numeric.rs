@@ -155,19 +155,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         };
         match variant {
             LongRows::Dense => {
-                let bits = DeviceArray::<D, u32>::alloc(
-                    dev,
-                    s,
+                let (bits, vals) = self.scratch(
+                    stream,
                     rows_at_once * words,
-                    "numeric dense bitmaps",
-                    self.usage,
-                )?;
-                let vals = DeviceArray::<D, T>::alloc(
-                    dev,
-                    s,
                     rows_at_once * words * 32,
-                    "numeric dense accumulators",
-                    self.usage,
+                    ["numeric dense bitmaps", "numeric dense accumulators"],
                 )?;
                 bits.zero(dev, s, 0, bits.len())?;
                 vals.zero(dev, s, 0, vals.len())?;
@@ -194,19 +186,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             _ => {
                 let blocks = n.min(self.sms()).max(1);
                 let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;
-                let keys = DeviceArray::<D, u32>::alloc(
-                    dev,
-                    s,
+                let (keys, vals) = self.scratch(
+                    stream,
                     blocks * tsize,
-                    "numeric global hash keys",
-                    self.usage,
-                )?;
-                let vals = DeviceArray::<D, T>::alloc(
-                    dev,
-                    s,
                     blocks * tsize,
-                    "numeric global hash values",
-                    self.usage,
+                    ["numeric global hash keys", "numeric global hash values"],
                 )?;
                 args.extend([keys.arg(), vals.arg(), U32(tsize as u32)]);
                 self.launch(stream, k::NUMERIC_GLOBAL, blocks as u32, threads, 0, &args)?;
@@ -241,19 +225,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let row_bytes = tsize * (4 + std::mem::size_of::<T>());
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
         let rows_at_once = rows_at_once.max(1);
-        let keys = DeviceArray::<D, u32>::alloc(
-            dev,
-            s,
+        let (keys, vals) = self.scratch(
+            stream,
             rows_at_once * tsize,
-            "sorted hash keys",
-            self.usage,
-        )?;
-        let vals = DeviceArray::<D, T>::alloc(
-            dev,
-            s,
             rows_at_once * tsize,
-            "sorted hash values",
-            self.usage,
+            ["sorted hash keys", "sorted hash values"],
         )?;
         let (bins, crpt, ccol, cval) = (args[6], args[8], args[9], args[10]);
         args.extend([keys.arg(), vals.arg(), U32(tsize as u32), U32(slices)]);
@@ -325,5 +301,21 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             }
         }
         Ok((keys, vals))
+    }
+
+    /// Scratch of the global-memory paths on `stream`: `keys` words
+    /// (keys or bitmaps) and `vals` values, named by `what` in errors.
+    fn scratch(
+        &self,
+        stream: usize,
+        keys: usize,
+        vals: usize,
+        what: [&'static str; 2],
+    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+        let (dev, s) = (self.dev(), &self.s[stream]);
+        Ok((
+            DeviceArray::alloc(dev, s, keys, what[0], self.usage)?,
+            DeviceArray::alloc(dev, s, vals, what[1], self.usage)?,
+        ))
     }
 }
