@@ -95,6 +95,9 @@ pub struct GpuOptions {
     /// How rows past the last shared-memory table are computed (default:
     /// [`gpu::LongRows::Auto`]).
     pub long_rows: gpu::LongRows,
+    /// Dense accumulators in shared memory or hash tables in the bins
+    /// (default: [`gpu::Accumulator::Auto`]).
+    pub accumulator: gpu::Accumulator,
 }
 
 impl Default for GpuOptions {
@@ -105,6 +108,7 @@ impl Default for GpuOptions {
             sort: gpu::SortVariant::default(),
             table: table::TableConfig::default(),
             long_rows: gpu::LongRows::default(),
+            accumulator: gpu::Accumulator::default(),
         }
     }
 }
@@ -148,7 +152,8 @@ fn open_engines<D: spgemm_core::device::Device>(
                 })?
                 .with_sort(options.sort)
                 .with_table(options.table)
-                .with_long_rows(options.long_rows);
+                .with_long_rows(options.long_rows)
+                .with_accumulator(options.accumulator);
             Ok(match options.memory_budget {
                 Some(bytes) => e.with_memory_budget(bytes),
                 None => e,

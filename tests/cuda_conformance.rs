@@ -30,11 +30,13 @@ mod suite_two_devices {
 /// 4,096 pairs filling 48 KB, whole-table bitonic sort, a global symbolic
 /// bin) run on this GPU, with every row past its shared tables through the
 /// DCU's sorted global hash (kernel 8): the HIP backend's logic checked on
-/// a device we have.
+/// a device we have. Hash tables in every bin (no dense accumulators), so
+/// the paper's paths run on narrow matrices too.
 fn open_dcu_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
     let options = spgemm::GpuOptions {
         table: spgemm::table::TableConfig::DcuPaper,
         long_rows: spgemm::gpu::LongRows::SortedHash,
+        accumulator: spgemm::gpu::Accumulator::Hash,
         ..Default::default()
     };
     common::open_gpu(spgemm::BackendKind::Cuda, &options, &[&[0]])
@@ -45,11 +47,12 @@ mod suite_dcu_paper_table {
 }
 
 /// OpSparse's V100 table, with the longest rows through the in-place
-/// global hash (DCU kernel 9).
+/// global hash (DCU kernel 9) and hash tables in every bin.
 fn open_v100_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
     let options = spgemm::GpuOptions {
         table: spgemm::table::TableConfig::V100Paper,
         long_rows: spgemm::gpu::LongRows::InPlaceHash,
+        accumulator: spgemm::gpu::Accumulator::Hash,
         ..Default::default()
     };
     common::open_gpu(spgemm::BackendKind::Cuda, &options, &[&[0]])
@@ -198,6 +201,32 @@ mod plan {
                 let check = spgemm::verify::check_product(a, a, &c).unwrap();
                 assert!(check.is_ok(), "{} {what}: {:?}", variant.name(), check);
             }
+        }
+    }
+
+    #[test]
+    fn dense_accumulators_and_hash_tables_agree_on_a_narrow_c() {
+        use spgemm::gpu::Accumulator;
+        if engine().is_none() {
+            return;
+        }
+        // C 12,000 columns wide: a bitmap of 375 words, a dense row of
+        // doubles in 94 KB, so the bins with a block per row (rows of about
+        // 900 products) and the global bin (20 rows of A with 3,000
+        // entries: rows of C with about 12,000 entries, past the largest
+        // shared table) accumulate densely under Auto. Values in [-1, 1)
+        // and f32 as well as f64.
+        let a64 = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
+        let a32 = generate::short_and_long_rows::<f32>(12_000, 30, 20, 3000, 32).unwrap();
+        for acc in Accumulator::ALL {
+            let eng = spgemm_cuda::open(0).unwrap().with_accumulator(acc);
+            let c = eng.multiply_host(&a64, &a64).unwrap();
+            assert!((0..c.nrows()).any(|i| c.row_nnz(i) > 10_000));
+            let check = spgemm::verify::check_product(&a64, &a64, &c).unwrap();
+            assert!(check.is_ok(), "{} f64: {check:?}", acc.name());
+            let c = eng.multiply_host(&a32, &a32).unwrap();
+            let check = spgemm::verify::check_product(&a32, &a32, &c).unwrap();
+            assert!(check.is_ok(), "{} f32: {check:?}", acc.name());
         }
     }
 

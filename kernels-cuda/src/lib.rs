@@ -9,12 +9,14 @@
 
 /// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
 /// pipeline (`spgemm.cuh`), then the kernels for rows past the last
-/// shared-memory table (`long_rows.cuh`). Uses only what the prelude
+/// shared-memory table (`long_rows.cuh`), then dense accumulators in
+/// shared memory for rows of a narrow C (`dense_rows.cuh`). Uses only what the prelude
 /// defines (`SPGEMM_WARP_SIZE`, shuffles, ballots, `u32`, `u64`) and
 /// `value_t`; never a literal warp width.
 pub const BODY: &str = concat!(
     include_str!("kernels/spgemm.cuh"),
-    include_str!("kernels/long_rows.cuh")
+    include_str!("kernels/long_rows.cuh"),
+    include_str!("kernels/dense_rows.cuh")
 );
 
 /// NVIDIA prelude: warps of 32, `__shfl_down_sync` with a 32-bit mask.

@@ -121,9 +121,11 @@ struct Record {
     /// them from the on-disk cache; near zero after the first matrix of a run.
     kernels_ready_ms: Option<f64>,
     /// GPU backends: the kernel table's name (`--table`) and how rows past
-    /// its last shared-memory table were computed (`--long-rows`).
+    /// its last shared-memory table were computed (`--long-rows`), and the
+    /// bins' accumulators (`--accumulator`).
     kernel_table: Option<String>,
     long_rows: Option<&'static str>,
+    accumulator: Option<&'static str>,
 }
 
 /// Parses a byte count with an optional K, M or G suffix (powers of 1024).
@@ -297,10 +299,11 @@ fn print_row(r: &Record) {
     }
     if let Some(k) = r.kernels_ready_ms {
         println!(
-            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}",
+            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}, accumulator {}",
             "",
             r.kernel_table.as_deref().unwrap_or("-"),
-            r.long_rows.unwrap_or("-")
+            r.long_rows.unwrap_or("-"),
+            r.accumulator.unwrap_or("-")
         );
     }
 }
@@ -408,6 +411,9 @@ fn bench_one<T: Scalar>(
         devices: devices(backend, &a, b, &c, args)?,
         kernels_ready_ms,
         long_rows: kernel_table.as_ref().map(|_| args.common.long_rows.name()),
+        accumulator: kernel_table
+            .as_ref()
+            .map(|_| args.common.accumulator.name()),
         kernel_table,
     })
 }

@@ -11,7 +11,7 @@ mod source;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
-use spgemm::gpu::LongRows;
+use spgemm::gpu::{Accumulator, LongRows};
 use spgemm::table::TableConfig;
 use spgemm::{Backend, BackendKind, GpuOptions, Scalar};
 use std::path::PathBuf;
@@ -90,12 +90,23 @@ struct Common {
     /// sorted-hash (DCU kernel 8), in-place-hash (DCU kernel 9).
     #[arg(long, default_value = "auto", value_parser = parse_long_rows)]
     long_rows: LongRows,
+    /// GPU backends: accumulators of the bins: auto (dense in shared memory
+    /// where C is narrow enough, hash tables elsewhere), hash.
+    #[arg(long, default_value = "auto", value_parser = parse_accumulator)]
+    accumulator: Accumulator,
 }
 
 fn parse_table(s: &str) -> Result<TableConfig, String> {
     TableConfig::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = TableConfig::ALL.iter().map(|c| c.name()).collect();
         format!("unknown kernel table '{s}' (one of: {})", names.join(", "))
+    })
+}
+
+fn parse_accumulator(s: &str) -> Result<Accumulator, String> {
+    Accumulator::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Accumulator::ALL.iter().map(|c| c.name()).collect();
+        format!("unknown accumulator '{s}' (one of: {})", names.join(", "))
     })
 }
 
@@ -189,6 +200,7 @@ fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliErro
         devices: common.devices.clone(),
         table: common.table,
         long_rows: common.long_rows,
+        accumulator: common.accumulator,
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
@@ -203,6 +215,9 @@ fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliErro
         }
         if common.long_rows != LongRows::default() {
             eprintln!("--long-rows applies to GPU backends only");
+        }
+        if common.accumulator != Accumulator::default() {
+            eprintln!("--accumulator applies to GPU backends only");
         }
     }
     Ok(backend)

@@ -1,5 +1,6 @@
 //! The driver of the GPU pipeline (see the module docs of [`crate::gpu`]).
 
+use super::dense::Accumulator;
 use super::memory::{DeviceArray, Usage};
 use super::program::{self, SortVariant};
 use super::run::Run;
@@ -205,6 +206,7 @@ pub struct GpuEngine<D: Device> {
     sort: SortVariant,
     table: TableConfig,
     pub(super) long_rows: LongRows,
+    pub(super) accumulator: Accumulator,
     budget: Option<usize>,
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
@@ -232,6 +234,7 @@ impl<D: Device> GpuEngine<D> {
             sort: SortVariant::default(),
             table: TableConfig::default(),
             long_rows: LongRows::default(),
+            accumulator: Accumulator::default(),
             budget: None,
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
@@ -256,6 +259,13 @@ impl<D: Device> GpuEngine<D> {
     /// (default: [`LongRows::Auto`]).
     pub fn with_long_rows(mut self, long_rows: LongRows) -> Self {
         self.long_rows = long_rows;
+        self
+    }
+
+    /// Chooses between dense accumulators in shared memory and hash tables
+    /// for the bins of both phases (default: [`Accumulator::Auto`]).
+    pub fn with_accumulator(mut self, accumulator: Accumulator) -> Self {
+        self.accumulator = accumulator;
         self
     }
 

@@ -14,9 +14,13 @@
 //!    sort), direct copies for single-entry rows of A, global memory for
 //!    the longest rows ([`LongRows`]).
 //!
+//! When C is narrow, the bins of longer rows accumulate densely in shared
+//! memory instead of hashing ([`Accumulator`], KokkosKernels §3.3).
+//!
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
 mod chunked;
+mod dense;
 mod engine;
 mod memory;
 mod multi;
@@ -27,6 +31,7 @@ mod run;
 mod symbolic;
 
 pub use chunked::Placement;
+pub use dense::Accumulator;
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
 pub use memory::{DeviceArray, Usage};
 pub use multi::{MultiGpu, MultiOperands};

@@ -86,9 +86,13 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             if n == 0 {
                 continue;
             }
+            let stream = Self::stream_of(order);
+            if self.numeric_dense(bin) {
+                self.numeric_dense_shared(stream, rows(i), n, typical)?;
+                continue;
+            }
             let mut args = rows(i);
             args.push(self.g(typical, bin.row_threads));
-            let stream = Self::stream_of(order);
             if bin.global() {
                 scratch.push(self.numeric_global(
                     stream,
@@ -170,7 +174,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     (args[6], args[7]) = (list, U32(rows as u32));
                     let grid = (rows as u64 * slices as u64) as u32;
                     self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
-                    let scan = 4 * threads as usize;
+                    let scan = 4 * (threads / dev.properties().warp_width) as usize;
                     self.launch(
                         stream,
                         k::NUMERIC_DENSE_COMPACT,

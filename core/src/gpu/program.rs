@@ -63,7 +63,7 @@ impl SortVariant {
 }
 
 /// Kernels that do not depend on the table.
-pub(crate) const FIXED: [&str; 13] = [
+pub(crate) const FIXED: [&str; 15] = [
     "spgemm_setup",
     "spgemm_symbolic_global",
     "spgemm_scan_tiles",
@@ -77,6 +77,8 @@ pub(crate) const FIXED: [&str; 13] = [
     "spgemm_numeric_hash_slices",
     "spgemm_sort_step",
     "spgemm_sort_tiles",
+    "spgemm_symbolic_dense_shared",
+    "spgemm_numeric_dense_shared",
 ];
 
 /// Index of each fixed kernel in the loaded list (the concatenation of the
@@ -111,16 +113,22 @@ pub mod k {
     /// `spgemm_sort_tiles`: the steps of a bitonic sort within tiles of the
     /// tables, and the copy of sorted rows into C.
     pub const SORT_TILES: usize = 12;
+    /// `spgemm_symbolic_dense_shared`: bitmap count of rows of a narrow C
+    /// in shared memory.
+    pub const SYMBOLIC_DENSE_SHARED: usize = 13;
+    /// `spgemm_numeric_dense_shared`: dense accumulation of rows of a
+    /// narrow C in shared memory.
+    pub const NUMERIC_DENSE_SHARED: usize = 14;
     /// Symbolic binning, pass 1.
-    pub const BIN_COUNT_SYMBOLIC: usize = 13;
+    pub const BIN_COUNT_SYMBOLIC: usize = 15;
     /// Symbolic binning, pass 2.
-    pub const BIN_FILL_SYMBOLIC: usize = 14;
+    pub const BIN_FILL_SYMBOLIC: usize = 16;
     /// Numeric binning, pass 1.
-    pub const BIN_COUNT_NUMERIC: usize = 15;
+    pub const BIN_COUNT_NUMERIC: usize = 17;
     /// Numeric binning, pass 2.
-    pub const BIN_FILL_NUMERIC: usize = 16;
+    pub const BIN_FILL_NUMERIC: usize = 18;
     /// First per-bin kernel: shared symbolic bins, then shared numeric bins.
-    pub const FIRST_BIN: usize = 17;
+    pub const FIRST_BIN: usize = 19;
 }
 
 fn u64_list(v: impl Iterator<Item = u64>) -> String {

@@ -99,6 +99,12 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 if n == 0 {
                     continue;
                 }
+                if self.symbolic_dense(bin) {
+                    let rows = meta.bins(offsets[i]);
+                    let stream = Self::stream_of(order);
+                    self.symbolic_dense_shared(stream, rows, n, &crpt, counts.typical, distinct)?;
+                    continue;
+                }
                 if bin.global() {
                     // The DCU table's global bin (DCU §5.4, kernel 8): on
                     // stream 0 (the largest bin comes first), where its
@@ -133,7 +139,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 )?;
             }
             self.join()?;
-            if table.symbolic_overflows() && counts.sizes[nbins - 1] > 0 {
+            let last = &table.symbolic[nbins - 1];
+            if table.symbolic_overflows()
+                && counts.sizes[nbins - 1] > 0
+                && !self.symbolic_dense(last)
+            {
                 let overflow = meta.read(self)?.overflow as usize;
                 if overflow > 0 {
                     let rows = meta.overflow();

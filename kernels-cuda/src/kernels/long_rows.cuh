@@ -60,21 +60,35 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol,
     }
 }
 
-// Block-wide exclusive scan of one u32 per thread (scratch: blockDim.x
-// words of shared memory); the block's total goes to *total.
-__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-    for (u32 d = 1; d < blockDim.x; d *= 2) {
-        const u32 t = threadIdx.x >= d ? scratch[threadIdx.x - d] : 0;
-        __syncthreads();
-        scratch[threadIdx.x] += t;
-        __syncthreads();
+// Inclusive scan of one u32 per lane across a warp (shuffles).
+__device__ __forceinline__ u32 warp_inclusive_scan(u32 x) {
+    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
+    for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
+        const u32 y = SPGEMM_SHFL(x, wl >= d ? wl - d : wl);
+        if (wl >= d) x += y;
     }
-    const u32 inclusive = scratch[threadIdx.x];
-    *total = scratch[blockDim.x - 1];
+    return x;
+}
+
+// Block-wide exclusive scan of one u32 per thread: warps scan with
+// shuffles, then the first warp scans the warps' totals (scratch: a word
+// per warp; blockDim.x a multiple of the warp width, at most a warp of
+// warps). The block's total goes to *total.
+__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
+    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, w = threadIdx.x / SPGEMM_WARP_SIZE;
+    const u32 nw = blockDim.x / SPGEMM_WARP_SIZE;
+    const u32 x = warp_inclusive_scan(v);
+    if (wl == SPGEMM_WARP_SIZE - 1) scratch[w] = x;
     __syncthreads();
-    return inclusive - v;
+    if (w == 0) {
+        const u32 s = warp_inclusive_scan(wl < nw ? scratch[wl] : 0);
+        if (wl < nw) scratch[wl] = s;
+    }
+    __syncthreads();
+    const u32 before = w ? scratch[w - 1] : 0;
+    *total = scratch[nw - 1];
+    __syncthreads();
+    return before + x - v;
 }
 
 // Symbolic step for the rows past the last shared table when C is narrow

@@ -13,3 +13,6 @@ typedef unsigned long long u64;
 #define SPGEMM_FFS(m) __ffs(m)
 // Occupancy a kernel is compiled for: `blocks` resident blocks of `threads`.
 #define SPGEMM_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+// Resident blocks the numeric dense kernel is compiled for: 3 of 512
+// threads at 40 registers, no spills.
+#define SPGEMM_DENSE_NUMERIC_BLOCKS 3

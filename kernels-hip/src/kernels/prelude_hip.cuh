@@ -19,3 +19,7 @@ typedef unsigned long long u64;
 // unit (SIMD, four per compute unit), not of blocks per multiprocessor.
 #define SPGEMM_LAUNCH_BOUNDS(threads, blocks) \
     __launch_bounds__(threads, ((blocks) * ((threads) / SPGEMM_WARP_SIZE) + 3) / 4)
+// Resident blocks the numeric dense kernel is compiled for: at 3 (40 VGPRs)
+// it spills on gfx906; 2 leave it 64, and a dense row fits a compute unit's
+// 64 KB only twice anyway.
+#define SPGEMM_DENSE_NUMERIC_BLOCKS 2

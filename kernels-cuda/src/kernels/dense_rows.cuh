@@ -1,0 +1,103 @@
+// Dense accumulators in shared memory for rows of a narrow C (appended
+// after long_rows.cuh, whose block scan they use): KokkosKernels' dense
+// accumulator (Deveci et al. 2018, §3.3) held in a block's shared memory
+// instead of a hash table. A column is its own slot: no hash, no probing,
+// and the row comes out sorted by reading the bitmap in column order, with
+// no sort. The host sends a bin here when a bitmap of C's columns has no
+// more words than the bin's table has slots (and, numeric, when a dense row
+// fits twice in a multiprocessor's shared memory). Blocks of
+// SPGEMM_DENSE_THREADS threads take rows in turn (grid-stride) and leave
+// their shared arrays clean for the next row.
+#define SPGEMM_DENSE_THREADS 512
+
+// Symbolic step: one bit per column of C (`words` words of shared memory);
+// nnz(i) is the number of bits set. Marks rows whose count is nprod(i), as
+// symbolic_shared does.
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, 4)
+    spgemm_symbolic_dense_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
+                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows) {
+    extern __shared__ u32 s_bits[];
+    __shared__ u32 s_count;
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) s_bits[t] = 0;
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads();
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = rows[r];
+        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t) {
+                         atomicOr(&s_bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
+                     });
+        __syncthreads();
+        // Each thread counts and clears its words; the next row's bits are
+        // set only after the barrier at the end of its products.
+        u64 n = 0;
+        for (u32 t = threadIdx.x; t < words; t += blockDim.x) {
+            n += __popc(s_bits[t]);
+            s_bits[t] = 0;
+        }
+        n = warp_sum(n);
+        if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && n) atomicAdd(&s_count, (u32)n);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const u32 c = s_count;
+            if (c == crpt[row]) atomicOr(&distinct_rows[row / SPGEMM_WORD_BITS], 1u << (row % SPGEMM_WORD_BITS));
+            crpt[row] = c;
+            s_count = 0;
+        }
+    }
+}
+
+// -0.0 is the additive identity of IEEE arithmetic (x + -0.0 == x for
+// every x, +0.0 included), so a dense slot starts at -0.0 and its first
+// product lands exactly.
+__device__ __forceinline__ bool negative_zero(double x) {
+    return (u64)__double_as_longlong(x) == 0x8000000000000000ull;
+}
+__device__ __forceinline__ bool negative_zero(float x) { return __float_as_uint(x) == 0x80000000u; }
+
+// Numeric step: a value per column of C (words · SPGEMM_WORD_BITS of them,
+// all -0.0 between rows) and a bit per column (set by the product that
+// finds its slot still at -0.0: every slot a product reached has its bit,
+// whatever the values), then a scratch word per warp. The row is written by
+// contiguous runs of words per thread, offsets from a block scan of their
+// bit counts, each slot reset as it is read.
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
+    spgemm_numeric_dense_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                const u32* bcol, const value_t* bval, const u32* rows, u32 nrows, const u64* crpt,
+                                u32* ccol, value_t* cval, u32 g, u32 words) {
+    extern __shared__ u64 s_dense[];
+    value_t* dense = (value_t*)s_dense;
+    u32* bits = (u32*)(dense + words * SPGEMM_WORD_BITS);
+    u32* scratch = bits + words;
+    for (u32 t = threadIdx.x; t < words * SPGEMM_WORD_BITS; t += blockDim.x) dense[t] = -value_t(0);
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    __syncthreads();
+    const u32 per = (words + blockDim.x - 1) / blockDim.x;
+    const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
+    const u32 w1 = w0 + per < words ? w0 + per : words;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = rows[r];
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+            if (negative_zero(atomicAdd(&dense[col], v)))
+                atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
+        });
+        __syncthreads();
+        u32 n = 0;
+        for (u32 w = w0; w < w1; ++w) n += __popc(bits[w]);
+        u32 total;
+        u64 out = crpt[row] + block_exclusive_scan(n, scratch, &total);
+        for (u32 w = w0; w < w1; ++w) {
+            u32 m = bits[w];
+            bits[w] = 0;
+            while (m) {
+                const u32 col = w * SPGEMM_WORD_BITS + (__ffs(m) - 1);
+                m &= m - 1;
+                ccol[out] = col;
+                cval[out] = dense[col];
+                dense[col] = -value_t(0);
+                ++out;
+            }
+        }
+        __syncthreads();
+    }
+}
