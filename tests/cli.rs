@@ -268,12 +268,12 @@ fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
 }
 
 #[test]
-fn kernel_table_and_long_row_options_are_checked_by_name() {
+fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
     let out = tmp("table.mtx");
     let r = spgemm()
         .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
         .args(["--backend", "cpu", "--table", "dcu-paper"])
-        .args(["--long-rows", "sorted-hash"])
+        .args(["--long-rows", "sorted-hash", "--accumulator", "hash"])
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -286,7 +286,12 @@ fn kernel_table_and_long_row_options_are_checked_by_name() {
         err.contains("--long-rows applies to GPU backends only"),
         "{err}"
     );
+    assert!(
+        err.contains("--accumulator applies to GPU backends only"),
+        "{err}"
+    );
     for (option, value, names) in [
+        ("--accumulator", "dense", "auto, hash"),
         ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
         (
             "--long-rows",

@@ -212,10 +212,10 @@ mod plan {
         }
         // C 12,000 columns wide: a bitmap of 375 words, a dense row of
         // doubles in 94 KB, so the bins with a block per row (rows of about
-        // 900 products) and the global bin (20 rows of A with 3,000
-        // entries: rows of C with about 12,000 entries, past the largest
-        // shared table) accumulate densely under Auto. Values in [-1, 1)
-        // and f32 as well as f64.
+        // 900 products) accumulate densely under Auto, beside the global
+        // paths (20 rows of A with 3,000 entries: rows of C with about
+        // 12,000 entries, past the largest shared table) and rows of B of
+        // 3,000 entries. f32 as well as f64.
         let a64 = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
         let a32 = generate::short_and_long_rows::<f32>(12_000, 30, 20, 3000, 32).unwrap();
         for acc in Accumulator::ALL {

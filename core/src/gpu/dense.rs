@@ -19,12 +19,15 @@ use crate::table::Bin;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Accumulator {
     /// Dense accumulators in shared memory for the bins where they are
-    /// cheaper than a hash table: bins with a block per row (and the global
-    /// bins) whose table has at least as many slots as a bitmap of C's
-    /// columns has 32-bit words, since clearing and reading the bitmap then
-    /// costs no more than clearing the table; in the numeric phase only
-    /// when a dense row (a value and a bit per column) fits twice in a
-    /// multiprocessor's shared memory. Hash tables elsewhere.
+    /// cheaper than a hash table: shared bins with a block per row whose
+    /// table has at least as many slots as a bitmap of C's columns has
+    /// 32-bit words, since clearing and reading the bitmap then costs no
+    /// more than clearing the table; in the numeric phase only when a dense
+    /// row (a value and a bit per column) fits twice in a multiprocessor's
+    /// shared memory. Hash tables elsewhere. Rows past the last shared
+    /// table (the last symbolic bin's overflow, the global bins) keep the
+    /// global paths of [`LongRows`](super::LongRows), which split a long
+    /// row between blocks.
     #[default]
     Auto,
     /// Hash tables in every bin (OpSparse, DCU).
@@ -68,8 +71,9 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     fn dense_fits(&self, bin: &Bin, bytes: usize, resident: usize) -> bool {
         let p = self.dev().properties();
         self.e.accumulator == Accumulator::Auto
-            && (bin.global()
-                || (bin.rows_per_block() == 1 && self.dense_words() <= bin.table_size as usize))
+            && !bin.global()
+            && bin.rows_per_block() == 1
+            && self.dense_words() <= bin.table_size as usize
             && bytes + STATIC_SLACK <= p.shared_memory_per_block_optin
             && resident * (bytes + STATIC_SLACK + p.reserved_shared_memory_per_block)
                 <= p.shared_memory_per_multiprocessor
@@ -84,9 +88,12 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         self.dense_words() * (32 * std::mem::size_of::<T>() + 4) + 4 * warps
     }
 
-    /// Whether symbolic bin `bin` counts with a bitmap in shared memory.
-    pub(super) fn symbolic_dense(&self, bin: &Bin) -> bool {
-        self.dense_fits(bin, self.symbolic_dense_bytes(), 1)
+    /// Whether symbolic bin `i` counts with a bitmap in shared memory (not
+    /// a last bin that hands its longest rows to the global kernels).
+    pub(super) fn symbolic_dense(&self, i: usize) -> bool {
+        let t = &self.ks.table;
+        let overflows = i + 1 == t.symbolic.len() && t.symbolic_overflows();
+        !overflows && self.dense_fits(&t.symbolic[i], self.symbolic_dense_bytes(), 1)
     }
 
     /// Whether numeric bin `bin` accumulates in a dense row in shared

@@ -99,7 +99,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 if n == 0 {
                     continue;
                 }
-                if self.symbolic_dense(bin) {
+                if self.symbolic_dense(i) {
                     let rows = meta.bins(offsets[i]);
                     let stream = Self::stream_of(order);
                     self.symbolic_dense_shared(stream, rows, n, &crpt, counts.typical, distinct)?;
@@ -139,11 +139,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 )?;
             }
             self.join()?;
-            let last = &table.symbolic[nbins - 1];
-            if table.symbolic_overflows()
-                && counts.sizes[nbins - 1] > 0
-                && !self.symbolic_dense(last)
-            {
+            if table.symbolic_overflows() && counts.sizes[nbins - 1] > 0 {
                 let overflow = meta.read(self)?.overflow as usize;
                 if overflow > 0 {
                     let rows = meta.overflow();
