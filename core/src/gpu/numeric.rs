@@ -165,24 +165,19 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     rows_at_once * words * 32,
                     ["numeric dense bitmaps", "numeric dense accumulators"],
                 )?;
-                bits.zero(dev, s, 0, bits.len())?;
                 vals.zero(dev, s, 0, vals.len())?;
                 args.extend([vals.arg(), bits.arg(), U32(words as u32), U32(slices)]);
-                // Slices accumulate, then one block a row writes it out and
-                // leaves the scratch zero for the next batch.
+                // Slices accumulate, then slices of each row's bitmap write
+                // it out, leaving the values zero for the next batch; the
+                // bitmaps (read by every slice of their row for its first
+                // position) are cleared before each batch.
                 for (list, rows) in batches(rows_at_once) {
                     (args[6], args[7]) = (list, U32(rows as u32));
+                    bits.zero(dev, s, 0, rows * words)?;
                     let grid = (rows as u64 * slices as u64) as u32;
                     self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
                     let scan = 4 * (threads / dev.properties().warp_width) as usize;
-                    self.launch(
-                        stream,
-                        k::NUMERIC_DENSE_COMPACT,
-                        rows as u32,
-                        threads,
-                        scan,
-                        &args,
-                    )?;
+                    self.launch(stream, k::NUMERIC_DENSE_COMPACT, grid, threads, scan, &args)?;
                 }
                 Ok((bits, vals))
             }

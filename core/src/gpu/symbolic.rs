@@ -199,17 +199,17 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 "symbolic dense bitmaps",
                 self.usage,
             )?;
-            let counters = DeviceArray::<D, u64>::alloc(
+            let tickets = DeviceArray::<D, u32>::alloc(
                 self.dev(),
                 &self.s[0],
-                2 * rows_at_once,
-                "symbolic dense counters",
+                rows_at_once,
+                "symbolic dense tickets",
                 self.usage,
             )?;
             bits.zero(self.dev(), &self.s[0], 0, bits.len())?;
-            counters.zero(self.dev(), &self.s[0], 0, counters.len())?;
-            args.extend([bits.arg(), U32(words as u32), U32(slices), counters.arg()]);
-            // Batches of rows; the kernel leaves bitmaps and counters zero.
+            tickets.zero(self.dev(), &self.s[0], 0, tickets.len())?;
+            args.extend([bits.arg(), U32(words as u32), U32(slices), tickets.arg()]);
+            // Batches of rows; the kernel leaves bitmaps and tickets zero.
             for start in (0..n).step_by(rows_at_once) {
                 let count = (n - start).min(rows_at_once);
                 args[4] = offset(rows, 4 * start as u64);
@@ -217,7 +217,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                 let grid = (count as u64 * slices as u64) as u32;
                 self.launch(0, k::SYMBOLIC_DENSE, grid, threads, 0, &args)?;
             }
-            self.usage.sub(4 * bits.len() + 8 * counters.len());
+            self.usage.sub(4 * (bits.len() + tickets.len()));
         } else {
             let tsize = (2 * max_nprod.min(ncols as u64).max(1)).next_power_of_two() as usize;
             let table = DeviceArray::<D, u32>::alloc(

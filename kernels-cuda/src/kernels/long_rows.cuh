@@ -94,54 +94,53 @@ __device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* to
 // Symbolic step for the rows past the last shared table when C is narrow
 // enough: one bit per column of C in global memory per row (all zero on
 // entry and on exit), each row split into `slices` slices of its entries of
-// A, one block a slice (block = row · slices + slice). A slice counts the
-// bits it newly sets; the last slice of a row to finish (ticket in
-// counters[2r+1]) writes the row's total (counters[2r]) and clears the
-// row's bitmap and counters for the next batch of rows.
+// A, one block a slice (block = row · slices + slice). Slices set bits with
+// atomics whose result nobody waits for; the last slice of a row to finish
+// (ticket in tickets[r]) counts the row's bits into crpt[row], clearing the
+// bitmap and the ticket for the next batch of rows.
 SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                                  const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
-                                                 u32 words, u32 slices, u64* counters) {
+                                                 u32 words, u32 slices, u32* tickets) {
     __shared__ u32 s_count;
     __shared__ bool s_last;
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     u32* bits = bits_all + (u64)r * words;
-    if (threadIdx.x == 0) s_count = 0;
-    __syncthreads();
     const u32 row = rows[r];
-    u32 n = 0;
     for_slice_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, sl, slices, g,
-                       [&](u32 col, value_t) {
-                           const u32 m = 1u << (col & 31);
-                           n += (atomicOr(&bits[col >> 5], m) & m) == 0;
-                       });
-    atomicAdd(&s_count, n);
+                       [&](u32 col, value_t) { atomicOr(&bits[col >> 5], 1u << (col & 31)); });
+    __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
-        atomicAdd(&counters[2 * r], (u64)s_count);
-        __threadfence();
-        s_last = atomicAdd(&counters[2 * r + 1], 1ull) == slices - 1;
+        s_count = 0;
+        s_last = atomicAdd(&tickets[r], 1u) == slices - 1;
     }
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    u64 n = 0;
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) {
+        n += __popc(((volatile u32*)bits)[t]);
+        bits[t] = 0;
+    }
+    n = warp_sum(n);
+    if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && n) atomicAdd(&s_count, (u32)n);
+    __syncthreads();
     if (threadIdx.x == 0) {
-        crpt[row] = atomicAdd(&counters[2 * r], 0ull);
-        counters[2 * r] = 0;
-        counters[2 * r + 1] = 0;
+        crpt[row] = s_count;
+        tickets[r] = 0;
     }
 }
 
 // Numeric step for the longest rows when C is narrow enough, in two
 // kernels over a batch of rows: a dense value per column and a bit per
-// column in global memory per row (zero on entry and exit). The first
+// column in global memory per row (zero on entry; the values zero on exit
+// too). The first
 // splits each row into `slices` slices of its entries of A, one block a
 // slice (block = row · slices + slice), accumulating with atomics; the
-// second, one block a row, comes after it on the stream and writes the row
-// sorted by compacting set bits in column order (block scan of per-word
-// counts), clearing as it goes: no hash probing and no sort. Both take the
-// same parameters.
+// second, after it on the stream, writes the row sorted by compacting set
+// bits in column order, clearing as it goes: no hash probing and no sort.
+// Both take the same parameters.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval,
                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
@@ -157,31 +156,61 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, 
                        });
 }
 
+// Entries a thread gathers from a dense row at once when compacting: their
+// loads are in flight together.
+#define SPGEMM_COMPACT_BATCH 4
+
+// The writing kernel: one block per slice of `slices` equal ranges of the
+// row's bitmap words (block = row · slices + slice). A block counts the bits
+// before its range for its first position, then block-scans its words'
+// counts a chunk at a time. It clears the values it reads; the bitmap,
+// which other slices of the row read, is cleared by the host before the
+// next batch.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32* acol, const value_t* aval,
                                                         const u64* brpt, const u32* bcol, const value_t* bval,
                                                         const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                         value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
                                                         u32 words, u32 slices) {
     extern __shared__ u32 s_scan_dense[];
-    const u32 r = blockIdx.x;
+    __shared__ u64 s_before;
+    const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
     u32* bits = bits_all + (u64)r * words;
-    const u32 row = bins[r];
-    u64 out = crpt[row];
-    for (u32 base = 0; base < words; base += blockDim.x) {
+    const u32 w0 = (u32)((u64)words * sl / slices), w1 = (u32)((u64)words * (sl + 1) / slices);
+    if (threadIdx.x == 0) s_before = 0;
+    __syncthreads();
+    u64 before = 0;
+    for (u32 t = threadIdx.x; t < w0; t += blockDim.x) before += __popc(bits[t]);
+    before = warp_sum(before);
+    if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && before) atomicAdd(&s_before, before);
+    __syncthreads();
+    u64 out = crpt[bins[r]] + s_before;
+    for (u32 base = w0; base < w1; base += blockDim.x) {
         const u32 wi = base + threadIdx.x;
-        u32 w = wi < words ? bits[wi] : 0;
+        u32 w = wi < w1 ? bits[wi] : 0;
         u32 total;
-        u32 off = block_exclusive_scan(__popc(w), s_scan_dense, &total);
-        if (wi < words) bits[wi] = 0;
+        u64 at = out + block_exclusive_scan(__popc(w), s_scan_dense, &total);
         while (w) {
-            const u32 col = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
-            ccol[out + off] = col;
-            cval[out + off] = dense[col];
-            dense[col] = value_t(0);
-            ++off;
-            w &= w - 1;
+            u32 col[SPGEMM_COMPACT_BATCH];
+            value_t v[SPGEMM_COMPACT_BATCH];
+            u32 k = 0;
+#pragma unroll
+            for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j) {
+                col[j] = wi * SPGEMM_WORD_BITS + (__ffs(w) - 1);
+                if (w) ++k;
+                w &= w - 1;
+            }
+#pragma unroll
+            for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j) v[j] = j < k ? dense[col[j]] : value_t(0);
+#pragma unroll
+            for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j)
+                if (j < k) {
+                    ccol[at + j] = col[j];
+                    cval[at + j] = v[j];
+                    dense[col[j]] = value_t(0);
+                }
+            at += k;
         }
         out += total;
     }
