@@ -587,7 +587,7 @@ pub fn group_size(max_row_nnz_b: usize, warp_width: u32, row_threads: u32) -> u3
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::device::{AtomicCapabilities, Vendor};
 

@@ -10,7 +10,7 @@ use super::engine::blocks_for;
 use super::memory::DeviceArray;
 use super::program::k;
 use super::run::{Run, U32};
-use crate::device::{Device, KernelArg};
+use crate::device::{Device, DeviceProperties, KernelArg};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::table::Bin;
@@ -52,40 +52,49 @@ impl Accumulator {
 
 /// Threads of a block of the dense kernels (`SPGEMM_DENSE_THREADS`).
 const DENSE_THREADS: u32 = 512;
-/// Resident blocks the dense kernels are compiled for (their launch bounds):
-/// symbolic, numeric (`SPGEMM_DENSE_NUMERIC_BLOCKS`: 3 on NVIDIA, 2 on AMD,
-/// where shared memory holds two dense rows at most).
-const DENSE_BLOCKS: [usize; 2] = [4, 3];
+/// Resident blocks the symbolic dense kernel is compiled for (its launch
+/// bounds).
+const SYMBOLIC_DENSE_BLOCKS: usize = 4;
+/// Resident blocks the numeric dense kernel is compiled for
+/// (`SPGEMM_DENSE_NUMERIC_BLOCKS`: 3 on NVIDIA; 2 on AMD, where shared
+/// memory holds two dense rows at most anyway).
+const NUMERIC_DENSE_BLOCKS: usize = 3;
 /// Static shared memory the kernels may add to the dynamic part, bytes.
 const STATIC_SLACK: usize = 64;
 
+/// 32-bit words of a bitmap of `ncols` columns (at least one).
+pub(super) fn bitmap_words(ncols: usize) -> usize {
+    ncols.div_ceil(32).max(1)
+}
+
+/// Dynamic shared memory of the numeric dense kernel, bytes: a value of
+/// `value_bytes` and a bit per column of a `words`-word bitmap, then a
+/// scan word per warp.
+fn numeric_dense_bytes(words: usize, value_bytes: usize, warp_width: u32) -> usize {
+    words * (32 * value_bytes + 4) + 4 * (DENSE_THREADS / warp_width) as usize
+}
+
+/// The rule of [`Accumulator::Auto`] for one bin on a device: a shared bin
+/// with a block per row whose table has at least `words` slots, and
+/// `bytes` of shared memory per block that fit a block and `resident`
+/// blocks of a multiprocessor.
+fn dense_bin(p: &DeviceProperties, bin: &Bin, words: usize, bytes: usize, resident: usize) -> bool {
+    !bin.global()
+        && bin.rows_per_block() == 1
+        && words <= bin.table_size as usize
+        && bytes + STATIC_SLACK <= p.shared_memory_per_block_optin
+        && resident * (bytes + STATIC_SLACK + p.reserved_shared_memory_per_block)
+            <= p.shared_memory_per_multiprocessor
+}
+
 impl<D: Device, T: Scalar> Run<'_, D, T> {
-    /// 32-bit words of a bitmap of C's columns.
     fn dense_words(&self) -> usize {
-        self.b.ncols.div_ceil(32).max(1)
-    }
-
-    /// Whether a bin's rows take the dense path (see [`Accumulator::Auto`]):
-    /// `bytes` of shared memory per block, `resident` blocks required per
-    /// multiprocessor.
-    fn dense_fits(&self, bin: &Bin, bytes: usize, resident: usize) -> bool {
-        let p = self.dev().properties();
-        self.e.accumulator == Accumulator::Auto
-            && !bin.global()
-            && bin.rows_per_block() == 1
-            && self.dense_words() <= bin.table_size as usize
-            && bytes + STATIC_SLACK <= p.shared_memory_per_block_optin
-            && resident * (bytes + STATIC_SLACK + p.reserved_shared_memory_per_block)
-                <= p.shared_memory_per_multiprocessor
-    }
-
-    fn symbolic_dense_bytes(&self) -> usize {
-        4 * self.dense_words()
+        bitmap_words(self.b.ncols)
     }
 
     fn numeric_dense_bytes(&self) -> usize {
-        let warps = (DENSE_THREADS / self.dev().properties().warp_width) as usize;
-        self.dense_words() * (32 * std::mem::size_of::<T>() + 4) + 4 * warps
+        let warp = self.dev().properties().warp_width;
+        numeric_dense_bytes(self.dense_words(), std::mem::size_of::<T>(), warp)
     }
 
     /// Whether symbolic bin `i` counts with a bitmap in shared memory (not
@@ -93,23 +102,27 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     pub(super) fn symbolic_dense(&self, i: usize) -> bool {
         let t = &self.ks.table;
         let overflows = i + 1 == t.symbolic.len() && t.symbolic_overflows();
-        !overflows && self.dense_fits(&t.symbolic[i], self.symbolic_dense_bytes(), 1)
+        let words = self.dense_words();
+        self.e.accumulator == Accumulator::Auto
+            && !overflows
+            && dense_bin(self.dev().properties(), &t.symbolic[i], words, 4 * words, 1)
     }
 
     /// Whether numeric bin `bin` accumulates in a dense row in shared
     /// memory.
     pub(super) fn numeric_dense(&self, bin: &Bin) -> bool {
-        self.dense_fits(bin, self.numeric_dense_bytes(), 2)
+        let p = self.dev().properties();
+        self.e.accumulator == Accumulator::Auto
+            && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
     }
 
     /// Blocks of a dense kernel over `n` rows: as many as fit the device
-    /// at once with `bytes` each (`which`: 0 symbolic, 1 numeric).
-    fn dense_grid(&self, n: usize, bytes: usize, which: usize) -> u32 {
+    /// at once with `bytes` each, up to `blocks` per multiprocessor.
+    fn dense_grid(&self, n: usize, bytes: usize, blocks: usize) -> u32 {
         let p = self.dev().properties();
         let by_smem = p.shared_memory_per_multiprocessor
             / (bytes + STATIC_SLACK + p.reserved_shared_memory_per_block);
-        let per_sm = DENSE_BLOCKS[which].min(by_smem).max(1);
-        blocks_for(n, 1, per_sm * self.sms())
+        blocks_for(n, 1, blocks.min(by_smem).max(1) * self.sms())
     }
 
     /// Counts the `n` rows listed at `rows` with a bitmap per block
@@ -124,21 +137,10 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         typical: usize,
         distinct: KernelArg,
     ) -> Result<()> {
-        let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let args = [
-            a.rpt.arg(),
-            a.col.arg(),
-            b.rpt.arg(),
-            b.col.arg(),
-            rows,
-            U32(n as u32),
-            crpt.arg(),
-            self.g(typical, DENSE_THREADS),
-            U32(self.dense_words() as u32),
-            distinct,
-        ];
-        let bytes = self.symbolic_dense_bytes();
-        let grid = self.dense_grid(n, bytes, 0);
+        let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, DENSE_THREADS));
+        args.extend([U32(self.dense_words() as u32), distinct]);
+        let bytes = 4 * self.dense_words();
+        let grid = self.dense_grid(n, bytes, SYMBOLIC_DENSE_BLOCKS);
         self.launch(
             stream,
             k::SYMBOLIC_DENSE_SHARED,
@@ -164,7 +166,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             U32(self.dense_words() as u32),
         ]);
         let bytes = self.numeric_dense_bytes();
-        let grid = self.dense_grid(n, bytes, 1);
+        let grid = self.dense_grid(n, bytes, NUMERIC_DENSE_BLOCKS);
         self.launch(
             stream,
             k::NUMERIC_DENSE_SHARED,
@@ -173,5 +175,70 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             bytes,
             &args,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{tests::props, KernelTable};
+
+    /// The bins of a table that take the dense path for a C `ncols` wide
+    /// with values of `value_bytes`: (symbolic, numeric) bin indices.
+    fn dense_bins(
+        p: &DeviceProperties,
+        ncols: usize,
+        value_bytes: usize,
+    ) -> (Vec<usize>, Vec<usize>) {
+        let t = KernelTable::for_device(p, value_bytes);
+        let words = bitmap_words(ncols);
+        let nbytes = numeric_dense_bytes(words, value_bytes, p.warp_width);
+        let pick = |bins: &[Bin], bytes: usize, resident: usize| {
+            (0..bins.len())
+                .filter(|&i| dense_bin(p, &bins[i], words, bytes, resident))
+                .collect::<Vec<_>>()
+        };
+        (pick(&t.symbolic, 4 * words, 1), pick(&t.numeric, nbytes, 2))
+    }
+
+    #[test]
+    fn narrow_c_takes_dense_bins_with_a_block_per_row_on_hopper() {
+        let hopper = props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024);
+        let t = KernelTable::for_device(&hopper, 8);
+        // bcsstk33: 8,738 columns, 274 words; a dense row of doubles in
+        // 71 KB fits three times in 228 KB.
+        let (sym, num) = dense_bins(&hopper, 8738, 8);
+        assert!(!sym.is_empty() && !num.is_empty());
+        for &i in &sym {
+            let b = &t.symbolic[i];
+            assert!(b.rows_per_block() == 1 && b.table_size >= 274);
+        }
+        // The last symbolic bin's rule is the run's (it may overflow); the
+        // global numeric bin never takes a shared dense row.
+        assert!(!num.contains(&(t.numeric.len() - 1)));
+        for &i in &num {
+            let b = &t.numeric[i];
+            assert!(b.rows_per_block() == 1 && b.table_size >= 274);
+        }
+        // Bins of several short rows a block never do.
+        assert!(t.numeric.iter().take(4).all(|b| b.rows_per_block() > 1));
+        assert!(!num.contains(&3) && !sym.contains(&3));
+    }
+
+    #[test]
+    fn wide_c_keeps_hash_tables_and_a_dense_row_must_fit_twice() {
+        let hopper = props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024);
+        // 4 M columns: 131,072 words, more than any table has slots.
+        assert_eq!(dense_bins(&hopper, 1 << 22, 8), (vec![], vec![]));
+        // 20,000 columns of doubles: 160 KB, once per SM: symbolic bitmap
+        // only; in f32 (80 KB) the numeric bins too.
+        let (sym, num) = dense_bins(&hopper, 20_000, 8);
+        assert!(!sym.is_empty() && num.is_empty());
+        assert!(!dense_bins(&hopper, 20_000, 4).1.is_empty());
+        // The DCU (64 KB a CU): 8,738 columns of doubles do not fit twice,
+        // 2,000 do.
+        let dcu = props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0);
+        assert!(dense_bins(&dcu, 8738, 8).1.is_empty());
+        assert!(!dense_bins(&dcu, 2000, 8).1.is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
+use super::dense::bitmap_words;
 use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
 use super::program::{self, k};
@@ -136,7 +137,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
         let (dev, s) = (self.dev(), &self.s[stream]);
         let ncols = self.b.ncols;
-        let words = ncols.div_ceil(32).max(1);
+        let words = bitmap_words(ncols);
         let value = std::mem::size_of::<T>();
         let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;

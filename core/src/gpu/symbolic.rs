@@ -1,6 +1,7 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
+use super::dense::bitmap_words;
 use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
 use super::program::{self, k};
@@ -114,20 +115,14 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     self.symbolic_global(&crpt, rows, n, counts.stats[1], counts.typical)?;
                     continue;
                 }
-                let args = [
-                    a.rpt.arg(),
-                    a.col.arg(),
-                    b.rpt.arg(),
-                    b.col.arg(),
-                    meta.bins(offsets[i]),
-                    U32(n as u32),
-                    crpt.arg(),
-                    self.g(counts.typical, bin.row_threads),
+                let g = self.g(counts.typical, bin.row_threads);
+                let mut args = self.symbolic_args(meta.bins(offsets[i]), n, &crpt, g);
+                args.extend([
                     U32(table.overflow_threshold()),
                     meta.overflow(),
                     meta.noverflow(),
                     distinct,
-                ];
+                ]);
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 self.launch(
                     Self::stream_of(order),
@@ -156,6 +151,29 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         })
     }
 
+    /// The arguments every symbolic kernel starts with: A's and B's row
+    /// offsets and columns, the `n` rows listed at `rows`, C's row offsets
+    /// and G.
+    pub(super) fn symbolic_args(
+        &self,
+        rows: KernelArg,
+        n: usize,
+        crpt: &DeviceArray<D, u64>,
+        g: KernelArg,
+    ) -> Vec<KernelArg> {
+        let (a, b) = (&*self.a.structure, &*self.b.structure);
+        vec![
+            a.rpt.arg(),
+            a.col.arg(),
+            b.rpt.arg(),
+            b.col.arg(),
+            rows,
+            U32(n as u32),
+            crpt.arg(),
+            g,
+        ]
+    }
+
     /// Counts the `n` rows listed at `rows` (those the last shared bin gave
     /// up on, or a global bin's) on stream 0: when C is narrow enough (or
     /// [`LongRows::Dense`]), a bitmap per row, each row split into slices of
@@ -170,21 +188,11 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         max_nprod: u64,
         typical: usize,
     ) -> Result<()> {
-        let (a, b) = (&*self.a.structure, &*self.b.structure);
         let threads = 1024u32.min(self.dev().properties().max_threads_per_block);
         let ncols = self.b.ncols;
-        let words = ncols.div_ceil(32).max(1);
+        let words = bitmap_words(ncols);
         let blocks = n.min(self.sms() * 2).max(1);
-        let mut args = vec![
-            a.rpt.arg(),
-            a.col.arg(),
-            b.rpt.arg(),
-            b.col.arg(),
-            rows,
-            U32(n as u32),
-            crpt.arg(),
-            self.g(typical, threads),
-        ];
+        let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, threads));
         let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
         let dense = match self.e.long_rows {
             LongRows::Auto => (ncols as u64) <= 64 * max_nprod,
