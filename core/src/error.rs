@@ -108,6 +108,17 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A gzip stream is corrupt or truncated.
+    #[error("gzip data, byte {offset}: {message}")]
+    Gzip {
+        /// Byte offset in the compressed file at or before which the fault lies.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `.npz` file (SciPy's `save_npz` format) is malformed.
+    #[error("npz: {0}")]
+    Npz(String),
     /// A Matrix Market feature this library does not support.
     #[error("unsupported Matrix Market file: {0}")]
     Unsupported(String),
@@ -142,6 +153,11 @@ impl Error {
                 line,
                 message: format!("{}: {message}", path.display()),
             },
+            Error::Gzip { offset, message } => Error::Gzip {
+                offset,
+                message: format!("{}: {message}", path.display()),
+            },
+            Error::Npz(message) => Error::Npz(format!("{}: {message}", path.display())),
             Error::Io { source, .. } => Error::Io {
                 path: path.to_path_buf(),
                 source,

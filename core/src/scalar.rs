@@ -41,6 +41,9 @@ pub trait Scalar:
     fn to_f64(self) -> f64;
     /// Absolute value.
     fn abs(self) -> Self;
+    /// Appends the shortest decimal text that reads back as exactly this
+    /// value of this type (ryu), e.g. `1.0`, `2.5e-8`, `NaN`, `-inf`.
+    fn write_shortest(self, out: &mut Vec<u8>);
 }
 
 macro_rules! impl_scalar {
@@ -62,6 +65,10 @@ macro_rules! impl_scalar {
             #[inline]
             fn abs(self) -> Self {
                 <$t>::abs(self)
+            }
+            #[inline]
+            fn write_shortest(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(ryu::Buffer::new().format(self).as_bytes());
             }
         }
     };

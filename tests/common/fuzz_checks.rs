@@ -3,10 +3,57 @@
 // and every saved crash input on stable Rust in CI. Each check panics only
 // on a bug: bad input must come back as an error.
 
-/// Matrix Market bytes (plain or gzip): reading never panics, and a matrix
-/// that is read satisfies every CSR invariant, sorted.
+/// Matrix Market bytes (plain or gzip), read by the parallel reader with
+/// chunks of 1 to 64 bytes (chosen by the first byte, so chunk boundaries
+/// fall everywhere): reading never panics, gives exactly the matrix or the
+/// error message of the sequential reader on the same text, and a matrix
+/// read satisfies every CSR invariant, sorted. Gzip input that does not
+/// decompress must be a gzip error naming a byte.
 pub fn mtx_read(data: &[u8]) {
-    if let Ok((header, m)) = spgemm_core::mtx::read::<f64>(data) {
+    use spgemm_core::mtx;
+    use std::io::Read;
+    let chunk = 1 + data.first().map_or(0, |&b| b as usize % 64);
+    let opts = mtx::ReadOptions {
+        chunk_bytes: Some(chunk),
+        progress: None,
+    };
+    let par = mtx::read_bytes::<f64>(data, &opts);
+    let text = if data.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        if flate2::read::MultiGzDecoder::new(data)
+            .read_to_end(&mut out)
+            .is_err()
+        {
+            assert!(
+                matches!(par, Err(spgemm_core::Error::Gzip { .. })),
+                "a bad gzip stream gave {:?}",
+                par.map(|_| ())
+            );
+            return;
+        }
+        out
+    } else {
+        data.to_vec()
+    };
+    let seq = mtx::parse_sequential::<f64>(&text);
+    match (&par, &seq) {
+        (Ok((hp, p)), Ok((hs, s))) => {
+            assert_eq!(hp, hs);
+            assert_eq!(p.row_offsets(), s.row_offsets());
+            assert_eq!(p.col_indices(), s.col_indices());
+            let bits = |m: &spgemm_core::CsrMatrix<f64>| -> Vec<u64> {
+                m.values().iter().map(|v| v.to_bits()).collect()
+            };
+            assert_eq!(bits(p), bits(s), "values differ");
+        }
+        (Err(p), Err(s)) => assert_eq!(p.to_string(), s.to_string()),
+        _ => panic!(
+            "parallel {:?} but sequential {:?}",
+            par.as_ref().map(|_| ()),
+            seq.as_ref().map(|_| ())
+        ),
+    }
+    if let Ok((header, m)) = par {
         assert_eq!((m.nrows(), m.ncols()), (header.nrows, header.ncols));
         m.check_sorted()
             .expect("the reader sorts and sums duplicates");
