@@ -10,6 +10,8 @@
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
 //! | Matrix Market files | [`mtx`] |
+//! | SciPy `.npz` files | [`npz`] |
+//! | either, by extension | [`files`] |
 //! | reference product and checks | [`mod@reference`], [`verify`] |
 //! | work statistics | [`stats`] |
 //! | synthetic matrices | [`generate`] |
@@ -24,7 +26,9 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use spgemm_core::{generate, gpu, mtx, reference, stats, table, verify, CsrMatrix, Scalar};
+pub use spgemm_core::{
+    files, generate, gpu, mtx, npz, reference, stats, table, verify, CsrMatrix, Scalar,
+};
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 
 /// Errors of the facade: those of `spgemm-core` and backend selection.
@@ -257,6 +261,34 @@ impl Backend {
             Backend::Cuda(m) => gpu_names(m),
             #[cfg(feature = "hip")]
             Backend::Hip(m) => gpu_names(m),
+        }
+    }
+
+    /// [`Backend::multiply`] with the wall-clock times of its steps: on a
+    /// GPU, uploading A and B (through pinned memory), the product and
+    /// downloading C; on the CPU, all of it is the product.
+    ///
+    /// # Errors
+    /// As [`Backend::multiply`].
+    pub fn multiply_timed<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<(CsrMatrix<T>, gpu::HostTimes)> {
+        match self {
+            Backend::Cpu(c) => {
+                let t = std::time::Instant::now();
+                let m = c.multiply(a, b)?;
+                let times = gpu::HostTimes {
+                    multiply_ms: t.elapsed().as_secs_f64() * 1e3,
+                    ..Default::default()
+                };
+                Ok((m, times))
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Ok(m.multiply_host_timed(a, b)?),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(m.multiply_host_timed(a, b)?),
         }
     }
 

@@ -165,6 +165,16 @@ pub trait DeviceBuffer: Send + Sync {
     }
 }
 
+/// Page-locked (pinned) host memory owned by a backend: the device copies
+/// to and from it at the bus's full speed and without a staging copy of
+/// the driver's own (hySpMM §3.3 overlaps such copies with compute).
+pub trait PinnedBuffer: Send + Sync {
+    /// The bytes (read them only when no copy into them is in flight).
+    fn as_slice(&self) -> &[u8];
+    /// The bytes, for filling before a copy to the device.
+    fn as_mut_slice(&mut self) -> &mut [u8];
+}
+
 /// One kernel argument, passed by value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum KernelArg {
@@ -226,6 +236,8 @@ pub trait Device: Send + Sync {
     type Buffer: DeviceBuffer;
     /// A loaded kernel.
     type Kernel: Send + Sync;
+    /// Page-locked host memory.
+    type Pinned: PinnedBuffer;
 
     /// What the device is.
     fn properties(&self) -> &DeviceProperties;
@@ -246,6 +258,54 @@ pub trait Device: Send + Sync {
     /// # Errors
     /// [`DeviceErrorKind::OutOfMemory`] when it does not fit.
     fn alloc(&self, stream: &Self::Stream, bytes: usize) -> DeviceResult<Self::Buffer>;
+    /// `bytes` of page-locked host memory (`cuMemHostAlloc`,
+    /// `hipHostMalloc`); slow to allocate, so callers keep and reuse it.
+    ///
+    /// # Errors
+    /// A driver failure (out of host memory among them).
+    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<Self::Pinned>;
+    /// Starts copying `src[src_offset..src_offset + bytes]` to
+    /// `dst[offset..]` on `stream` and returns at once.
+    ///
+    /// # Safety
+    /// `src` must be neither written nor dropped until the copy is complete
+    /// (an event recorded after it has completed, or the stream synchronised).
+    ///
+    /// # Errors
+    /// A driver failure, or a range past the end of either buffer.
+    unsafe fn copy_to_device_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Pinned,
+        src_offset: usize,
+        bytes: usize,
+        dst: &Self::Buffer,
+        offset: usize,
+    ) -> DeviceResult<()>;
+    /// Starts copying `bytes` bytes of `src` from `offset` into
+    /// `dst[dst_offset..]` on `stream` and returns at once.
+    ///
+    /// # Safety
+    /// `dst` must be neither read, written nor dropped until the copy is
+    /// complete (an event recorded after it has completed, or the stream
+    /// synchronised).
+    ///
+    /// # Errors
+    /// A driver failure, or a range past the end of either buffer.
+    unsafe fn copy_to_host_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        offset: usize,
+        dst: &mut Self::Pinned,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()>;
+    /// Blocks until the work before `event` on its stream is complete.
+    ///
+    /// # Errors
+    /// A driver failure, including asynchronous kernel faults.
+    fn sync_event(&self, event: &Self::Event) -> DeviceResult<()>;
     /// Copies `src` to `dst[offset..]`. The host slice may be reused once the
     /// call returns.
     ///

@@ -191,3 +191,30 @@ pub fn try_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     try_reserve(&mut v, n, what)?;
     Ok(v)
 }
+
+/// A vector of `len` zeros of a plain-data type, or
+/// [`Error::HostOutOfMemory`]. The zeros come from the allocator's zeroed
+/// pages (not written here), so a large vector costs nothing until its
+/// pages are first written: by the threads that fill it, in parallel.
+pub fn try_zeroed<T: bytemuck::Zeroable>(len: usize, what: &'static str) -> Result<Vec<T>> {
+    let oom = || Error::HostOutOfMemory {
+        what,
+        bytes: len as u128 * std::mem::size_of::<T>() as u128,
+    };
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| oom())?;
+    if layout.size() == 0 {
+        let mut v = Vec::new();
+        v.resize_with(len, T::zeroed);
+        return Ok(v);
+    }
+    // SAFETY: a non-zero size; the pointer is checked for null; all-zero
+    // bytes are a valid `T` (`Zeroable`); the vector owns the allocation
+    // with exactly this layout (capacity = length = `len`).
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut T;
+        if p.is_null() {
+            return Err(oom());
+        }
+        Ok(Vec::from_raw_parts(p, len, len))
+    }
+}

@@ -7,6 +7,8 @@
 //! | CSR matrix (64-bit row offsets, `u32` columns) | [`CsrMatrix`] |
 //! | value types `f32`, `f64` | [`Scalar`] |
 //! | Matrix Market I/O | [`mtx`] |
+//! | SciPy `.npz` I/O | [`npz`] |
+//! | either, by file extension | [`files`] |
 //! | reference SpGEMM (the oracle) | [`reference::multiply`] |
 //! | products per row, compression ratio, GFLOPS | [`stats`] |
 //! | checking a product | [`verify::check_product`] |
@@ -29,10 +31,12 @@
 pub mod csr;
 pub mod device;
 pub mod error;
+pub mod files;
 pub mod generate;
 pub mod gpu;
 pub mod kernel_cache;
 pub mod mtx;
+pub mod npz;
 pub mod reference;
 pub mod scalar;
 pub mod stats;

@@ -2,7 +2,8 @@
 //! side by side with SciPy in the same run, and checked against the reference.
 
 use super::bench_gpu::{Chunked, Devices};
-use super::source::MatrixSource;
+use super::source::{MatrixSource, Operands};
+use super::whole_job::{self, PythonJob};
 use super::{open_backend, scipy, CliError, Common};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -33,8 +34,16 @@ pub const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bcsstk16.mt
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Matrices (.mtx, .mtx.gz, or gen:...); the bundled bcsstk16 when none.
-    files: Vec<MatrixSource>,
+    /// Products: A (C = A·A, or A·Aᵀ for rectangular A) or A+B (C = A·B;
+    /// B's rows must equal A's columns), each a .mtx, .mtx.gz, .npz or
+    /// gen:... source; the bundled bcsstk16 when none.
+    files: Vec<Operands>,
+    /// Time the user's whole job per product instead: read the files,
+    /// multiply host to host (transfers included), write C to a temporary
+    /// file; with --compare scipy-cupy (GPU) or scipy (CPU), the same job
+    /// in Python in the same run.
+    #[arg(long)]
+    whole_job: bool,
     #[command(flatten)]
     pub common: Common,
     /// Timed runs per matrix (the median is reported).
@@ -84,8 +93,12 @@ enum Sort {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Compare {
-    /// SciPy's `A @ B` (scipy.sparse, through python3).
+    /// SciPy's `A @ B` (scipy.sparse, through python3); with --whole-job,
+    /// SciPy's mmread, `A @ B` and mmwrite.
     Scipy,
+    /// With --whole-job: SciPy's mmread and mmwrite around CuPy's `A @ B`
+    /// on the GPU (uploads and download included).
+    ScipyCupy,
     /// cuSPARSE's SpGEMM in this process on the same GPU (backend cuda).
     Cusparse,
     /// rocSPARSE's SpGEMM in this process on the same GPU (backend hip).
@@ -96,6 +109,8 @@ enum Compare {
 #[derive(Serialize, Debug)]
 struct Record {
     matrix: String,
+    /// The product computed: `A·A`, `A·Aᵀ` (rectangular A) or `A·B`.
+    product: &'static str,
     backend: String,
     device: String,
     precision: &'static str,
@@ -199,15 +214,22 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         sort: sort.unwrap_or_default(),
         ..GpuOptions::default()
     };
-    let backend = match (open_backend(&args.common, options)?, args.dense_cutoff) {
+    let backend = match (open_backend(&args.common, options, true)?, args.dense_cutoff) {
         (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
         (b, _) => b,
     };
     let files = if args.files.is_empty() {
-        vec![MatrixSource::File(PathBuf::from(BUNDLED))]
+        vec![Operands {
+            a: MatrixSource::File(PathBuf::from(BUNDLED)),
+            b: None,
+        }]
     } else {
         args.files.clone()
     };
+    check_compare(&backend, args)?;
+    if args.whole_job {
+        return run_whole_jobs::<T>(&backend, &files, args);
+    }
     let bar = if files.len() > 1 {
         let b = ProgressBar::new(files.len() as u64);
         b.set_style(
@@ -219,6 +241,7 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         ProgressBar::hidden()
     };
     let mut records = Vec::new();
+    println!("C = A·A per matrix (A·Aᵀ when rectangular, A·B for A+B); median ms: our product on the device, kernels only (inputs already there), over --reps runs; GFLOPS = 2·nprod / time; other ms: the compared library's, same run; speedup = other / ours");
     println!(
         "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8} {:>10} {:>8}",
         "matrix",
@@ -232,9 +255,9 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         "other ms",
         "speedup"
     );
-    for src in &files {
-        bar.set_message(src.name());
-        let r = bench_one::<T>(&backend, src, args)?;
+    for ops in &files {
+        bar.set_message(ops.name());
+        let r = bench_one::<T>(&backend, ops, args)?;
         bar.suspend(|| print_row(&r));
         records.push(r);
         bar.inc(1);
@@ -253,8 +276,13 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
             speedups.len()
         );
     }
+    write_json(args, &records)
+}
+
+/// `--json`: the records as a JSON array.
+fn write_json(args: &BenchArgs, records: &impl Serialize) -> Result<(), CliError> {
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&records).map_err(|e| CliError::Output {
+        let text = serde_json::to_string_pretty(records).map_err(|e| CliError::Output {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
@@ -264,6 +292,37 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         })?;
     }
     Ok(())
+}
+
+/// A comparison that cannot run here is an error, before anything runs.
+fn check_compare(backend: &Backend, args: &BenchArgs) -> Result<(), CliError> {
+    let gpu = !matches!(backend, Backend::Cpu(_));
+    let why = match (args.compare, args.whole_job) {
+        (Some(Compare::ScipyCupy), false) => "--compare scipy-cupy compares whole jobs: add --whole-job",
+        (Some(Compare::ScipyCupy), true) if !gpu => "--compare scipy-cupy needs a GPU backend (on the CPU backend use --compare scipy)",
+        (Some(Compare::Scipy), true) if gpu => "--whole-job on a GPU backend compares with --compare scipy-cupy",
+        (Some(Compare::Cusparse | Compare::Rocsparse), true) => "--whole-job compares with Python (--compare scipy-cupy or scipy)",
+        (Some(Compare::Cusparse), _) if backend.name() != "cuda" => "--compare cusparse needs --backend cuda",
+        (Some(Compare::Rocsparse), _) if backend.name() != "hip" => "--compare rocsparse needs --backend hip",
+        _ => return Ok(()),
+    };
+    Err(CliError::Compare(why.into()))
+}
+
+fn run_whole_jobs<T: Scalar>(backend: &Backend, files: &[Operands], args: &BenchArgs) -> Result<(), CliError> {
+    let python = match args.compare {
+        Some(Compare::Scipy) => Some(PythonJob::Scipy),
+        Some(Compare::ScipyCupy) => Some(PythonJob::ScipyCupy),
+        _ => None,
+    };
+    whole_job::print_header();
+    let mut records = Vec::new();
+    for ops in files {
+        let r = whole_job::run::<T>(backend, ops, args.common.seed, (args.warmup, args.reps), python)?;
+        whole_job::print_row(&r);
+        records.push(r);
+    }
+    write_json(args, &records)
 }
 
 fn print_row(r: &Record) {
@@ -310,17 +369,11 @@ fn print_row(r: &Record) {
 
 fn bench_one<T: Scalar>(
     backend: &Backend,
-    src: &MatrixSource,
+    ops: &Operands,
     args: &BenchArgs,
 ) -> Result<Record, CliError> {
-    let a: CsrMatrix<T> = src.load(args.common.seed)?;
-    let at;
-    let b = if a.nrows() == a.ncols() {
-        &a
-    } else {
-        at = a.transpose()?;
-        &at
-    };
+    let (a, b, product): (CsrMatrix<T>, _, _) = ops.load(args.common.seed)?;
+    let b = b.as_ref().unwrap_or(&a);
     let stats = spgemm::stats::product_stats(&a, b)?;
     #[allow(unused_mut)] // set by GPU backends only
     let mut phases_ms = BTreeMap::new();
@@ -347,7 +400,7 @@ fn bench_one<T: Scalar>(
             Ok(()) => Some("ok".to_string()),
             Err(mismatch) => {
                 return Err(CliError::Check {
-                    matrix: src.name(),
+                    matrix: ops.name(),
                     mismatch,
                 })
             }
@@ -358,7 +411,7 @@ fn bench_one<T: Scalar>(
             Ok(()) => Some(format!("ok ({} sampled rows)", rows.len())),
             Err(mismatch) => {
                 return Err(CliError::Check {
-                    matrix: src.name(),
+                    matrix: ops.name(),
                     mismatch,
                 })
             }
@@ -367,22 +420,19 @@ fn bench_one<T: Scalar>(
         None
     };
     let compared = match args.compare {
-        Some(Compare::Scipy) => match scipy::time(src, &a, args.reps, args.warmup, T::NAME) {
-            Ok(s) => Some(Compared {
-                library: format!("scipy {}", s.version),
+        Some(Compare::Scipy) => {
+            let s = scipy_product(ops, &a, args)?;
+            Some(Compared {
+                library: s.version,
                 median_ms: s.median_ms,
                 nnz_c: s.nnz_c,
                 ..Default::default()
-            }),
-            Err(why) => {
-                eprintln!("scipy comparison skipped for {}: {why}", src.name());
-                None
-            }
-        },
-        Some(library @ (Compare::Cusparse | Compare::Rocsparse)) => {
-            compare_vendor(backend, library, &a, b, args, &src.name())
+            })
         }
-        None => None,
+        Some(library @ (Compare::Cusparse | Compare::Rocsparse)) => {
+            compare_vendor(backend, library, &a, b, args, &ops.name())
+        }
+        Some(Compare::ScipyCupy) | None => None,
     }
     .map(|mut c| {
         c.gflops = spgemm::stats::gflops(stats.total_nprod, c.median_ms / 1e3);
@@ -390,7 +440,8 @@ fn bench_one<T: Scalar>(
         c
     });
     Ok(Record {
-        matrix: src.name(),
+        matrix: ops.name(),
+        product,
         backend: backend.name().into(),
         device: backend.device(),
         precision: T::NAME,
@@ -416,6 +467,39 @@ fn bench_one<T: Scalar>(
             .map(|_| args.common.accumulator.name()),
         kernel_table,
     })
+}
+
+/// SciPy's `A @ B` on the same files (generated matrices written to
+/// temporary files first).
+fn scipy_product<T: Scalar>(ops: &Operands, a: &CsrMatrix<T>, args: &BenchArgs) -> Result<scipy::PythonTiming, CliError> {
+    let mut tmp = Vec::new();
+    let mut path = |src: &MatrixSource, m: Option<&CsrMatrix<T>>| -> Result<PathBuf, CliError> {
+        match src {
+            MatrixSource::File(p) => Ok(p.clone()),
+            MatrixSource::Gen(_) => {
+                let p = std::env::temp_dir().join(format!("spgemm-bench-{}-{}.mtx", std::process::id(), tmp.len()));
+                match m {
+                    Some(m) => spgemm::files::write(&p, m, None)?,
+                    None => spgemm::files::write(&p, &src.load::<T>(args.common.seed)?, None)?,
+                }
+                tmp.push(p.clone());
+                Ok(p)
+            }
+        }
+    };
+    let pa = path(&ops.a, Some(a));
+    let pb = match (&pa, &ops.b) {
+        (Ok(_), Some(b)) => Some(path(b, None)),
+        _ => None,
+    };
+    let r = match (pa, pb.transpose()) {
+        (Ok(pa), Ok(pb)) => scipy::product(&pa, pb.as_deref(), args.reps, args.warmup, T::NAME),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    };
+    for p in tmp {
+        let _ = std::fs::remove_file(p);
+    }
+    r
 }
 
 /// `n` rows to check: half with the most products, half evenly spaced.
@@ -455,15 +539,8 @@ fn compare_vendor<T: Scalar>(
             spgemm_hip::rocsparse::time(m.engines()[0].device(), a, b, warmup, reps),
         ),
         _ => {
-            let _ = (a, b, warmup, reps);
-            eprintln!(
-                "{library:?} comparison skipped for {name}: needs --backend {}",
-                if library == Compare::Cusparse {
-                    "cuda"
-                } else {
-                    "hip"
-                }
-            );
+            // Refused by `check_compare` before anything ran.
+            let _ = (a, b, warmup, reps, name);
             None
         }
     }

@@ -5,9 +5,11 @@ mod bench;
 // used by the GPU features
 mod bench_gpu;
 mod info;
+mod progress;
 mod report;
 mod scipy;
 mod source;
+mod whole_job;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
@@ -34,6 +36,10 @@ pub enum CliError {
         /// The first difference.
         mismatch: spgemm_core::verify::Mismatch,
     },
+    /// A comparison asked for cannot run (wrong backend, Python, SciPy or
+    /// CuPy missing or failing).
+    #[error("comparison: {0}")]
+    Compare(String),
     /// Writing a report failed.
     #[error("{path}: {message}")]
     Output {
@@ -56,7 +62,8 @@ pub struct Cli {
 enum Command {
     /// C = A·B (B defaults to A), written as Matrix Market.
     Multiply(MultiplyArgs),
-    /// Time C = A·A (A·Aᵀ for rectangular A) per matrix.
+    /// Time C = A·A (A·Aᵀ for rectangular A, A·B for A+B) per product, or
+    /// the whole job (read, multiply, write) with --whole-job.
     Bench(bench::BenchArgs),
     /// Size, row-length histogram, products and compression ratio of A·A.
     Info(info::InfoArgs),
@@ -128,13 +135,20 @@ enum Precision {
 
 #[derive(Args, Debug)]
 struct MultiplyArgs {
-    /// A: a .mtx or .mtx.gz file, or a generator such as gen:stencil7:32.
+    /// A: a .mtx, .mtx.gz or .npz file, or a generator such as gen:stencil7:32.
     a: MatrixSource,
     /// B (defaults to A).
     b: Option<MatrixSource>,
-    /// Output file for C (.mtx, or .mtx.gz to compress).
+    /// Output file for C (.mtx, .mtx.gz to compress, or .npz).
     #[arg(short, long)]
     output: PathBuf,
+    /// Say which backend runs the product (on standard error).
+    #[arg(short, long)]
+    verbose: bool,
+    /// Also write the times of the steps (read, upload, product, download,
+    /// write; milliseconds) as JSON to this file.
+    #[arg(long)]
+    timings: Option<PathBuf>,
     /// GPU backends: device memory to use per device (bytes; suffixes K,
     /// M, G); larger products run in chunks of rows. Default: the free
     /// device memory.
@@ -149,7 +163,7 @@ struct GenArgs {
     /// Generator: stencil7:N, stencil27:N, rmat:SCALE:EDGE_FACTOR,
     /// er:ROWS:PER_ROW, longrows:ROWS:SHORT:NLONG:LONG (with or without `gen:`).
     spec: String,
-    /// Output file (.mtx or .mtx.gz).
+    /// Output file (.mtx, .mtx.gz or .npz).
     #[arg(short, long)]
     output: PathBuf,
     /// Seed.
@@ -180,7 +194,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 .parse()
                 .map_err(|m: String| spgemm_core::Error::Unsupported(m))?;
             let m = src.load::<f64>(a.seed)?;
-            spgemm::mtx::write_path(&a.output, &m)?;
+            spgemm::files::write(&a.output, &m, None)?;
             eprintln!(
                 "wrote {} ({}x{}, {} entries)",
                 a.output.display(),
@@ -194,8 +208,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 /// Opens the backend with `options` (its device list from `common`) and
-/// tells the user which one and why.
-fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliError> {
+/// tells the user which one and why when `verbose`, or when `auto` fell
+/// back to the CPU although a GPU backend was compiled in.
+fn open_backend(common: &Common, options: GpuOptions, verbose: bool) -> Result<Backend, CliError> {
     let options = GpuOptions {
         devices: common.devices.clone(),
         table: common.table,
@@ -204,11 +219,16 @@ fn open_backend(common: &Common, options: GpuOptions) -> Result<Backend, CliErro
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
-    eprintln!(
-        "backend: {} on {} ({why})",
-        backend.name(),
-        backend.device()
-    );
+    let fell_back = matches!(backend, Backend::Cpu(_))
+        && common.backend == BackendKind::Auto
+        && cfg!(any(feature = "cuda", feature = "hip"));
+    if verbose || fell_back {
+        eprintln!(
+            "backend: {} on {} ({why})",
+            backend.name(),
+            backend.device()
+        );
+    }
     if matches!(backend, Backend::Cpu(_)) {
         if common.table != TableConfig::default() {
             eprintln!("--table applies to GPU backends only");
@@ -228,28 +248,77 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
         memory_budget: args.memory_budget,
         ..GpuOptions::default()
     };
-    let backend = open_backend(&args.common, options)?;
+    let backend = open_backend(&args.common, options, args.verbose)?;
+    let t = Instant::now();
     let a = args.a.load::<T>(args.common.seed)?;
     let b = match &args.b {
         Some(s) => Some(s.load::<T>(args.common.seed)?),
         None => None,
     };
+    let read_ms = ms(t);
     let b_ref = b.as_ref().unwrap_or(&a);
     let stats = spgemm::stats::product_stats(&a, b_ref)?;
-    let start = Instant::now();
-    let c = backend.multiply(&a, b_ref)?;
-    let secs = start.elapsed().as_secs_f64();
-    spgemm::mtx::write_path(&args.output, &c)?;
+    let (c, times) = progress::Step::new("multiplying", None, false)
+        .spin(|| backend.multiply_timed(&a, b_ref))?;
+    let t = Instant::now();
+    let step = progress::Step::new(
+        format!("writing {}", args.output.display()),
+        Some(c.nnz() as u64),
+        false,
+    );
+    let report = |done: u64| step.set(done);
+    spgemm::files::write(&args.output, &c, Some(&report))?;
+    drop(step);
+    let write_ms = ms(t);
+    let secs = times.multiply_ms / 1e3;
     eprintln!(
-        "C = A·B: {}x{}, nnz(C) {}, nprod {}, compression ratio {:.2}, {:.3} ms, {:.2} GFLOPS; wrote {}",
+        "C = A·B: {}x{}, nnz(C) {}, nprod {}, compression ratio {:.2}, {:.2} GFLOPS; read {}, upload {}, product {}, download {}, write {}; wrote {}",
         c.nrows(),
         c.ncols(),
         c.nnz(),
         stats.total_nprod,
         spgemm::stats::compression_ratio(stats.total_nprod, c.nnz()),
-        secs * 1e3,
         spgemm::stats::gflops(stats.total_nprod, secs),
+        duration(read_ms),
+        duration(times.upload_ms),
+        duration(times.multiply_ms),
+        duration(times.download_ms),
+        duration(write_ms),
         args.output.display()
     );
+    if let Some(path) = &args.timings {
+        let json = serde_json::json!({
+            "backend": backend.name(),
+            "device": backend.device(),
+            "precision": T::NAME,
+            "nnz_a": a.nnz(),
+            "nnz_b": b_ref.nnz(),
+            "nnz_c": c.nnz(),
+            "nprod": stats.total_nprod,
+            "read_ms": read_ms,
+            "upload_ms": times.upload_ms,
+            "product_ms": times.multiply_ms,
+            "download_ms": times.download_ms,
+            "write_ms": write_ms,
+        });
+        std::fs::write(path, format!("{json:#}\n")).map_err(|e| CliError::Output {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+    }
     Ok(())
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// `12.3 ms` below a second, `1.23 s` above.
+fn duration(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{:.2} s", ms / 1e3)
+    }
 }

@@ -1,18 +1,34 @@
-//! Times SciPy's SpGEMM (`A @ B` on `scipy.sparse` CSR matrices) on the same
-//! matrix, through `python3`, for `spgemm bench --compare scipy`.
+//! The Python equivalents that `spgemm bench` compares against, run through
+//! `python3` in the same run: SciPy's SpGEMM (`A @ B` on `scipy.sparse`
+//! CSR matrices), and the whole job of a Python user — `scipy.io.mmread`
+//! (fast_matrix_market inside), `A @ B` on the CPU (SciPy) or on the GPU
+//! (CuPy, `cupyx.scipy.sparse`, with uploads and the download of C), and
+//! `scipy.io.mmwrite`.
 
-use super::source::MatrixSource;
-use spgemm::{CsrMatrix, Scalar};
+use super::CliError;
+use std::path::Path;
 
-/// The timing script: loads the matrix with `scipy.io.mmread`, builds CSR,
-/// warms up, times `A @ B` (B = A, or Aᵀ for rectangular A) and prints JSON.
-const SCRIPT: &str = r#"
-import sys, json, time, statistics
+/// Shared by both scripts: reading a matrix file as SciPy CSR, B as A (or
+/// Aᵀ for rectangular A) when no B is given.
+const LOAD: &str = r#"
+import sys, json, time, statistics, gzip
 import numpy as np, scipy, scipy.io, scipy.sparse as sp
-path, reps, warm, dtype = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-A = sp.csr_matrix(scipy.io.mmread(path)).astype(np.float32 if dtype == "f32" else np.float64)
-A.sum_duplicates()
-B = A if A.shape[0] == A.shape[1] else A.T.tocsr()
+def load(path, dt):
+    m = sp.load_npz(path) if path.endswith(".npz") else scipy.io.mmread(path)
+    m = sp.csr_matrix(m).astype(dt, copy=False)
+    m.sum_duplicates()
+    return m
+def operands(pa, pb, dt):
+    A = load(pa, dt)
+    if pb != "-":
+        return A, load(pb, dt)
+    return A, (A if A.shape[0] == A.shape[1] else A.T.tocsr())
+"#;
+
+/// Times `A @ B`: warm-up runs, then the median of timed runs.
+const PRODUCT: &str = r#"
+pa, pb, reps, warm, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
 C = None
 for _ in range(warm):
     C = A @ B
@@ -21,54 +37,138 @@ for _ in range(max(reps, 1)):
     t = time.perf_counter()
     C = A @ B
     ts.append(time.perf_counter() - t)
-print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nnz), "version": scipy.__version__}))
+print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nnz), "version": "scipy " + scipy.__version__}))
 "#;
 
-/// SciPy's result.
-pub struct ScipyTiming {
+/// Times a user's whole job: read A (and B), multiply (CuPy on the GPU
+/// when asked, warmed up first; uploads and C's download included), write C.
+const WHOLE_JOB: &str = r#"
+pa, pb, out, dtype, gpu = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+dt = np.float32 if dtype == "f32" else np.float64
+version = "scipy " + scipy.__version__
+if gpu:
+    import cupy as cp, cupyx.scipy.sparse as csp
+    w = csp.csr_matrix(sp.random(300, 300, density=0.05, format="csr", dtype=dt))
+    (w @ w).get()
+    cp.cuda.Device().synchronize()
+    version += " + cupy " + cp.__version__
+t0 = time.perf_counter()
+A, B = operands(pa, pb, dt)
+t1 = time.perf_counter()
+if gpu:
+    Ag = csp.csr_matrix(A)
+    Bg = Ag if B is A else csp.csr_matrix(B)
+    C = (Ag @ Bg).get()
+    cp.cuda.Device().synchronize()
+else:
+    C = A @ B
+t2 = time.perf_counter()
+if out.endswith(".npz"):
+    sp.save_npz(out, C, compressed=False)
+elif out.endswith(".gz"):
+    with gzip.open(out, "wb") as f:
+        scipy.io.mmwrite(f, C)
+else:
+    scipy.io.mmwrite(out, C)
+t3 = time.perf_counter()
+print(json.dumps({"read_ms": (t1 - t0) * 1e3, "multiply_ms": (t2 - t1) * 1e3, "write_ms": (t3 - t2) * 1e3, "nnz_c": int(C.nnz), "version": version}))
+"#;
+
+/// Runs `script` (after [`LOAD`]) with `args`; its JSON output.
+fn run(script: &str, args: &[String]) -> Result<serde_json::Value, CliError> {
+    let fail = |message: String| CliError::Compare(format!("python3: {message}"));
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(format!("{LOAD}{script}"))
+        .args(args)
+        .output()
+        .map_err(|e| fail(format!("cannot run python3: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(fail(err.lines().last().unwrap_or("failed").to_string()));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("bad output: {e}")))
+}
+
+fn number(v: &serde_json::Value, key: &str) -> Result<f64, CliError> {
+    v[key]
+        .as_f64()
+        .ok_or_else(|| CliError::Compare(format!("python3 printed no '{key}'")))
+}
+
+/// One timing of the Python side.
+pub struct PythonTiming {
+    /// Median milliseconds of the product (`bench --compare scipy`).
     pub median_ms: f64,
+    /// Milliseconds of the steps of the whole job: read, multiply, write.
+    pub steps_ms: [f64; 3],
+    /// nnz(C).
     pub nnz_c: usize,
+    /// Libraries and versions, e.g. `scipy 1.14.1 + cupy 13.3.0`.
     pub version: String,
 }
 
-/// Times SciPy on `src` (a generated matrix is written to a temporary file first).
-pub fn time<T: Scalar>(
-    src: &MatrixSource,
-    a: &CsrMatrix<T>,
+fn path_arg(p: Option<&Path>) -> String {
+    p.map_or_else(|| "-".to_string(), |p| p.display().to_string())
+}
+
+/// Times SciPy's `A @ B` on the files `a` and `b` (B: A or Aᵀ when `None`).
+///
+/// # Errors
+/// [`CliError::Compare`] when python3 or SciPy is missing or fails.
+pub fn product(
+    a: &Path,
+    b: Option<&Path>,
     reps: usize,
     warmup: usize,
     precision: &str,
-) -> Result<ScipyTiming, String> {
-    let tmp;
-    let path = match src {
-        MatrixSource::File(p) => p.clone(),
-        MatrixSource::Gen(_) => {
-            tmp = std::env::temp_dir().join(format!("spgemm-bench-{}.mtx", std::process::id()));
-            spgemm::mtx::write_path(&tmp, a).map_err(|e| e.to_string())?;
-            tmp.clone()
-        }
-    };
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg(&path)
-        .arg(reps.to_string())
-        .arg(warmup.to_string())
-        .arg(precision)
-        .output()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
-    if matches!(src, MatrixSource::Gen(_)) {
-        let _ = std::fs::remove_file(&path);
-    }
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(err.lines().last().unwrap_or("python3 failed").to_string());
-    }
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("bad output from python3: {e}"))?;
-    Ok(ScipyTiming {
-        median_ms: v["median_ms"].as_f64().ok_or("no median_ms")?,
-        nnz_c: v["nnz_c"].as_u64().ok_or("no nnz_c")? as usize,
+) -> Result<PythonTiming, CliError> {
+    let args = [
+        a.display().to_string(),
+        path_arg(b),
+        reps.to_string(),
+        warmup.to_string(),
+        precision.to_string(),
+    ];
+    let v = run(PRODUCT, &args)?;
+    Ok(PythonTiming {
+        median_ms: number(&v, "median_ms")?,
+        steps_ms: [0.0; 3],
+        nnz_c: number(&v, "nnz_c")? as usize,
+        version: v["version"].as_str().unwrap_or("?").to_string(),
+    })
+}
+
+/// Times the whole job in Python: read `a` (and `b`), multiply on the CPU
+/// (SciPy) or the GPU (`gpu`: CuPy), write C to `out`.
+///
+/// # Errors
+/// [`CliError::Compare`] when python3, SciPy or (with `gpu`) CuPy is
+/// missing or fails.
+pub fn whole_job(
+    a: &Path,
+    b: Option<&Path>,
+    out: &Path,
+    precision: &str,
+    gpu: bool,
+) -> Result<PythonTiming, CliError> {
+    let args = [
+        a.display().to_string(),
+        path_arg(b),
+        out.display().to_string(),
+        precision.to_string(),
+        (gpu as u8).to_string(),
+    ];
+    let v = run(WHOLE_JOB, &args)?;
+    let steps_ms = [
+        number(&v, "read_ms")?,
+        number(&v, "multiply_ms")?,
+        number(&v, "write_ms")?,
+    ];
+    Ok(PythonTiming {
+        median_ms: steps_ms[1],
+        steps_ms,
+        nnz_c: number(&v, "nnz_c")? as usize,
         version: v["version"].as_str().unwrap_or("?").to_string(),
     })
 }

@@ -1,17 +1,15 @@
 //! Where a matrix comes from: a Matrix Market file or a seeded generator.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use super::progress::Step;
+use spgemm::mtx::ReadOptions;
 use spgemm::{generate, CsrMatrix, Scalar};
 use spgemm_core::Error;
 use std::path::PathBuf;
 
-/// Files at least this large get a progress bar while read.
-const PROGRESS_BYTES: u64 = 32 << 20;
-
 /// A matrix to load: a file path, or `gen:` followed by a generator spec.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MatrixSource {
-    /// A `.mtx` or `.mtx.gz` file.
+    /// A `.mtx`, `.mtx.gz` or `.npz` file.
     File(PathBuf),
     /// A synthetic matrix.
     Gen(Gen),
@@ -105,39 +103,19 @@ impl MatrixSource {
         }
     }
 
-    /// Reads or generates the matrix (with a progress bar for large files).
+    /// Reads or generates the matrix (with a progress bar when reading
+    /// takes over a second).
     pub fn load<T: Scalar>(&self, seed: u64) -> Result<CsrMatrix<T>, Error> {
         match self {
             Self::File(p) => {
-                let io = |source| Error::Io {
-                    path: p.clone(),
-                    source,
+                let total = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+                let step = Step::new(format!("reading {}", self.name()), Some(total), true);
+                let report = |done: u64| step.set(done);
+                let opts = ReadOptions {
+                    chunk_bytes: None,
+                    progress: Some(&report),
                 };
-                let file = std::fs::File::open(p).map_err(io)?;
-                let len = file.metadata().map_err(io)?.len();
-                let bar = if len >= PROGRESS_BYTES {
-                    let bar =
-                        ProgressBar::new(len).with_message(format!("reading {}", self.name()));
-                    bar.set_style(
-                        ProgressStyle::with_template(
-                            "{msg} {bar:40} {bytes}/{total_bytes} ({eta})",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    bar
-                } else {
-                    ProgressBar::hidden()
-                };
-                let r = spgemm::mtx::read::<T>(bar.wrap_read(file)).map(|(_, m)| m);
-                bar.finish_and_clear();
-                r.map_err(|e| match e {
-                    Error::Parse { line, message } => Error::Parse {
-                        line,
-                        message: format!("{}: {message}", p.display()),
-                    },
-                    Error::Io { source, .. } => io(source),
-                    other => other,
-                })
+                spgemm::files::read(p, &opts)
             }
             Self::Gen(g) => match *g {
                 Gen::Stencil { points, n } => generate::stencil_3d(n, points, seed),
@@ -150,6 +128,68 @@ impl MatrixSource {
                     long,
                 } => generate::short_and_long_rows(rows, short, nlong, long, seed),
             },
+        }
+    }
+}
+
+/// The operands of one benchmarked product: `A` alone (C = A·A, or A·Aᵀ
+/// when A is rectangular) or `A+B` (C = A·B).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operands {
+    /// A.
+    pub a: MatrixSource,
+    /// B, when given.
+    pub b: Option<MatrixSource>,
+}
+
+impl std::str::FromStr for Operands {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once('+') {
+            Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok(Self {
+                a: a.parse()?,
+                b: Some(b.parse()?),
+            }),
+            Some(_) => Err(format!("'{s}': A+B needs both matrices")),
+            None => Ok(Self {
+                a: s.parse()?,
+                b: None,
+            }),
+        }
+    }
+}
+
+impl Operands {
+    /// `A` or `A+B`, by the sources' names.
+    pub fn name(&self) -> String {
+        match &self.b {
+            Some(b) => format!("{}+{}", self.a.name(), b.name()),
+            None => self.a.name(),
+        }
+    }
+
+    /// Loads A and B (B: the given one, else A for square A, else Aᵀ) and
+    /// names the product computed (`A·B`, `A·A` or `A·Aᵀ`).
+    ///
+    /// # Errors
+    /// Reading or generating either matrix; [`Error::DimensionMismatch`]
+    /// when B's rows differ from A's columns.
+    pub fn load<T: Scalar>(
+        &self,
+        seed: u64,
+    ) -> Result<(CsrMatrix<T>, Option<CsrMatrix<T>>, &'static str), Error> {
+        let a = self.a.load::<T>(seed)?;
+        match &self.b {
+            Some(src) => {
+                let b = src.load::<T>(seed)?;
+                spgemm::reference::check_dimensions(&a, &b)?;
+                Ok((a, Some(b), "A·B"))
+            }
+            None if a.nrows() == a.ncols() => Ok((a, None, "A·A")),
+            None => {
+                let at = a.transpose()?;
+                Ok((a, Some(at), "A·Aᵀ"))
+            }
         }
     }
 }
@@ -172,6 +212,9 @@ mod tests {
             })
         );
         assert!("gen:rmat:18".parse::<MatrixSource>().is_err());
+        let p: Operands = "a.mtx+gen:er:10:2".parse().unwrap();
+        assert_eq!(p.name(), "a.mtx+er:10:2");
+        assert!("a.mtx+".parse::<Operands>().is_err());
         assert!("gen:blob:1".parse::<MatrixSource>().is_err());
         assert_eq!(
             "gen:longrows:10:2:1:5"

@@ -7,7 +7,7 @@ use crate::nvrtc;
 use cudarc::driver::{result, sys};
 use spgemm_core::device::{
     AtomicCapabilities, Device, DeviceBuffer, DeviceErrorKind, DeviceProperties, DeviceResult,
-    KernelArg, KernelProgram, LaunchShape, Vendor,
+    KernelArg, KernelProgram, LaunchShape, PinnedBuffer, Vendor,
 };
 use std::ffi::{c_void, CString};
 use std::sync::Arc;
@@ -126,6 +126,37 @@ impl Drop for CudaBuffer {
                 let _ = result::free_sync(self.ptr);
             }
         }
+    }
+}
+
+/// Page-locked host memory from `cuMemHostAlloc`.
+pub struct CudaPinned {
+    ptr: *mut u8,
+    len: usize,
+    ctx: Arc<Context>,
+}
+// SAFETY: plain host memory, owned; access goes through & / &mut.
+unsafe impl Send for CudaPinned {}
+// SAFETY: as above.
+unsafe impl Sync for CudaPinned {}
+
+impl PinnedBuffer for CudaPinned {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes allocated at `ptr`, live while `self` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, borrowed uniquely.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for CudaPinned {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind();
+        // SAFETY: allocated by `cuMemHostAlloc` in this live context and
+        // freed once; the driver waits for copies that use it.
+        let _ = unsafe { result::free_host(self.ptr as *mut c_void) };
     }
 }
 
@@ -257,6 +288,7 @@ impl Device for CudaDevice {
     type Event = CudaEvent;
     type Buffer = CudaBuffer;
     type Kernel = CudaKernel;
+    type Pinned = CudaPinned;
 
     fn properties(&self) -> &DeviceProperties {
         &self.props
@@ -301,6 +333,72 @@ impl Device for CudaDevice {
             len: bytes,
             ctx: self.ctx.clone(),
         })
+    }
+
+    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<CudaPinned> {
+        self.bind()?;
+        // SAFETY: a plain allocation in the current context; freed in Drop.
+        let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }
+            .map_err(|e| driver(format!("cuMemHostAlloc ({bytes} bytes)"), e))?;
+        Ok(CudaPinned {
+            ptr: ptr as *mut u8,
+            len: bytes,
+            ctx: self.ctx.clone(),
+        })
+    }
+
+    unsafe fn copy_to_device_async(
+        &self,
+        stream: &CudaStream,
+        src: &CudaPinned,
+        src_offset: usize,
+        bytes: usize,
+        dst: &CudaBuffer,
+        offset: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemcpyHtoDAsync (pinned source)", src.len, src_offset, bytes)?;
+        Self::check_range("cuMemcpyHtoDAsync", dst.len, offset, bytes)?;
+        self.bind()?;
+        // SAFETY: both ranges checked; the caller keeps `src` unchanged
+        // until the copy completes.
+        unsafe {
+            result::memcpy_htod_async(
+                dst.ptr + offset as u64,
+                &src.as_slice()[src_offset..src_offset + bytes],
+                stream.0,
+            )
+        }
+        .map_err(|e| driver("cuMemcpyHtoDAsync", e))
+    }
+
+    unsafe fn copy_to_host_async(
+        &self,
+        stream: &CudaStream,
+        src: &CudaBuffer,
+        offset: usize,
+        dst: &mut CudaPinned,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("cuMemcpyDtoHAsync", src.len, offset, bytes)?;
+        Self::check_range("cuMemcpyDtoHAsync (pinned destination)", dst.len, dst_offset, bytes)?;
+        self.bind()?;
+        // SAFETY: both ranges checked; the caller leaves `dst` alone until
+        // the copy completes.
+        unsafe {
+            result::memcpy_dtoh_async(
+                &mut dst.as_mut_slice()[dst_offset..dst_offset + bytes],
+                src.ptr + offset as u64,
+                stream.0,
+            )
+        }
+        .map_err(|e| driver("cuMemcpyDtoHAsync", e))
+    }
+
+    fn sync_event(&self, event: &CudaEvent) -> DeviceResult<()> {
+        self.bind()?;
+        // SAFETY: a recorded event of this context.
+        unsafe { result::event::synchronize(event.0) }.map_err(|e| driver("cuEventSynchronize", e))
     }
 
     fn copy_to_device(

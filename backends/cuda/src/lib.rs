@@ -19,7 +19,7 @@ mod device;
 mod error;
 pub mod nvrtc;
 
-pub use device::{CudaBuffer, CudaDevice, CudaEvent, CudaKernel, CudaStream};
+pub use device::{CudaBuffer, CudaDevice, CudaEvent, CudaKernel, CudaPinned, CudaStream};
 
 /// SpGEMM on an NVIDIA GPU.
 pub type CudaEngine = spgemm_core::gpu::GpuEngine<CudaDevice>;

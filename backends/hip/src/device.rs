@@ -11,7 +11,7 @@ use crate::properties::{self, arch_in_properties, Attributes};
 use crate::runtime::{self, api, attribute, check, err, pool_attribute, Api, DevicePtr, Status};
 use spgemm_core::device::{
     Device, DeviceBuffer, DeviceErrorKind, DeviceProperties, DeviceResult, KernelArg,
-    KernelProgram, LaunchShape,
+    KernelProgram, LaunchShape, PinnedBuffer,
 };
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::marker::PhantomData;
@@ -131,6 +131,36 @@ impl DeviceBuffer for HipSlice<u8> {
     }
     fn len(&self) -> usize {
         self.len
+    }
+}
+
+/// Page-locked host memory from `hipHostMalloc`.
+pub struct HipPinned {
+    ptr: *mut u8,
+    len: usize,
+    ctx: Arc<Context>,
+}
+// SAFETY: plain host memory, owned; access goes through & / &mut.
+unsafe impl Send for HipPinned {}
+// SAFETY: as above.
+unsafe impl Sync for HipPinned {}
+
+impl PinnedBuffer for HipPinned {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes allocated at `ptr`, live while `self` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, borrowed uniquely.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for HipPinned {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind();
+        // SAFETY: allocated by hipHostMalloc, freed once.
+        let _ = unsafe { (self.ctx.api.host_free)(self.ptr as *mut c_void) };
     }
 }
 
@@ -294,6 +324,7 @@ impl Device for HipDevice {
     type Event = HipEvent;
     type Buffer = HipSlice<u8>;
     type Kernel = HipFunction;
+    type Pinned = HipPinned;
 
     fn properties(&self) -> &DeviceProperties {
         &self.props
@@ -346,6 +377,76 @@ impl Device for HipDevice {
             len: bytes,
             ctx: self.ctx.clone(),
             _t: PhantomData,
+        })
+    }
+
+    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<HipPinned> {
+        self.bind()?;
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a live out-pointer; flags 0 = hipHostMallocDefault.
+        self.ctx.call(format!("hipHostMalloc ({bytes} bytes)"), unsafe {
+            (self.ctx.api.host_malloc)(&mut ptr, bytes.max(1), 0)
+        })?;
+        Ok(HipPinned {
+            ptr: ptr as *mut u8,
+            len: bytes,
+            ctx: self.ctx.clone(),
+        })
+    }
+
+    unsafe fn copy_to_device_async(
+        &self,
+        stream: &HipStream,
+        src: &HipPinned,
+        src_offset: usize,
+        bytes: usize,
+        dst: &HipSlice<u8>,
+        offset: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("hipMemcpyHtoDAsync (pinned source)", src.len, src_offset, bytes)?;
+        Self::check_range("hipMemcpyHtoDAsync", dst.len, offset, bytes)?;
+        self.bind()?;
+        // SAFETY: both ranges checked; the caller keeps `src` unchanged
+        // until the copy completes.
+        self.ctx.call("hipMemcpyHtoDAsync", unsafe {
+            (self.ctx.api.memcpy_htod_async)(
+                Self::at(dst, offset),
+                src.ptr.add(src_offset) as *mut c_void,
+                bytes,
+                stream.0,
+            )
+        })
+    }
+
+    unsafe fn copy_to_host_async(
+        &self,
+        stream: &HipStream,
+        src: &HipSlice<u8>,
+        offset: usize,
+        dst: &mut HipPinned,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DeviceResult<()> {
+        Self::check_range("hipMemcpyDtoHAsync", src.len, offset, bytes)?;
+        Self::check_range("hipMemcpyDtoHAsync (pinned destination)", dst.len, dst_offset, bytes)?;
+        self.bind()?;
+        // SAFETY: both ranges checked; the caller leaves `dst` alone until
+        // the copy completes.
+        self.ctx.call("hipMemcpyDtoHAsync", unsafe {
+            (self.ctx.api.memcpy_dtoh_async)(
+                dst.ptr.add(dst_offset) as *mut c_void,
+                Self::at(src, offset),
+                bytes,
+                stream.0,
+            )
+        })
+    }
+
+    fn sync_event(&self, event: &HipEvent) -> DeviceResult<()> {
+        self.bind()?;
+        // SAFETY: a recorded event.
+        self.ctx.call("hipEventSynchronize", unsafe {
+            (self.ctx.api.event_synchronize)(event.0)
         })
     }
 

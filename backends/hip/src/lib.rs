@@ -27,7 +27,7 @@ pub mod properties;
 pub mod rocsparse;
 pub mod runtime;
 
-pub use device::{HipDevice, HipEvent, HipFunction, HipModule, HipSlice, HipStream};
+pub use device::{HipDevice, HipEvent, HipFunction, HipModule, HipPinned, HipSlice, HipStream};
 
 /// SpGEMM on an AMD GPU or Hygon DCU.
 pub type HipEngine = spgemm_core::gpu::GpuEngine<HipDevice>;

@@ -158,6 +158,8 @@ api! {
     device_get_default_mem_pool = "hipDeviceGetDefaultMemPool": fn(*mut MemPool, c_int) -> Status;
     mem_pool_set_attribute = "hipMemPoolSetAttribute": fn(MemPool, c_int, *mut c_void) -> Status;
     mem_pool_get_attribute = "hipMemPoolGetAttribute": fn(MemPool, c_int, *mut c_void) -> Status;
+    host_malloc = "hipHostMalloc": fn(*mut *mut c_void, usize, c_uint) -> Status;
+    host_free = "hipHostFree": fn(*mut c_void) -> Status;
     memcpy_htod_async = "hipMemcpyHtoDAsync": fn(DevicePtr, *mut c_void, usize, Stream) -> Status;
     memcpy_dtoh_async = "hipMemcpyDtoHAsync": fn(*mut c_void, DevicePtr, usize, Stream) -> Status;
     memcpy_dtod_async = "hipMemcpyDtoDAsync": fn(DevicePtr, DevicePtr, usize, Stream) -> Status;

@@ -37,6 +37,24 @@ pub enum Placement {
     },
 }
 
+/// Wall-clock milliseconds of the steps of a host-to-host product: A and
+/// B to the device, the product, C back to the host (for a chunked
+/// product, whose copies overlap its kernels: B's upload, the chunks, and
+/// C's assembly).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostTimes {
+    /// Uploading the inputs.
+    pub upload_ms: f64,
+    /// The product on the device.
+    pub multiply_ms: f64,
+    /// Downloading C (and assembling it on the host).
+    pub download_ms: f64,
+}
+
+fn ms_since(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
 /// Whether `e` is a device allocation failure.
 fn out_of_memory(e: &Error) -> bool {
     matches!(e, Error::Device(d) if d.kind == DeviceErrorKind::OutOfMemory)
@@ -94,10 +112,39 @@ impl<D: Device> GpuEngine<D> {
         a: &CsrMatrix<T>,
         b: &CsrMatrix<T>,
     ) -> Result<(CsrMatrix<T>, Placement)> {
+        self.multiply_host_timed(a, b).map(|(c, p, _)| (c, p))
+    }
+
+    /// [`GpuEngine::multiply_host_placed`] with the wall-clock times of its
+    /// steps. Uploads and downloads go through pinned staging buffers
+    /// that the engine keeps for later products.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply_host_placed`].
+    pub fn multiply_host_timed<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<(CsrMatrix<T>, Placement, HostTimes)> {
         check_dimensions(a, b)?;
-        let whole = || -> Result<CsrMatrix<T>> {
-            let (ga, gb) = (self.upload(a)?, self.upload(b)?);
-            self.download(&self.multiply(&ga, &gb)?.0)
+        let mut times = HostTimes::default();
+        let mut whole = || -> Result<CsrMatrix<T>> {
+            let t = std::time::Instant::now();
+            let ga = self.upload_with(a, false)?;
+            let gb = if std::ptr::eq(a, b) {
+                None
+            } else {
+                Some(self.upload_with(b, false)?)
+            };
+            times.upload_ms = ms_since(t);
+            let t = std::time::Instant::now();
+            let c = self.multiply(&ga, gb.as_ref().unwrap_or(&ga))?.0;
+            times.multiply_ms = ms_since(t);
+            let t = std::time::Instant::now();
+            drop((ga, gb));
+            let c = self.download(&c)?;
+            times.download_ms = ms_since(t);
+            Ok(c)
         };
         // Free memory is not all allocatable (pool granularity,
         // fragmentation): chunks plan for a fraction of it.
@@ -114,11 +161,12 @@ impl<D: Device> GpuEngine<D> {
                     after_out_of_memory = true;
                     budget_now = budget.min(free()?);
                 }
-                r => return Ok((r?, Placement::Whole)),
+                r => return Ok((r?, Placement::Whole, times)),
             }
         }
         let mut retries = OUT_OF_MEMORY_RETRIES;
         loop {
+            let t = std::time::Instant::now();
             match self.multiply_chunked(a, b, budget_now) {
                 Err(e) if out_of_memory(&e) && retries > 0 => {
                     retries -= 1;
@@ -132,7 +180,11 @@ impl<D: Device> GpuEngine<D> {
                         budget: budget_now,
                         after_out_of_memory,
                     };
-                    return Ok((c, placement));
+                    let times = HostTimes {
+                        multiply_ms: ms_since(t),
+                        ..HostTimes::default()
+                    };
+                    return Ok((c, placement, times));
                 }
             }
         }
@@ -167,7 +219,7 @@ impl<D: Device> GpuEngine<D> {
         let row_nnz: Vec<usize> = (0..a.nrows()).map(|i| a.row_nnz(i)).collect();
         let per_chunk = (budget as u128 - b_bytes) / IN_FLIGHT as u128;
         let chunks = split_rows(&row_nnz, &stats.nprod, b.ncols(), vb, per_chunk)?;
-        let gb = self.upload(b)?;
+        let gb = self.upload_with(b, false)?;
         let next = AtomicUsize::new(0);
         let parts: Mutex<Vec<Option<CsrMatrix<T>>>> = Mutex::new(vec![None; chunks.len()]);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
@@ -180,7 +232,7 @@ impl<D: Device> GpuEngine<D> {
                         return;
                     }
                     let run = || -> Result<CsrMatrix<T>> {
-                        let ga = self.upload(&rows_of(a, chunks[k].clone())?)?;
+                        let ga = self.upload_with(&rows_of(a, chunks[k].clone())?, false)?;
                         self.download(&self.multiply(&ga, &gb)?.0)
                     };
                     match run() {

@@ -4,9 +4,10 @@ use super::dense::Accumulator;
 use super::memory::{DeviceArray, Usage};
 use super::program::{self, SortVariant};
 use super::run::Run;
+use super::staging::StagingPool;
 use crate::csr::CsrMatrix;
 use crate::device::{Device, KernelProgram};
-use crate::error::{Error, Result};
+use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use crate::table::{KernelTable, TableConfig};
 use std::any::TypeId;
@@ -210,6 +211,7 @@ pub struct GpuEngine<D: Device> {
     budget: Option<usize>,
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
+    staging: StagingPool<D>,
 }
 
 pub(super) fn too_large(what: &'static str, value: usize) -> Error {
@@ -238,6 +240,7 @@ impl<D: Device> GpuEngine<D> {
             budget: None,
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
+            staging: StagingPool::default(),
         }
     }
 
@@ -368,36 +371,60 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// Copies `m` to the device (structure and values; a host copy of the
-    /// structure is kept to check plans). Unsorted input is accepted.
+    /// structure is kept to check plans) through pinned staging buffers.
+    /// Unsorted input is accepted.
     ///
     /// # Errors
     /// [`Error::TooLarge`] beyond `u32::MAX` rows; device errors (out of memory).
     pub fn upload<T: Scalar>(&self, m: &CsrMatrix<T>) -> Result<GpuMatrix<D, T>> {
+        self.upload_with(m, true)
+    }
+
+    /// [`GpuEngine::upload`], keeping a host copy of the structure only
+    /// when `keep_host` (plans need it; one product does not).
+    pub(super) fn upload_with<T: Scalar>(
+        &self,
+        m: &CsrMatrix<T>,
+        keep_host: bool,
+    ) -> Result<GpuMatrix<D, T>> {
         if m.nrows() > u32::MAX as usize - 1 {
             return Err(too_large("rows", m.nrows()));
         }
         let streams = self.take_streams()?;
-        let s = &streams[0];
-        let usage = Usage::default();
-        let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
-        let structure = Structure {
-            rpt: DeviceArray::from_host(&self.device, s, offsets, "row offsets", &usage)?,
-            col: DeviceArray::from_host(
-                &self.device,
-                s,
-                m.col_indices(),
-                "column indices",
-                &usage,
-            )?,
-            host: Some((m.row_offsets().to_vec(), m.col_indices().to_vec())),
-        };
-        let val = DeviceArray::from_host(&self.device, s, m.values(), "values", &usage)?;
+        let r = self.upload_on(&streams[0], m, keep_host);
         self.give_streams(streams);
+        r
+    }
+
+    fn upload_on<T: Scalar>(
+        &self,
+        s: &D::Stream,
+        m: &CsrMatrix<T>,
+        keep_host: bool,
+    ) -> Result<GpuMatrix<D, T>> {
+        let (dev, usage) = (&self.device, Usage::default());
+        let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
+        let rpt = DeviceArray::alloc(dev, s, offsets.len(), "row offsets", &usage)?;
+        let col = DeviceArray::alloc(dev, s, m.nnz(), "column indices", &usage)?;
+        let val = DeviceArray::alloc(dev, s, m.nnz(), "values", &usage)?;
+        self.staging.with(dev, |st| {
+            for (bytes, arr) in [
+                (bytemuck::cast_slice(offsets), &rpt.buf),
+                (bytemuck::cast_slice(m.col_indices()), &col.buf),
+                (bytemuck::cast_slice(m.values()), &val.buf),
+            ] {
+                if let Some(b) = arr {
+                    st.upload(dev, s, bytes, b, 0)?;
+                }
+            }
+            Ok(())
+        })?;
+        let host = keep_host.then(|| (m.row_offsets().to_vec(), m.col_indices().to_vec()));
         Ok(GpuMatrix {
             nrows: m.nrows(),
             ncols: m.ncols(),
             nnz: m.nnz(),
-            structure: Arc::new(structure),
+            structure: Arc::new(Structure { rpt, col, host }),
             val,
             sorted: m.is_sorted(),
         })
@@ -434,22 +461,32 @@ impl<D: Device> GpuEngine<D> {
         })
     }
 
-    /// Copies `m` back to the host.
+    /// Copies `m` back to the host through pinned staging buffers, the
+    /// cores copying one piece out while the device copies the next.
     ///
     /// # Errors
-    /// Device errors (including faults of earlier kernels).
+    /// Device errors (including faults of earlier kernels); host out of memory.
     pub fn download<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Result<CsrMatrix<T>> {
+        let mut offsets: Vec<usize> = try_zeroed(m.nrows + 1, "row offsets")?;
+        let mut cols: Vec<u32> = try_zeroed(m.nnz, "column indices")?;
+        let mut vals: Vec<T> = try_zeroed(m.nnz, "values")?;
         let streams = self.take_streams()?;
         let s = &streams[0];
-        let mut offsets = vec![0usize; m.nrows + 1];
-        let mut cols = vec![0u32; m.nnz];
-        let mut vals = vec![T::ZERO; m.nnz];
-        m.structure
-            .rpt
-            .read(&self.device, s, 0, bytemuck::cast_slice_mut(&mut offsets))?;
-        m.structure.col.read(&self.device, s, 0, &mut cols)?;
-        m.val.read(&self.device, s, 0, &mut vals)?;
+        let dev = &self.device;
+        let r = self.staging.with(dev, |st| {
+            for (arr, out) in [
+                (&m.structure.rpt.buf, bytemuck::cast_slice_mut(&mut offsets)),
+                (&m.structure.col.buf, bytemuck::cast_slice_mut(&mut cols)),
+                (&m.val.buf, bytemuck::cast_slice_mut(&mut vals)),
+            ] {
+                if let Some(b) = arr {
+                    st.download(dev, s, b, 0, out)?;
+                }
+            }
+            Ok(())
+        });
         self.give_streams(streams);
+        r?;
         CsrMatrix::new(m.nrows, m.ncols, offsets, cols, vals)
     }
 

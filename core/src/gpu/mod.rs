@@ -27,10 +27,11 @@ mod multi;
 mod numeric;
 pub mod program;
 mod rows;
+mod staging;
 mod run;
 mod symbolic;
 
-pub use chunked::Placement;
+pub use chunked::{HostTimes, Placement};
 pub use dense::Accumulator;
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
 pub use memory::{DeviceArray, Usage};

@@ -4,6 +4,7 @@
 //! stacked on the host (row-wise distribution as in the hybrid CPU-GPU
 //! pipelining of Wu 2015, §3.3, with devices in place of chunks).
 
+use super::chunked::HostTimes;
 use super::engine::{GpuEngine, GpuMatrix, PhaseTimes};
 use super::rows::{rows_of, split_balanced, stack_rows};
 use crate::csr::CsrMatrix;
@@ -126,15 +127,39 @@ impl<D: Device> MultiGpu<D> {
         a: &CsrMatrix<T>,
         b: &CsrMatrix<T>,
     ) -> Result<CsrMatrix<T>> {
+        self.multiply_host_timed(a, b).map(|(c, _)| c)
+    }
+
+    /// [`MultiGpu::multiply_host`] with the wall-clock times of its steps
+    /// (one device: [`GpuEngine::multiply_host_timed`]'s; several: the
+    /// devices' products, copies included, as the product, and stacking
+    /// C's rows as the download).
+    ///
+    /// # Errors
+    /// As [`MultiGpu::multiply_host`].
+    pub fn multiply_host_timed<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        b: &CsrMatrix<T>,
+    ) -> Result<(CsrMatrix<T>, HostTimes)> {
         check_dimensions(a, b)?;
         if let [one] = self.engines.as_slice() {
-            return one.multiply_host(a, b);
+            return one.multiply_host_timed(a, b).map(|(c, _, t)| (c, t));
         }
+        let t = std::time::Instant::now();
         let stats = product_stats(a, b)?;
         let rows = split_balanced(&stats.nprod, self.engines.len());
         let parts = on_each(self.engines.len(), |i| {
             self.engines[i].multiply_host(&rows_of(a, rows[i].clone())?, b)
         })?;
-        stack_rows(parts, b.ncols())
+        let multiply_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = std::time::Instant::now();
+        let c = stack_rows(parts, b.ncols())?;
+        let times = HostTimes {
+            upload_ms: 0.0,
+            multiply_ms,
+            download_ms: t.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok((c, times))
     }
 }

@@ -3,7 +3,7 @@
 //! for several devices; and joining the row blocks of C again.
 
 use crate::csr::CsrMatrix;
-use crate::error::{try_with_capacity, Error, Result};
+use crate::error::{try_with_capacity, try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use std::ops::Range;
 
@@ -103,18 +103,32 @@ pub(super) fn stack_rows<T: Scalar>(
     parts: Vec<CsrMatrix<T>>,
     ncols: usize,
 ) -> Result<CsrMatrix<T>> {
+    use rayon::prelude::*;
     let nrows: usize = parts.iter().map(|p| p.nrows()).sum();
     let nnz: usize = parts.iter().map(|p| p.nnz()).sum();
-    let mut offsets = try_with_capacity(nrows + 1, "C row offsets")?;
-    let mut cols = try_with_capacity(nnz, "C column indices")?;
-    let mut vals = try_with_capacity(nnz, "C values")?;
-    offsets.push(0usize);
+    let mut offsets: Vec<usize> = try_zeroed(nrows + 1, "C row offsets")?;
+    let mut cols: Vec<u32> = try_zeroed(nnz, "C column indices")?;
+    let mut vals: Vec<T> = try_zeroed(nnz, "C values")?;
+    // Each part's rows, entries and values go to their own ranges, copied
+    // on all cores.
+    let (mut o, mut c, mut v) = (&mut offsets[1..], &mut cols[..], &mut vals[..]);
+    let mut jobs = Vec::with_capacity(parts.len());
+    let mut base = 0usize;
     for p in &parts {
-        let base = cols.len();
-        offsets.extend(p.row_offsets()[1..].iter().map(|&o| o + base));
-        cols.extend_from_slice(p.col_indices());
-        vals.extend_from_slice(p.values());
+        let (po, ro) = std::mem::take(&mut o).split_at_mut(p.nrows());
+        let (pc, rc) = std::mem::take(&mut c).split_at_mut(p.nnz());
+        let (pv, rv) = std::mem::take(&mut v).split_at_mut(p.nnz());
+        jobs.push((p, base, po, pc, pv));
+        (o, c, v) = (ro, rc, rv);
+        base += p.nnz();
     }
+    jobs.into_par_iter().for_each(|(p, base, po, pc, pv)| {
+        po.par_iter_mut()
+            .zip(&p.row_offsets()[1..])
+            .for_each(|(d, &s)| *d = s + base);
+        super::staging::par_copy(bytemuck::cast_slice(p.col_indices()), bytemuck::cast_slice_mut(pc));
+        super::staging::par_copy(bytemuck::cast_slice(p.values()), bytemuck::cast_slice_mut(pv));
+    });
     CsrMatrix::new(nrows, ncols, offsets, cols, vals)
 }
 

@@ -1,0 +1,270 @@
+//! `spgemm bench --whole-job`: what a user's job costs — read A (and B),
+//! multiply on the host's matrices (uploads and downloads included), write
+//! C — per step, beside the same job in Python (`--compare scipy-cupy`:
+//! SciPy reads and writes, CuPy multiplies on the GPU; `--compare scipy`:
+//! SciPy does all three) in the same run, on the same files.
+
+use super::bench::median;
+use super::scipy::{self, PythonTiming};
+use super::source::{MatrixSource, Operands};
+use super::CliError;
+use serde::Serialize;
+use spgemm::{Backend, CsrMatrix, Scalar};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which Python job runs beside ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PythonJob {
+    /// SciPy reads, multiplies and writes.
+    Scipy,
+    /// SciPy reads and writes, CuPy multiplies on the GPU.
+    ScipyCupy,
+}
+
+/// Median milliseconds of each step of one side's whole job.
+#[derive(Serialize, Debug, Clone, Copy, Default)]
+pub struct Steps {
+    read_ms: f64,
+    /// The product with its transfers (ours: upload + product + download).
+    multiply_ms: f64,
+    write_ms: f64,
+    total_ms: f64,
+}
+
+impl Steps {
+    fn of(runs: &[[f64; 3]]) -> Self {
+        let med = |i: usize| median(runs.iter().map(|r| r[i]).collect());
+        let (read_ms, multiply_ms, write_ms) = (med(0), med(1), med(2));
+        Self {
+            read_ms,
+            multiply_ms,
+            write_ms,
+            total_ms: median(runs.iter().map(|r| r.iter().sum()).collect()),
+        }
+    }
+}
+
+/// One matrix's whole job, ours and (optionally) Python's.
+#[derive(Serialize, Debug)]
+pub struct WholeJob {
+    matrix: String,
+    product: &'static str,
+    backend: String,
+    device: String,
+    precision: &'static str,
+    /// Bytes of the input files and of our output file.
+    input_bytes: u64,
+    output_bytes: u64,
+    nnz_c: usize,
+    reps: usize,
+    ours: Steps,
+    /// Our product's parts (medians): upload, kernels, download.
+    ours_upload_ms: f64,
+    ours_product_ms: f64,
+    ours_download_ms: f64,
+    python: Option<Steps>,
+    python_version: Option<String>,
+    /// Python's time over ours, per step and overall.
+    speedup: Option<Steps>,
+}
+
+/// A file of `src` to read in the timed job: the file itself, or the
+/// generated matrix written once (untimed) to a temporary `.mtx`.
+fn as_file<T: Scalar>(src: &MatrixSource, seed: u64, tmp: &mut Vec<PathBuf>) -> Result<PathBuf, CliError> {
+    match src {
+        MatrixSource::File(p) => Ok(p.clone()),
+        MatrixSource::Gen(_) => {
+            let m: CsrMatrix<T> = src.load(seed)?;
+            let p = temp(&format!("{}.mtx", tmp.len()));
+            spgemm::files::write(&p, &m, None)?;
+            tmp.push(p.clone());
+            Ok(p)
+        }
+    }
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("spgemm-whole-job-{}-{name}", std::process::id()))
+}
+
+/// The output's extension: like A's (`.npz`, `.mtx.gz`, else `.mtx`).
+fn output_name(a: &Path) -> &'static str {
+    let name = a.to_string_lossy();
+    if name.ends_with(".npz") {
+        "npz"
+    } else if name.ends_with(".gz") {
+        "mtx.gz"
+    } else {
+        "mtx"
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the whole job on `ops` `reps` times (after `warmup` untimed
+/// products, which compile kernels and allocate pinned buffers), and the
+/// Python job as many times when asked.
+///
+/// # Errors
+/// Reading, multiplying, writing; [`CliError::Compare`] when the Python
+/// job cannot run.
+pub fn run<T: Scalar>(
+    backend: &Backend,
+    ops: &Operands,
+    seed: u64,
+    (warmup, reps): (usize, usize),
+    python: Option<PythonJob>,
+) -> Result<WholeJob, CliError> {
+    let mut tmp = Vec::new();
+    let r = run_in::<T>(backend, ops, seed, (warmup, reps), python, &mut tmp);
+    for p in tmp {
+        let _ = std::fs::remove_file(p);
+    }
+    r
+}
+
+fn run_in<T: Scalar>(
+    backend: &Backend,
+    ops: &Operands,
+    seed: u64,
+    (warmup, reps): (usize, usize),
+    python: Option<PythonJob>,
+    tmp: &mut Vec<PathBuf>,
+) -> Result<WholeJob, CliError> {
+    let a_path = as_file::<T>(&ops.a, seed, tmp)?;
+    let b_path = match &ops.b {
+        Some(b) => Some(as_file::<T>(b, seed, tmp)?),
+        None => None,
+    };
+    let ext = output_name(&a_path);
+    let (ours_out, theirs_out) = (temp(&format!("ours.{ext}")), temp(&format!("python.{ext}")));
+    tmp.extend([ours_out.clone(), theirs_out.clone()]);
+    // Both sides read from the page cache.
+    let mut input_bytes = 0;
+    for p in std::iter::once(&a_path).chain(&b_path) {
+        input_bytes += std::fs::read(p)
+            .map_err(|source| spgemm_core::Error::Io { path: p.clone(), source })?
+            .len() as u64;
+    }
+    let (a, b, product) = ops.load::<T>(seed)?;
+    for _ in 0..warmup {
+        backend.multiply(&a, b.as_ref().unwrap_or(&a))?;
+    }
+    drop((a, b));
+    let (mut runs, mut parts, mut nnz_c) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        let a: CsrMatrix<T> = spgemm::files::read(&a_path, &Default::default())?;
+        let b: Option<CsrMatrix<T>> = match &b_path {
+            Some(p) => Some(spgemm::files::read(p, &Default::default())?),
+            None if a.nrows() != a.ncols() => Some(a.transpose()?),
+            None => None,
+        };
+        let read = ms(t);
+        let t = Instant::now();
+        let (c, times) = backend.multiply_timed(&a, b.as_ref().unwrap_or(&a))?;
+        let multiply = ms(t);
+        let t = Instant::now();
+        spgemm::files::write(&ours_out, &c, None)?;
+        runs.push([read, multiply, ms(t)]);
+        parts.push([times.upload_ms, times.multiply_ms, times.download_ms]);
+        nnz_c = c.nnz();
+    }
+    let ours = Steps::of(&runs);
+    let output_bytes = std::fs::metadata(&ours_out).map_or(0, |m| m.len());
+    let (python, version) = match python {
+        None => (None, None),
+        Some(job) => {
+            let mut timings: Vec<PythonTiming> = Vec::new();
+            for _ in 0..reps.max(1) {
+                timings.push(scipy::whole_job(
+                    &a_path,
+                    b_path.as_deref(),
+                    &theirs_out,
+                    T::NAME,
+                    job == PythonJob::ScipyCupy,
+                )?);
+            }
+            if timings[0].nnz_c != nnz_c {
+                eprintln!(
+                    "note: {}: Python's C has {} entries, ours {nnz_c} (SciPy drops entries that cancel to zero)",
+                    ops.name(),
+                    timings[0].nnz_c
+                );
+            }
+            let steps: Vec<[f64; 3]> = timings.iter().map(|t| t.steps_ms).collect();
+            (Some(Steps::of(&steps)), Some(timings[0].version.clone()))
+        }
+    };
+    let speedup = python.map(|p| Steps {
+        read_ms: p.read_ms / ours.read_ms,
+        multiply_ms: p.multiply_ms / ours.multiply_ms,
+        write_ms: p.write_ms / ours.write_ms,
+        total_ms: p.total_ms / ours.total_ms,
+    });
+    let med = |i: usize| median(parts.iter().map(|r| r[i]).collect());
+    Ok(WholeJob {
+        matrix: ops.name(),
+        product,
+        backend: backend.name().into(),
+        device: backend.device(),
+        precision: T::NAME,
+        input_bytes,
+        output_bytes,
+        nnz_c,
+        reps: reps.max(1),
+        ours,
+        ours_upload_ms: med(0),
+        ours_product_ms: med(1),
+        ours_download_ms: med(2),
+        python,
+        python_version: version,
+        speedup,
+    })
+}
+
+/// The table's header, with what its columns mean.
+pub fn print_header() {
+    println!("whole job per product: read the input files, multiply (host to host, transfers included), write C; medians in ms");
+    println!("python: the same job in Python in this run; speedup: Python's time / ours");
+    println!(
+        "{:<34} {:>6} {:>10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10} {:>10}   {:>8}",
+        "matrix", "C=", "read", "multiply", "write", "total", "py read", "py mult", "py write", "py total", "speedup"
+    );
+}
+
+/// One line of the table, and our product's parts.
+pub fn print_row(r: &WholeJob) {
+    let p = r.python.unwrap_or_default();
+    let dash = |v: f64| if r.python.is_some() { format!("{v:.1}") } else { "-".into() };
+    println!(
+        "{:<34} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1}   {:>10} {:>10} {:>10} {:>10}   {:>8}",
+        r.matrix,
+        r.product,
+        r.ours.read_ms,
+        r.ours.multiply_ms,
+        r.ours.write_ms,
+        r.ours.total_ms,
+        dash(p.read_ms),
+        dash(p.multiply_ms),
+        dash(p.write_ms),
+        dash(p.total_ms),
+        r.speedup.map_or("-".into(), |s| format!("{:.2}x", s.total_ms))
+    );
+    let s = r.speedup.map_or(String::new(), |s| {
+        format!(
+            "; speedup read {:.2}x, multiply {:.2}x, write {:.2}x ({})",
+            s.read_ms,
+            s.multiply_ms,
+            s.write_ms,
+            r.python_version.as_deref().unwrap_or("?")
+        )
+    });
+    println!(
+        "{:<34} multiply = upload {:.1} + product {:.1} + download {:.1} ms; nnz(C) {}, {} B in, {} B out{s}",
+        "", r.ours_upload_ms, r.ours_product_ms, r.ours_download_ms, r.nnz_c, r.input_bytes, r.output_bytes
+    );
+}
