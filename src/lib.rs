@@ -292,6 +292,22 @@ impl Backend {
         }
     }
 
+    /// The bus's bandwidth through pinned memory of the first GPU, bytes per
+    /// second host to device and device to host
+    /// ([`gpu::GpuEngine::pinned_bandwidth`]); `None` on the CPU.
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn pinned_bandwidth(&self) -> Result<Option<(f64, f64)>> {
+        match self {
+            Backend::Cpu(_) => Ok(None),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Ok(Some(m.engines()[0].pinned_bandwidth()?)),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(Some(m.engines()[0].pinned_bandwidth()?)),
+        }
+    }
+
     /// `C = A·B` with sorted rows; see the backend's docs
     /// ([`CpuBackend::multiply`], [`gpu::GpuEngine::multiply_host`],
     /// [`gpu::MultiGpu::multiply_host`]).

@@ -23,25 +23,29 @@ fn multiply_writes_the_right_product() {
         .transpose()
         .unwrap();
     spgemm::mtx::write_path(&b, &at).unwrap();
-    let out = tmp("c.mtx.gz");
-    let r = spgemm()
-        .args([
-            "multiply",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--backend",
-            "cpu",
-        ])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(stderr.contains("backend: cpu"), "{stderr}");
-    let c = spgemm::mtx::read_path::<f64>(&out).unwrap();
-    let a = spgemm::mtx::read_path::<f64>(&a).unwrap();
-    spgemm::verify::check_product(&a, &at, &c).unwrap().unwrap();
+    let a = a.to_str().unwrap();
+    let b = b.to_str().unwrap();
+    let times = tmp("times.json");
+    for (out, verbose) in [(tmp("c.mtx.gz"), false), (tmp("c.npz"), true)] {
+        let mut args = vec!["multiply", a, b, "-o", out.to_str().unwrap(), "--backend", "cpu"];
+        args.extend(["--timings", times.to_str().unwrap()]);
+        if verbose {
+            args.push("-v");
+        }
+        let r = spgemm().args(&args).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        // The backend is named only when asked for.
+        assert_eq!(stderr.contains("backend: cpu"), verbose, "{stderr}");
+        for step in ["read ", "upload ", "product ", "download ", "write "] {
+            assert!(stderr.contains(step), "no {step}time in: {stderr}");
+        }
+        let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&times).unwrap()).unwrap();
+        assert!(t["read_ms"].as_f64().unwrap() > 0.0 && t["write_ms"].as_f64().is_some(), "{t}");
+        let c = spgemm::files::read::<f64>(&out, &Default::default()).unwrap();
+        let a = spgemm::mtx::read_path::<f64>(a).unwrap();
+        spgemm::verify::check_product(&a, &at, &c).unwrap().unwrap();
+    }
 }
 
 #[test]

@@ -221,17 +221,14 @@ impl<T: Scalar> CsrMatrix<T> {
     /// # Errors
     /// [`Error::UnsortedRow`] for the first row that is not.
     pub fn check_sorted(&self) -> Result<()> {
-        for i in 0..self.nrows {
+        let unsorted = |i: usize| {
             let (cols, _) = self.row(i);
-            if let Some(w) = cols.windows(2).find(|w| w[0] >= w[1]) {
-                return Err(Error::UnsortedRow {
-                    row: i,
-                    prev: w[0],
-                    col: w[1],
-                });
-            }
+            cols.windows(2).find(|w| w[0] >= w[1]).map(|w| (i, w[0], w[1]))
+        };
+        match (0..self.nrows).into_par_iter().find_map_first(unsorted) {
+            Some((row, prev, col)) => Err(Error::UnsortedRow { row, prev, col }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether every row is sorted without duplicates.

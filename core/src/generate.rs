@@ -180,13 +180,36 @@ pub fn stencil_3d<T: Scalar>(n: usize, points: usize, seed: u64) -> Result<CsrMa
     })
 }
 
+/// The Graph500 R-MAT quadrant probabilities `(a, b, c)` (d = 1 − a − b − c).
+pub const GRAPH500: (f64, f64, f64) = (0.57, 0.19, 0.19);
+
 /// R-MAT / Graph500 graph: `2^scale` vertices, `edge_factor · 2^scale`
-/// directed edges drawn with probabilities (0.57, 0.19, 0.19, 0.05);
+/// directed edges drawn with the Graph500 probabilities ([`GRAPH500`]);
 /// duplicate edges are merged.
 ///
 /// # Errors
 /// [`Error::TooLarge`] for `scale > 31`; [`Error::HostOutOfMemory`].
 pub fn rmat<T: Scalar>(scale: u32, edge_factor: usize, seed: u64) -> Result<CsrMatrix<T>> {
+    rmat_with(scale, edge_factor, GRAPH500, seed)
+}
+
+/// R-MAT with quadrant probabilities `(a, b, c)`, d = 1 − a − b − c
+/// (e.g. the milder skew `(0.45, 0.22, 0.22)`).
+///
+/// # Errors
+/// [`Error::Unsupported`] unless the probabilities are non-negative and
+/// sum to at most 1; as [`rmat`].
+pub fn rmat_with<T: Scalar>(
+    scale: u32,
+    edge_factor: usize,
+    (pa, pb, pc): (f64, f64, f64),
+    seed: u64,
+) -> Result<CsrMatrix<T>> {
+    if !(pa >= 0.0 && pb >= 0.0 && pc >= 0.0 && pa + pb + pc <= 1.0) {
+        return Err(Error::Unsupported(format!(
+            "R-MAT probabilities a={pa}, b={pb}, c={pc} (each at least 0, a+b+c at most 1)"
+        )));
+    }
     if scale > 31 {
         return Err(Error::TooLarge {
             what: "R-MAT scale",
@@ -210,11 +233,11 @@ pub fn rmat<T: Scalar>(scale: u32, edge_factor: usize, seed: u64) -> Result<CsrM
                 let (mut i, mut j) = (0usize, 0usize);
                 for _ in 0..scale {
                     let p = g.next_f64();
-                    let (bi, bj) = if p < 0.57 {
+                    let (bi, bj) = if p < pa {
                         (0, 0)
-                    } else if p < 0.76 {
+                    } else if p < pa + pb {
                         (0, 1)
-                    } else if p < 0.95 {
+                    } else if p < pa + pb + pc {
                         (1, 0)
                     } else {
                         (1, 1)
@@ -238,6 +261,102 @@ pub fn rmat<T: Scalar>(scale: u32, edge_factor: usize, seed: u64) -> Result<CsrM
         vals.extend(v);
     }
     CsrMatrix::from_triplets(n, n, &rows, &cols, &vals)
+}
+
+/// Grid size `n³`, or [`Error::TooLarge`].
+fn cube(n: usize) -> Result<usize> {
+    n.checked_pow(3).ok_or(Error::TooLarge {
+        what: "grid size n^3",
+        value: (n as u128).pow(3),
+        limit: usize::MAX as u128,
+    })
+}
+
+/// The grid neighbours of node `i` of an `n³` grid within `points` (7:
+/// faces, 27: the cube), itself included.
+fn neighbours(i: usize, n: usize, points: usize, out: &mut Vec<usize>) {
+    out.clear();
+    let (x, y, z) = ((i % n) as i64, ((i / n) % n) as i64, (i / (n * n)) as i64);
+    let m = n as i64;
+    for dz in -1i64..=1 {
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                if points == 7 && dx.abs() + dy.abs() + dz.abs() > 1 {
+                    continue;
+                }
+                let (a, b, c) = (x + dx, y + dy, z + dz);
+                if (0..m).contains(&a) && (0..m).contains(&b) && (0..m).contains(&c) {
+                    out.push(((c * m + b) * m + a) as usize);
+                }
+            }
+        }
+    }
+}
+
+/// A finite-element-like matrix with `dof` unknowns per node of an `n³`
+/// grid coupled to every node of its 27-point neighbourhood: `dof · n³`
+/// rows of up to `27 · dof` random entries (e.g. `n = 30, dof = 3`: 81,000
+/// rows, 6.1 M entries).
+///
+/// # Errors
+/// [`Error::TooLarge`], [`Error::HostOutOfMemory`].
+pub fn fem_27<T: Scalar>(n: usize, dof: usize, seed: u64) -> Result<CsrMatrix<T>> {
+    let rows = cube(n)?.checked_mul(dof).ok_or(Error::TooLarge {
+        what: "rows of the FEM matrix",
+        value: cube(n)? as u128 * dof as u128,
+        limit: usize::MAX as u128,
+    })?;
+    by_rows(rows, rows, seed, |r, g, out| {
+        let mut nb = Vec::with_capacity(27);
+        neighbours(r / dof, n, 27, &mut nb);
+        for &k in &nb {
+            for d in 0..dof {
+                out.push(((k * dof + d) as u32, value(g)));
+            }
+        }
+    })
+}
+
+/// The 7-point Poisson matrix on an `n³` grid: 6 on the diagonal, −1 for
+/// each face neighbour.
+///
+/// # Errors
+/// [`Error::TooLarge`], [`Error::HostOutOfMemory`].
+pub fn poisson_7<T: Scalar>(n: usize) -> Result<CsrMatrix<T>> {
+    let rows = cube(n)?;
+    by_rows(rows, rows, 0, |i, _, out| {
+        let mut nb = Vec::with_capacity(7);
+        neighbours(i, n, 7, &mut nb);
+        out.extend(nb.iter().map(|&k| (k as u32, T::from_f64(if k == i { 6.0 } else { -1.0 }))));
+    })
+}
+
+/// The smoothed-aggregation prolongator of [`poisson_7`] (Vaněk, Mandel
+/// and Brezina 1996): aggregates of 3×3×3 nodes give the tentative
+/// prolongator `T` (one 1 per row), smoothed by one damped Jacobi step,
+/// `P = (I − ω D⁻¹ A) T` with ω = 2/3: `n³` rows, `⌈n/3⌉³` columns, up to
+/// 7 entries per row. With [`poisson_7`] it makes the Galerkin products
+/// `A·P` and `Pᵀ·(A·P)` of an AMG setup.
+///
+/// # Errors
+/// [`Error::TooLarge`], [`Error::HostOutOfMemory`].
+pub fn sa_prolongator<T: Scalar>(n: usize) -> Result<CsrMatrix<T>> {
+    let rows = cube(n)?;
+    let na = n.div_ceil(3);
+    let aggregate = |k: usize| {
+        let (x, y, z) = (k % n / 3, k / n % n / 3, k / (n * n) / 3);
+        ((z * na + y) * na + x) as u32
+    };
+    let omega = 2.0 / 3.0;
+    by_rows(rows, cube(na)?, 0, |i, _, out| {
+        let mut nb = Vec::with_capacity(7);
+        neighbours(i, n, 7, &mut nb);
+        out.push((aggregate(i), T::ONE));
+        for &k in &nb {
+            let a_ik = if k == i { 6.0 } else { -1.0 };
+            out.push((aggregate(k), T::from_f64(-omega * a_ik / 6.0)));
+        }
+    })
 }
 
 #[cfg(test)]
@@ -266,6 +385,20 @@ mod tests {
     fn short_and_long() {
         let m = short_and_long_rows::<f32>(1000, 3, 2, 400, 1).unwrap();
         assert!(m.max_row_nnz() > 300 && m.row_nnz(1) <= 3);
+    }
+
+    #[test]
+    fn galerkin_operands() {
+        let a = poisson_7::<f64>(6).unwrap();
+        assert_eq!((a.nrows(), a.max_row_nnz()), (216, 7));
+        let p = sa_prolongator::<f64>(6).unwrap();
+        assert_eq!(p.shape(), (216, 8));
+        // Rows of P sum to 1 − ω·(row sum of A)/6: 1 inside the grid.
+        let inner = 1 + 6 + 36; // node (1, 1, 1)
+        let s: f64 = p.row(inner).1.iter().sum();
+        assert!((s - 1.0).abs() < 1e-12, "{s}");
+        let f = fem_27::<f32>(3, 3, 1).unwrap();
+        assert_eq!((f.nrows(), f.max_row_nnz()), (81, 81));
     }
 
     #[test]

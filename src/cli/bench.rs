@@ -315,10 +315,15 @@ fn run_whole_jobs<T: Scalar>(backend: &Backend, files: &[Operands], args: &Bench
         Some(Compare::ScipyCupy) => Some(PythonJob::ScipyCupy),
         _ => None,
     };
+    let bandwidth = backend.pinned_bandwidth()?;
+    if let Some((up, down)) = bandwidth {
+        println!("pinned bandwidth: {:.1} GB/s host to device, {:.1} GB/s device to host", up / 1e9, down / 1e9);
+    }
     whole_job::print_header();
     let mut records = Vec::new();
     for ops in files {
-        let r = whole_job::run::<T>(backend, ops, args.common.seed, (args.warmup, args.reps), python)?;
+        let runs = (args.warmup, args.reps);
+        let r = whole_job::run::<T>(backend, ops, args.common.seed, runs, python, bandwidth)?;
         whole_job::print_row(&r);
         records.push(r);
     }

@@ -160,7 +160,8 @@ struct MultiplyArgs {
 
 #[derive(Args, Debug)]
 struct GenArgs {
-    /// Generator: stencil7:N, stencil27:N, rmat:SCALE:EDGE_FACTOR,
+    /// Generator: stencil7:N, stencil27:N, fem27:N:DOF, poisson7:N, sa-p:N,
+    /// sa-pt:N, rmat:SCALE:EDGE_FACTOR[:A:B:C],
     /// er:ROWS:PER_ROW, longrows:ROWS:SHORT:NLONG:LONG (with or without `gen:`).
     spec: String,
     /// Output file (.mtx, .mtx.gz or .npz).

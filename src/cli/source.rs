@@ -20,8 +20,18 @@ pub enum MatrixSource {
 pub enum Gen {
     /// 3D stencil on an n³ grid with 7 or 27 points.
     Stencil { points: usize, n: usize },
-    /// R-MAT with 2^scale vertices.
-    Rmat { scale: u32, edge_factor: usize },
+    /// R-MAT with 2^scale vertices, quadrant probabilities (a, b, c).
+    Rmat {
+        scale: u32,
+        edge_factor: usize,
+        abc: Option<(f64, f64, f64)>,
+    },
+    /// `dof` unknowns per node of an n³ grid, 27-point coupling.
+    Fem { n: usize, dof: usize },
+    /// 7-point Poisson matrix on an n³ grid.
+    Poisson { n: usize },
+    /// Its smoothed-aggregation prolongator P, or Pᵀ.
+    Prolongator { n: usize, transposed: bool },
     /// Erdős–Rényi with `per_row` entries a row.
     Er { rows: usize, per_row: usize },
     /// Short rows plus a few long rows.
@@ -60,8 +70,26 @@ impl std::str::FromStr for MatrixSource {
                 Gen::Stencil { points: if parts[0] == "stencil7" { 7 } else { 27 }, n: num(1)? }
             }
             "rmat" => {
+                let abc = if parts.len() == 6 {
+                    let p = |i: usize| parts[i].parse::<f64>().map_err(|_| format!("'{s}': probability {i} is not a number"));
+                    Some((p(3)?, p(4)?, p(5)?))
+                } else {
+                    want(2)?;
+                    None
+                };
+                Gen::Rmat { scale: num(1)? as u32, edge_factor: num(2)?, abc }
+            }
+            "fem27" => {
                 want(2)?;
-                Gen::Rmat { scale: num(1)? as u32, edge_factor: num(2)? }
+                Gen::Fem { n: num(1)?, dof: num(2)? }
+            }
+            "poisson7" => {
+                want(1)?;
+                Gen::Poisson { n: num(1)? }
+            }
+            "sa-p" | "sa-pt" => {
+                want(1)?;
+                Gen::Prolongator { n: num(1)?, transposed: parts[0] == "sa-pt" }
             }
             "er" => {
                 want(2)?;
@@ -73,7 +101,7 @@ impl std::str::FromStr for MatrixSource {
             }
             other => {
                 return Err(format!(
-                    "unknown generator '{other}' (stencil7:N, stencil27:N, rmat:SCALE:EF, er:ROWS:PER_ROW, longrows:ROWS:SHORT:NLONG:LONG)"
+                    "unknown generator '{other}' (stencil7:N, stencil27:N, fem27:N:DOF, poisson7:N, sa-p:N, sa-pt:N, rmat:SCALE:EF[:A:B:C], er:ROWS:PER_ROW, longrows:ROWS:SHORT:NLONG:LONG)"
                 ))
             }
         };
@@ -91,7 +119,15 @@ impl MatrixSource {
             ),
             Self::Gen(g) => match g {
                 Gen::Stencil { points, n } => format!("stencil{points}:{n}"),
-                Gen::Rmat { scale, edge_factor } => format!("rmat:{scale}:{edge_factor}"),
+                Gen::Rmat { scale, edge_factor, abc: None } => format!("rmat:{scale}:{edge_factor}"),
+                Gen::Rmat { scale, edge_factor, abc: Some((a, b, c)) } => {
+                    format!("rmat:{scale}:{edge_factor}:{a}:{b}:{c}")
+                }
+                Gen::Fem { n, dof } => format!("fem27:{n}:{dof}"),
+                Gen::Poisson { n } => format!("poisson7:{n}"),
+                Gen::Prolongator { n, transposed } => {
+                    format!("sa-p{}:{n}", if *transposed { "t" } else { "" })
+                }
                 Gen::Er { rows, per_row } => format!("er:{rows}:{per_row}"),
                 Gen::LongRows {
                     rows,
@@ -119,7 +155,16 @@ impl MatrixSource {
             }
             Self::Gen(g) => match *g {
                 Gen::Stencil { points, n } => generate::stencil_3d(n, points, seed),
-                Gen::Rmat { scale, edge_factor } => generate::rmat(scale, edge_factor, seed),
+                Gen::Rmat { scale, edge_factor, abc } => generate::rmat_with(
+                    scale,
+                    edge_factor,
+                    abc.unwrap_or(generate::GRAPH500),
+                    seed,
+                ),
+                Gen::Fem { n, dof } => generate::fem_27(n, dof, seed),
+                Gen::Poisson { n } => generate::poisson_7(n),
+                Gen::Prolongator { n, transposed: false } => generate::sa_prolongator(n),
+                Gen::Prolongator { n, transposed: true } => generate::sa_prolongator(n)?.transpose(),
                 Gen::Er { rows, per_row } => generate::erdos_renyi(rows, per_row, seed),
                 Gen::LongRows {
                     rows,
@@ -208,7 +253,8 @@ mod tests {
             "gen:rmat:18:16".parse::<MatrixSource>().unwrap(),
             MatrixSource::Gen(Gen::Rmat {
                 scale: 18,
-                edge_factor: 16
+                edge_factor: 16,
+                abc: None
             })
         );
         assert!("gen:rmat:18".parse::<MatrixSource>().is_err());

@@ -57,12 +57,20 @@ pub struct WholeJob {
     input_bytes: u64,
     output_bytes: u64,
     nnz_c: usize,
+    #[serde(skip)]
+    moved: (u64, u64),
     reps: usize,
     ours: Steps,
     /// Our product's parts (medians): upload, kernels, download.
     ours_upload_ms: f64,
     ours_product_ms: f64,
     ours_download_ms: f64,
+    /// Bytes a host-to-host product must move: A and B up, C down (CSR
+    /// arrays), and the bound max(our kernels' time, bytes ÷ the pinned
+    /// bandwidth measured in this run), with our product's time over it.
+    bytes_moved: u64,
+    bound_ms: Option<f64>,
+    over_bound: Option<f64>,
     python: Option<Steps>,
     python_version: Option<String>,
     /// Python's time over ours, per step and overall.
@@ -117,9 +125,19 @@ pub fn run<T: Scalar>(
     seed: u64,
     (warmup, reps): (usize, usize),
     python: Option<PythonJob>,
+    bandwidth: Option<(f64, f64)>,
 ) -> Result<WholeJob, CliError> {
     let mut tmp = Vec::new();
     let r = run_in::<T>(backend, ops, seed, (warmup, reps), python, &mut tmp);
+    let r = r.map(|mut r| {
+        if let Some((up, down)) = bandwidth {
+            let (a_b, c) = r.moved;
+            let bound = (r.ours_product_ms).max((a_b as f64 / up + c as f64 / down) * 1e3);
+            r.bound_ms = Some(bound);
+            r.over_bound = Some(r.ours.multiply_ms / bound);
+        }
+        r
+    });
     for p in tmp {
         let _ = std::fs::remove_file(p);
     }
@@ -150,11 +168,13 @@ fn run_in<T: Scalar>(
             .len() as u64;
     }
     let (a, b, product) = ops.load::<T>(seed)?;
+    let csr = |m: &CsrMatrix<T>| ((m.nrows() + 1) * 8 + m.nnz() * (4 + std::mem::size_of::<T>())) as u64;
+    let inputs = csr(&a) + b.as_ref().map_or(0, csr);
     for _ in 0..warmup {
         backend.multiply(&a, b.as_ref().unwrap_or(&a))?;
     }
     drop((a, b));
-    let (mut runs, mut parts, mut nnz_c) = (Vec::new(), Vec::new(), 0);
+    let (mut runs, mut parts, mut nnz_c, mut c_bytes) = (Vec::new(), Vec::new(), 0, 0);
     for _ in 0..reps.max(1) {
         let t = Instant::now();
         let a: CsrMatrix<T> = spgemm::files::read(&a_path, &Default::default())?;
@@ -172,6 +192,7 @@ fn run_in<T: Scalar>(
         runs.push([read, multiply, ms(t)]);
         parts.push([times.upload_ms, times.multiply_ms, times.download_ms]);
         nnz_c = c.nnz();
+        c_bytes = csr(&c);
     }
     let ours = Steps::of(&runs);
     let output_bytes = std::fs::metadata(&ours_out).map_or(0, |m| m.len());
@@ -215,6 +236,10 @@ fn run_in<T: Scalar>(
         input_bytes,
         output_bytes,
         nnz_c,
+        moved: (inputs, c_bytes),
+        bytes_moved: inputs + c_bytes,
+        bound_ms: None,
+        over_bound: None,
         reps: reps.max(1),
         ours,
         ours_upload_ms: med(0),
@@ -263,8 +288,21 @@ pub fn print_row(r: &WholeJob) {
             r.python_version.as_deref().unwrap_or("?")
         )
     });
+    let bound = match (r.bound_ms, r.over_bound) {
+        (Some(b), Some(o)) => format!("; bound {b:.1} ms (ours {o:.2}x of it)"),
+        _ => String::new(),
+    };
+    let gbps = |bytes: u64, ms: f64| bytes as f64 / (ms.max(1e-9) * 1e6);
     println!(
-        "{:<34} multiply = upload {:.1} + product {:.1} + download {:.1} ms; nnz(C) {}, {} B in, {} B out{s}",
-        "", r.ours_upload_ms, r.ours_product_ms, r.ours_download_ms, r.nnz_c, r.input_bytes, r.output_bytes
+        "{:<34} multiply = upload {:.1} + product {:.1} + download {:.1} ms{bound}; nnz(C) {}; read {:.2} GB/s of {} B, write {:.2} GB/s of {} B{s}",
+        "",
+        r.ours_upload_ms,
+        r.ours_product_ms,
+        r.ours_download_ms,
+        r.nnz_c,
+        gbps(r.input_bytes, r.ours.read_ms),
+        r.input_bytes,
+        gbps(r.output_bytes, r.ours.write_ms),
+        r.output_bytes
     );
 }

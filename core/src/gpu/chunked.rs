@@ -4,7 +4,7 @@
 //! its own streams, so one chunk's copies overlap another's kernels, and C
 //! is assembled in host memory.
 
-use super::engine::GpuEngine;
+use super::engine::{GpuEngine, HostCsr};
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::device::{Device, DeviceErrorKind};
@@ -138,11 +138,22 @@ impl<D: Device> GpuEngine<D> {
             };
             times.upload_ms = ms_since(t);
             let t = std::time::Instant::now();
-            let c = self.multiply(&ga, gb.as_ref().unwrap_or(&ga))?.0;
+            // C's host arrays are allocated and their pages touched while
+            // the numeric kernels run.
+            let mut host = None;
+            let c = self
+                .run_overlapped(&ga, gb.as_ref().unwrap_or(&ga), None, &mut |nnz| {
+                    host = Some(HostCsr::touched(a.nrows(), nnz));
+                })?
+                .0;
             times.multiply_ms = ms_since(t);
             let t = std::time::Instant::now();
             drop((ga, gb));
-            let c = self.download(&c)?;
+            let host = match host {
+                Some(h) => h?,
+                None => HostCsr::zeroed(c.nrows(), c.nnz())?,
+            };
+            let c = self.download_into(&c, host)?;
             times.download_ms = ms_since(t);
             Ok(c)
         };

@@ -65,6 +65,38 @@ impl<D: Device, T: Scalar> GpuMatrix<D, T> {
     }
 }
 
+/// The host arrays of a CSR matrix, allocated before the matrix is
+/// downloaded into them.
+pub(super) struct HostCsr<T> {
+    offsets: Vec<usize>,
+    cols: Vec<u32>,
+    vals: Vec<T>,
+}
+
+impl<T: Scalar> HostCsr<T> {
+    /// Arrays for `nrows` rows and `nnz` entries, zero pages not yet touched.
+    pub(super) fn zeroed(nrows: usize, nnz: usize) -> Result<Self> {
+        Ok(Self {
+            offsets: try_zeroed(nrows + 1, "row offsets")?,
+            cols: try_zeroed(nnz, "column indices")?,
+            vals: try_zeroed(nnz, "values")?,
+        })
+    }
+
+    /// As [`HostCsr::zeroed`], with every page touched on all cores, so
+    /// that copying into them later runs at memory speed (done while the
+    /// device computes).
+    pub(super) fn touched(nrows: usize, nnz: usize) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut h = Self::zeroed(nrows, nnz)?;
+        let touch = |bytes: &mut [u8]| bytes.par_chunks_mut(4096).for_each(|p| p[0] = 0);
+        touch(bytemuck::cast_slice_mut(&mut h.offsets));
+        touch(bytemuck::cast_slice_mut(&mut h.cols));
+        touch(bytemuck::cast_slice_mut(&mut h.vals));
+        Ok(h)
+    }
+}
+
 /// Milliseconds of each phase of one product, from device events, and the
 /// peak device memory it used beyond its inputs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -467,9 +499,21 @@ impl<D: Device> GpuEngine<D> {
     /// # Errors
     /// Device errors (including faults of earlier kernels); host out of memory.
     pub fn download<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Result<CsrMatrix<T>> {
-        let mut offsets: Vec<usize> = try_zeroed(m.nrows + 1, "row offsets")?;
-        let mut cols: Vec<u32> = try_zeroed(m.nnz, "column indices")?;
-        let mut vals: Vec<T> = try_zeroed(m.nnz, "values")?;
+        self.download_into(m, HostCsr::zeroed(m.nrows, m.nnz)?)
+    }
+
+    /// [`GpuEngine::download`] into arrays of the right lengths allocated
+    /// (and perhaps touched) before.
+    pub(super) fn download_into<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+        host: HostCsr<T>,
+    ) -> Result<CsrMatrix<T>> {
+        let HostCsr {
+            mut offsets,
+            mut cols,
+            mut vals,
+        } = host;
         let streams = self.take_streams()?;
         let s = &streams[0];
         let dev = &self.device;
@@ -554,7 +598,19 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         plan: Option<&GpuPlan<D, T>>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        let ((c, mut times), peak) = self.with_run(a, b, |r| r.all(plan))?;
+        self.run_overlapped(a, b, plan, &mut |_| ())
+    }
+
+    /// [`GpuEngine::run`], calling `while_numeric(nnz(C))` on this thread
+    /// while the numeric kernels run.
+    pub(super) fn run_overlapped<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        plan: Option<&GpuPlan<D, T>>,
+        while_numeric: &mut dyn FnMut(usize),
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        let ((c, mut times), peak) = self.with_run(a, b, |r| r.all(plan, while_numeric))?;
         times.peak_bytes = peak;
         Ok((c, times))
     }

@@ -384,9 +384,13 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     }
 
     /// Both phases (or only the numeric one, from a plan), with times.
+    /// The whole product (from `plan`'s symbolic result when given);
+    /// `while_numeric(nnz(C))` runs on the host while the numeric kernels
+    /// run on the device.
     pub(super) fn all(
         &self,
         plan: Option<&GpuPlan<D, T>>,
+        while_numeric: &mut dyn FnMut(usize),
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         let dev = self.dev();
         let t0 = dev.record(&self.s[0])?;
@@ -417,6 +421,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let nnz = counts.nnz as usize;
         let (ccol, cval) = self.numeric(&crpt, nnz, typical, meta, counts)?;
         let t3 = dev.record(&self.s[0])?;
+        while_numeric(nnz);
         dev.synchronize(&self.s[0])?;
         let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);
         let times = PhaseTimes {

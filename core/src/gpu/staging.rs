@@ -11,13 +11,14 @@ use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::Mutex;
 
-/// Bytes of one pinned buffer (two per staging pair).
-pub(super) const PIECE: usize = 32 << 20;
+/// Bytes of one pinned buffer (two per staging pair): small enough that
+/// the first and last pieces, which nothing overlaps, cost little.
+pub(super) const PIECE: usize = 8 << 20;
 
 /// Copies `src` into `dst` (equal lengths) on all cores: the destination
 /// pages of a fresh allocation are first touched in parallel too.
 pub(super) fn par_copy(src: &[u8], dst: &mut [u8]) {
-    const STRIPE: usize = 1 << 20;
+    const STRIPE: usize = 256 << 10;
     dst.par_chunks_mut(STRIPE)
         .zip(src.par_chunks(STRIPE))
         .for_each(|(d, s)| d.copy_from_slice(s));
@@ -162,5 +163,44 @@ impl<D: Device> Staging<D> {
             finish(j, pe, &self.bufs, dst)?;
         }
         Ok(())
+    }
+}
+
+impl<D: Device> super::engine::GpuEngine<D> {
+    /// The bus's bandwidth through pinned memory, bytes per second, host to
+    /// device and device to host: 256 MiB copied each way, four times,
+    /// timed by device events. The bound a host-to-host product is measured
+    /// against (`spgemm bench --whole-job`).
+    ///
+    /// # Errors
+    /// Device errors (out of device or pinned host memory among them).
+    pub fn pinned_bandwidth(&self) -> Result<(f64, f64)> {
+        const BYTES: usize = 256 << 20;
+        const REPS: usize = 4;
+        let dev = &self.device;
+        let s = dev.create_stream()?;
+        let buf = dev.alloc(&s, BYTES)?;
+        let mut pinned = dev.alloc_pinned(BYTES)?;
+        pinned.as_mut_slice().fill(1);
+        let mut rate = |up: bool| -> Result<f64> {
+            let start = dev.record(&s)?;
+            for _ in 0..REPS {
+                // SAFETY: the stream is waited for (through `end`) before
+                // `pinned` is touched again or dropped.
+                unsafe {
+                    if up {
+                        dev.copy_to_device_async(&s, &pinned, 0, BYTES, &buf, 0)?;
+                    } else {
+                        dev.copy_to_host_async(&s, &buf, 0, &mut pinned, 0, BYTES)?;
+                    }
+                }
+            }
+            let end = dev.record(&s)?;
+            let ms = dev.elapsed_ms(&start, &end)? as f64;
+            Ok((REPS * BYTES) as f64 / (ms.max(1e-6) / 1e3))
+        };
+        let r = rate(true).and_then(|up| Ok((up, rate(false)?)));
+        dev.synchronize(&s)?;
+        r
     }
 }

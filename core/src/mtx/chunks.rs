@@ -9,7 +9,7 @@ use super::text::{check_range, next_token, parse_err, parse_index, parse_integer
 use super::text::{is_blank, is_comment, Lines};
 use super::{Field, Header, Symmetry};
 use crate::csr::CsrMatrix;
-use crate::error::{try_filled, try_reserve, Error, Result};
+use crate::error::{try_reserve, try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -241,6 +241,7 @@ unsafe impl<T: Send> Sync for Scatter<T> {}
 /// keep the file's order.
 fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result<CsrMatrix<T>> {
     let nnz: usize = chunks.iter().map(|c| c.rows.len()).sum();
+    let mut offsets: Vec<usize> = try_zeroed(nrows + 1, "row offsets")?;
     let groups = (nnz / nrows.max(1))
         .clamp(1, rayon::current_num_threads())
         .min(chunks.len().max(1));
@@ -258,7 +259,7 @@ fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result
     let mut counts: Vec<Vec<usize>> = runs
         .par_iter()
         .map(|run| {
-            let mut n = try_filled(nrows, 0usize, "row counts")?;
+            let mut n: Vec<usize> = try_zeroed(nrows, "row counts")?;
             for c in *run {
                 for &r in &c.rows {
                     n[r] += 1;
@@ -267,7 +268,6 @@ fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result
             Ok(n)
         })
         .collect::<Result<_>>()?;
-    let mut offsets = try_filled(nrows + 1, 0usize, "row offsets")?;
     offsets[1..]
         .par_iter_mut()
         .enumerate()
@@ -285,8 +285,8 @@ fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result
         });
     }
     drop(next);
-    let mut cols = try_filled(nnz, 0u32, "column indices")?;
-    let mut vals = try_filled(nnz, T::ZERO, "values")?;
+    let mut cols: Vec<u32> = try_zeroed(nnz, "column indices")?;
+    let mut vals: Vec<T> = try_zeroed(nnz, "values")?;
     let (cp, vp) = (Scatter(cols.as_mut_ptr()), Scatter(vals.as_mut_ptr()));
     runs.par_iter().zip(counts.par_iter_mut()).for_each(|(run, pos)| {
         let (cp, vp) = (&cp, &vp);
