@@ -235,14 +235,14 @@ unsafe impl<T: Send> Sync for Scatter<T> {}
 
 /// Scatters the chunks' triplets into CSR rows. The chunks are split into
 /// contiguous groups (at most one per thread, and few enough that a
-/// count per row and group costs no more than the entries); each group
+/// count per row and group costs about what the entries cost); each group
 /// counts its entries per row, the counts give every group its start in
 /// every row, and the groups scatter in parallel: within a row, entries
 /// keep the file's order.
 fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result<CsrMatrix<T>> {
     let nnz: usize = chunks.iter().map(|c| c.rows.len()).sum();
     let mut offsets: Vec<usize> = try_zeroed(nrows + 1, "row offsets")?;
-    let groups = (nnz / nrows.max(1))
+    let groups = (2 * nnz / nrows.max(1))
         .clamp(1, rayon::current_num_threads())
         .min(chunks.len().max(1));
     // Contiguous runs of chunks with about nnz / groups entries each.

@@ -174,19 +174,37 @@ fn parse_banner(no: u64, line: &[u8]) -> Result<(bool, Field, Symmetry)> {
 /// A non-negative decimal integer of at most 19 digits.
 #[inline]
 pub(super) fn parse_index(no: u64, tok: Option<&[u8]>, what: &str) -> Result<u64> {
-    let tok = tok.ok_or_else(|| parse_err(no, format!("missing {what}")))?;
-    if tok.is_empty() || tok.len() > 19 || !tok.iter().all(u8::is_ascii_digit) {
-        return Err(parse_err(
-            no,
-            format!(
-                "{what} '{}' is not a non-negative integer",
-                String::from_utf8_lossy(tok)
-            ),
-        ));
+    let Some(tok) = tok else {
+        return Err(missing(no, what));
+    };
+    if tok.is_empty() || tok.len() > 19 {
+        return Err(not_an_index(no, tok, what));
     }
-    Ok(tok
-        .iter()
-        .fold(0u64, |acc, &d| acc * 10 + (d - b'0') as u64))
+    let mut acc = 0u64;
+    for &d in tok {
+        let v = d.wrapping_sub(b'0');
+        if v > 9 {
+            return Err(not_an_index(no, tok, what));
+        }
+        acc = acc * 10 + v as u64;
+    }
+    Ok(acc)
+}
+
+#[cold]
+fn missing(no: u64, what: &str) -> Error {
+    parse_err(no, format!("missing {what}"))
+}
+
+#[cold]
+fn not_an_index(no: u64, tok: &[u8], what: &str) -> Error {
+    parse_err(
+        no,
+        format!(
+            "{what} '{}' is not a non-negative integer",
+            String::from_utf8_lossy(tok)
+        ),
+    )
 }
 
 /// `idx` is a 1-based index within `1..=n`.
