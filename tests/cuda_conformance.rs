@@ -263,4 +263,20 @@ mod plan {
             spgemm::verify::check_product(&m, &m, &c).unwrap().unwrap();
         }
     }
+
+    #[test]
+    fn host_products_with_large_arrays_of_c_are_exact() {
+        // C of 7.3 million entries: its columns and values (29 and 58 MB)
+        // come back through the pinned staging buffers in many pieces, into
+        // host arrays touched while the numeric kernels ran.
+        let Some(e) = engine() else { return };
+        let a = generate::stencil_3d::<f64>(40, 27, 5).unwrap();
+        let c = e.multiply_host(&a, &a).unwrap();
+        assert!(c.nnz() * 8 > 32 << 20);
+        spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+        // Again, with the staging buffers and pinned memory reused.
+        let again = e.multiply_host(&a, &a).unwrap();
+        assert!(again.same_structure(&c));
+        spgemm::verify::check_product(&a, &a, &again).unwrap().unwrap();
+    }
 }

@@ -183,6 +183,9 @@ impl<T: Scalar> CsrMatrix<T> {
     /// Sorts every row by column and sums duplicate columns (keeping sums
     /// that are zero as explicit zeros). Runs in parallel over rows.
     pub fn sort_and_sum_duplicates(mut self) -> Self {
+        if self.is_sorted() {
+            return self;
+        }
         let nrows = self.nrows;
         // Sort each row in place and record how many distinct columns it has.
         let mut kept = vec![0usize; nrows];

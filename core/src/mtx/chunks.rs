@@ -268,23 +268,43 @@ fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result
             Ok(n)
         })
         .collect::<Result<_>>()?;
+    // Two passes over blocks of rows, each touching every group's counts
+    // of its rows: the rows' totals, then (after their prefix sum) each
+    // group's first position in each row.
+    const ROWS: usize = 1 << 14;
+    let mut blocks: Vec<Vec<&mut [usize]>> = (0..nrows.div_ceil(ROWS))
+        .map(|_| Vec::with_capacity(groups))
+        .collect();
+    for n in &mut counts {
+        for (b, c) in n.chunks_mut(ROWS).enumerate() {
+            blocks[b].push(c);
+        }
+    }
     offsets[1..]
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(r, o)| *o = counts.iter().map(|n| n[r]).sum());
+        .par_chunks_mut(ROWS)
+        .zip(blocks.par_iter())
+        .for_each(|(o, gs)| {
+            for (i, o) in o.iter_mut().enumerate() {
+                *o = gs.iter().map(|g| g[i]).sum();
+            }
+        });
     for i in 0..nrows {
         offsets[i + 1] += offsets[i];
     }
-    // Each group's counts become its next position in every row.
-    let mut next = offsets[..nrows].to_vec();
-    for n in &mut counts {
-        n.par_iter_mut().zip(next.par_iter_mut()).for_each(|(c, p)| {
-            let start = *p;
-            *p += *c;
-            *c = start;
+    offsets[..nrows]
+        .par_chunks(ROWS)
+        .zip(blocks.par_iter_mut())
+        .for_each(|(o, gs)| {
+            for (i, &start) in o.iter().enumerate() {
+                let mut p = start;
+                for g in gs.iter_mut() {
+                    let c = g[i];
+                    g[i] = p;
+                    p += c;
+                }
+            }
         });
-    }
-    drop(next);
+    drop(blocks);
     let mut cols: Vec<u32> = try_zeroed(nnz, "column indices")?;
     let mut vals: Vec<T> = try_zeroed(nnz, "values")?;
     let (cp, vp) = (Scatter(cols.as_mut_ptr()), Scatter(vals.as_mut_ptr()));
