@@ -214,7 +214,7 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         sort: sort.unwrap_or_default(),
         ..GpuOptions::default()
     };
-    let backend = match (open_backend(&args.common, options, true)?, args.dense_cutoff) {
+    let backend = match (open_backend(&args.common, options, args.common.verbose)?, args.dense_cutoff) {
         (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
         (b, _) => b,
     };

@@ -82,6 +82,9 @@ struct Common {
     /// Value precision.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
+    /// Say which backend runs the product and why (on standard error).
+    #[arg(short, long)]
+    verbose: bool,
     /// Seed for generated matrices (`gen:` sources).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -142,9 +145,6 @@ struct MultiplyArgs {
     /// Output file for C (.mtx, .mtx.gz to compress, or .npz).
     #[arg(short, long)]
     output: PathBuf,
-    /// Say which backend runs the product (on standard error).
-    #[arg(short, long)]
-    verbose: bool,
     /// Also write the times of the steps (read, upload, product, download,
     /// write; milliseconds) as JSON to this file.
     #[arg(long)]
@@ -249,7 +249,7 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
         memory_budget: args.memory_budget,
         ..GpuOptions::default()
     };
-    let backend = open_backend(&args.common, options, args.verbose)?;
+    let backend = open_backend(&args.common, options, args.common.verbose)?;
     let t = Instant::now();
     let a = args.a.load::<T>(args.common.seed)?;
     let b = match &args.b {

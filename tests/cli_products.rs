@@ -1,0 +1,101 @@
+//! `spgemm bench` on products of two matrices and on whole jobs, and the
+//! comparisons that cannot run.
+
+mod common;
+
+use std::process::Command;
+
+fn spgemm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_spgemm"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("spgemm-cli-products-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn json(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+#[test]
+fn bench_names_the_product_it_computed() {
+    let out = tmp("products.json");
+    let ash = common::matrices_dir().join("ash219.mtx.gz");
+    let r = spgemm()
+        .args(["bench", "--backend", "cpu", "--reps", "1", "--check"])
+        .args(["gen:poisson7:6+gen:sa-p:6", ash.to_str().unwrap(), "gen:er:50:3"])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("A·Aᵀ when rectangular"), "{stdout}");
+    let rows = json(&out);
+    let products: Vec<&str> = rows.iter().map(|r| r["product"].as_str().unwrap()).collect();
+    assert_eq!(products, ["A·B", "A·Aᵀ", "A·A"]);
+    assert_eq!(rows[0]["matrix"], "poisson7:6+sa-p:6");
+    assert_eq!(rows[0]["cols"], 216);
+}
+
+#[test]
+fn a_product_of_mismatched_shapes_is_a_one_line_error() {
+    let r = spgemm()
+        .args(["bench", "--backend", "cpu", "gen:er:50:3+gen:er:40:3"])
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(stderr.contains("dimension mismatch"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn comparisons_that_cannot_run_are_errors() {
+    for args in [
+        &["--whole-job", "--compare", "scipy-cupy"][..],
+        &["--compare", "scipy-cupy"][..],
+        &["--compare", "cusparse"][..],
+        &["--whole-job", "--compare", "rocsparse"][..],
+    ] {
+        let r = spgemm()
+            .args(["bench", "--backend", "cpu", "--reps", "1", "gen:er:50:3"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains("error: comparison:"), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
+/// The whole job beside SciPy's (CI installs SciPy).
+#[test]
+fn whole_job_times_every_step_beside_scipy() {
+    let out = tmp("whole.json");
+    let m = common::matrices_dir().join("bcsstk08.mtx.gz");
+    let r = spgemm()
+        .args(["bench", "--backend", "cpu", "--whole-job", "--compare", "scipy"])
+        .args(["--reps", "1", m.to_str().unwrap(), "gen:poisson7:5+gen:sa-p:5"])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = json(&out);
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        for step in ["read_ms", "multiply_ms", "write_ms", "total_ms"] {
+            assert!(row["ours"][step].as_f64().unwrap() > 0.0, "{row}");
+            assert!(row["python"][step].as_f64().unwrap() > 0.0, "{row}");
+            assert!(row["speedup"][step].as_f64().unwrap() > 0.0, "{row}");
+        }
+        assert!(row["python_version"].as_str().unwrap().starts_with("scipy"));
+    }
+    assert_eq!(rows[0]["product"], "A·A");
+    assert_eq!(rows[1]["product"], "A·B");
+    assert!(rows[0]["output_bytes"].as_u64().unwrap() > 0);
+}
