@@ -27,7 +27,15 @@ fn multiply_writes_the_right_product() {
     let b = b.to_str().unwrap();
     let times = tmp("times.json");
     for (out, verbose) in [(tmp("c.mtx.gz"), false), (tmp("c.npz"), true)] {
-        let mut args = vec!["multiply", a, b, "-o", out.to_str().unwrap(), "--backend", "cpu"];
+        let mut args = vec![
+            "multiply",
+            a,
+            b,
+            "-o",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ];
         args.extend(["--timings", times.to_str().unwrap()]);
         if verbose {
             args.push("-v");
@@ -41,7 +49,10 @@ fn multiply_writes_the_right_product() {
             assert!(stderr.contains(step), "no {step}time in: {stderr}");
         }
         let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&times).unwrap()).unwrap();
-        assert!(t["read_ms"].as_f64().unwrap() > 0.0 && t["write_ms"].as_f64().is_some(), "{t}");
+        assert!(
+            t["read_ms"].as_f64().unwrap() > 0.0 && t["write_ms"].as_f64().is_some(),
+            "{t}"
+        );
         let c = spgemm::files::read::<f64>(&out, &Default::default()).unwrap();
         let a = spgemm::mtx::read_path::<f64>(a).unwrap();
         spgemm::verify::check_product(&a, &at, &c).unwrap().unwrap();

@@ -27,7 +27,11 @@ fn bench_names_the_product_it_computed() {
     let ash = common::matrices_dir().join("ash219.mtx.gz");
     let r = spgemm()
         .args(["bench", "--backend", "cpu", "--reps", "1", "--check"])
-        .args(["gen:poisson7:6+gen:sa-p:6", ash.to_str().unwrap(), "gen:er:50:3"])
+        .args([
+            "gen:poisson7:6+gen:sa-p:6",
+            ash.to_str().unwrap(),
+            "gen:er:50:3",
+        ])
         .args(["--json", out.to_str().unwrap()])
         .output()
         .unwrap();
@@ -35,7 +39,10 @@ fn bench_names_the_product_it_computed() {
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(stdout.contains("A·Aᵀ when rectangular"), "{stdout}");
     let rows = json(&out);
-    let products: Vec<&str> = rows.iter().map(|r| r["product"].as_str().unwrap()).collect();
+    let products: Vec<&str> = rows
+        .iter()
+        .map(|r| r["product"].as_str().unwrap())
+        .collect();
     assert_eq!(products, ["A·B", "A·Aᵀ", "A·A"]);
     assert_eq!(rows[0]["matrix"], "poisson7:6+sa-p:6");
     assert_eq!(rows[0]["cols"], 216);
@@ -79,8 +86,20 @@ fn whole_job_times_every_step_beside_scipy() {
     let out = tmp("whole.json");
     let m = common::matrices_dir().join("bcsstk08.mtx.gz");
     let r = spgemm()
-        .args(["bench", "--backend", "cpu", "--whole-job", "--compare", "scipy"])
-        .args(["--reps", "1", m.to_str().unwrap(), "gen:poisson7:5+gen:sa-p:5"])
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--whole-job",
+            "--compare",
+            "scipy",
+        ])
+        .args([
+            "--reps",
+            "1",
+            m.to_str().unwrap(),
+            "gen:poisson7:5+gen:sa-p:5",
+        ])
         .args(["--json", out.to_str().unwrap()])
         .output()
         .unwrap();

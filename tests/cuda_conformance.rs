@@ -277,6 +277,8 @@ mod plan {
         // Again, with the staging buffers and pinned memory reused.
         let again = e.multiply_host(&a, &a).unwrap();
         assert!(again.same_structure(&c));
-        spgemm::verify::check_product(&a, &a, &again).unwrap().unwrap();
+        spgemm::verify::check_product(&a, &a, &again)
+            .unwrap()
+            .unwrap();
     }
 }

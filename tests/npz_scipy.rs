@@ -59,7 +59,12 @@ print("ok")
         if p.extension().is_some_and(|x| x == "npz") && p.file_stem().unwrap() != "unsorted" {
             let ours: CsrMatrix<f64> = spgemm::npz::read_path(&p).unwrap();
             let want: CsrMatrix<f64> = spgemm::mtx::read_path(p.with_extension("mtx")).unwrap();
-            assert_eq!(ours.clone().sort_and_sum_duplicates(), want, "{}", p.display());
+            assert_eq!(
+                ours.clone().sort_and_sum_duplicates(),
+                want,
+                "{}",
+                p.display()
+            );
             n += 1;
         }
     }
@@ -94,7 +99,11 @@ print("ok")
 "#;
     let out = python(
         script,
-        &[plain.to_str().unwrap(), packed.to_str().unwrap(), mtx.to_str().unwrap()],
+        &[
+            plain.to_str().unwrap(),
+            packed.to_str().unwrap(),
+            mtx.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.trim(), "ok");
 }
@@ -116,12 +125,18 @@ np.savez(sys.argv[3], indptr=np.array([0, 1]), data=np.array([1.0]), shape=np.ar
     let (neg, coo, missing) = (d.join("neg.npz"), d.join("coo.npz"), d.join("missing.npz"));
     python(
         script,
-        &[neg.to_str().unwrap(), coo.to_str().unwrap(), missing.to_str().unwrap()],
+        &[
+            neg.to_str().unwrap(),
+            coo.to_str().unwrap(),
+            missing.to_str().unwrap(),
+        ],
     );
     let e = spgemm::npz::read_path::<f64>(&neg).unwrap_err().to_string();
     assert!(e.contains("indices[0] = -1 is negative"), "{e}");
     let e = spgemm::npz::read_path::<f64>(&coo).unwrap_err().to_string();
     assert!(e.contains("format 'coo'"), "{e}");
-    let e = spgemm::npz::read_path::<f64>(&missing).unwrap_err().to_string();
+    let e = spgemm::npz::read_path::<f64>(&missing)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("indices.npy"), "{e}");
 }

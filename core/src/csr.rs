@@ -226,7 +226,9 @@ impl<T: Scalar> CsrMatrix<T> {
     pub fn check_sorted(&self) -> Result<()> {
         let unsorted = |i: usize| {
             let (cols, _) = self.row(i);
-            cols.windows(2).find(|w| w[0] >= w[1]).map(|w| (i, w[0], w[1]))
+            cols.windows(2)
+                .find(|w| w[0] >= w[1])
+                .map(|w| (i, w[0], w[1]))
         };
         match (0..self.nrows).into_par_iter().find_map_first(unsorted) {
             Some((row, prev, col)) => Err(Error::UnsortedRow { row, prev, col }),

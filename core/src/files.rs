@@ -12,7 +12,8 @@ use std::path::Path;
 
 /// Whether `path` names a `.npz` file.
 pub fn is_npz(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npz"))
 }
 
 /// Reads the matrix in `path`: `.npz` with [`npz::read_path`], else

@@ -327,7 +327,10 @@ pub fn poisson_7<T: Scalar>(n: usize) -> Result<CsrMatrix<T>> {
     by_rows(rows, rows, 0, |i, _, out| {
         let mut nb = Vec::with_capacity(7);
         neighbours(i, n, 7, &mut nb);
-        out.extend(nb.iter().map(|&k| (k as u32, T::from_f64(if k == i { 6.0 } else { -1.0 }))));
+        out.extend(
+            nb.iter()
+                .map(|&k| (k as u32, T::from_f64(if k == i { 6.0 } else { -1.0 }))),
+        );
     })
 }
 

@@ -55,7 +55,10 @@ pub fn read<T: Scalar>(r: impl Read + Seek) -> Result<CsrMatrix<T>> {
     let format = member(&mut zip, "format")?.text()?;
     let shape = member(&mut zip, "shape")?.integers::<u64>("shape")?;
     let &[nrows, ncols] = shape.as_slice() else {
-        return Err(err(format!("shape.npy holds {} numbers, not 2", shape.len())));
+        return Err(err(format!(
+            "shape.npy holds {} numbers, not 2",
+            shape.len()
+        )));
     };
     let (nrows, ncols) = (nrows as usize, ncols as usize);
     let (outer, inner) = match format.as_str() {
@@ -102,15 +105,19 @@ struct Member {
 
 fn member<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<Member> {
     let file = format!("{name}.npy");
-    let entry = zip
-        .by_name(&file)
-        .map_err(|_| err(format!("missing member '{file}' (not a file of scipy.sparse.save_npz?)")))?;
+    let entry = zip.by_name(&file).map_err(|_| {
+        err(format!(
+            "missing member '{file}' (not a file of scipy.sparse.save_npz?)"
+        ))
+    })?;
     let npy = npyz::NpyFile::new(entry).map_err(|e| err(format!("{file}: {e}")))?;
     let npyz::DType::Plain(ty) = npy.dtype() else {
         return Err(err(format!("{file}: a record dtype is not supported")));
     };
     if ty.endianness() == npyz::Endianness::Big && ty.num_bytes() != Some(1) {
-        return Err(err(format!("{file}: big-endian dtype '{ty}' is not supported")));
+        return Err(err(format!(
+            "{file}: big-endian dtype '{ty}' is not supported"
+        )));
     }
     let size = ty.num_bytes().unwrap_or(0);
     let len = npy.len() as usize;
@@ -151,18 +158,55 @@ impl Member {
         };
         let widen = |v: i128| -> std::result::Result<u64, i128> { u64::try_from(v).map_err(|_| v) };
         let wide: Vec<std::result::Result<u64, i128>> = match (self.size, signed) {
-            (1, s) => self.bytes.par_iter().map(|&b| widen(if s { b as i8 as i128 } else { b as i128 })).collect(),
-            (2, s) => words::<2>(&self.bytes).map(|w| widen(if s { i16::from_le_bytes(w) as i128 } else { u16::from_le_bytes(w) as i128 })).collect(),
-            (4, s) => words::<4>(&self.bytes).map(|w| widen(if s { i32::from_le_bytes(w) as i128 } else { u32::from_le_bytes(w) as i128 })).collect(),
-            (8, s) => words::<8>(&self.bytes).map(|w| widen(if s { i64::from_le_bytes(w) as i128 } else { u64::from_le_bytes(w) as i128 })).collect(),
-            (n, _) => return Err(err(format!("{}: integers of {n} bytes are not supported", self.name))),
+            (1, s) => self
+                .bytes
+                .par_iter()
+                .map(|&b| widen(if s { b as i8 as i128 } else { b as i128 }))
+                .collect(),
+            (2, s) => words::<2>(&self.bytes)
+                .map(|w| {
+                    widen(if s {
+                        i16::from_le_bytes(w) as i128
+                    } else {
+                        u16::from_le_bytes(w) as i128
+                    })
+                })
+                .collect(),
+            (4, s) => words::<4>(&self.bytes)
+                .map(|w| {
+                    widen(if s {
+                        i32::from_le_bytes(w) as i128
+                    } else {
+                        u32::from_le_bytes(w) as i128
+                    })
+                })
+                .collect(),
+            (8, s) => words::<8>(&self.bytes)
+                .map(|w| {
+                    widen(if s {
+                        i64::from_le_bytes(w) as i128
+                    } else {
+                        u64::from_le_bytes(w) as i128
+                    })
+                })
+                .collect(),
+            (n, _) => {
+                return Err(err(format!(
+                    "{}: integers of {n} bytes are not supported",
+                    self.name
+                )))
+            }
         };
         wide.into_par_iter()
             .enumerate()
             .map(|(i, v)| {
-                let v = v.map_err(|v| err(format!("{}: {what}[{i}] = {v} is negative", self.name)))?;
+                let v =
+                    v.map_err(|v| err(format!("{}: {what}[{i}] = {v} is negative", self.name)))?;
                 I::try_from(v).map_err(|_| {
-                    err(format!("{}: {what}[{i}] = {v} is too large for this library", self.name))
+                    err(format!(
+                        "{}: {what}[{i}] = {v} is too large for this library",
+                        self.name
+                    ))
                 })
             })
             .collect()
@@ -171,11 +215,20 @@ impl Member {
     /// The array as values of type `T`.
     fn values<T: Scalar>(&self) -> Result<Vec<T>> {
         match (self.kind, self.size) {
-            (TypeChar::Float, 8) => Ok(words::<8>(&self.bytes).map(|w| T::from_f64(f64::from_le_bytes(w))).collect()),
-            (TypeChar::Float, 4) => Ok(words::<4>(&self.bytes).map(|w| T::from_f64(f32::from_le_bytes(w) as f64)).collect()),
+            (TypeChar::Float, 8) => Ok(words::<8>(&self.bytes)
+                .map(|w| T::from_f64(f64::from_le_bytes(w)))
+                .collect()),
+            (TypeChar::Float, 4) => Ok(words::<4>(&self.bytes)
+                .map(|w| T::from_f64(f32::from_le_bytes(w) as f64))
+                .collect()),
             (TypeChar::Int | TypeChar::Uint, _) => Ok(self
                 .integers::<u64>("data")
-                .or_else(|_| Err(err(format!("{}: negative or too wide integer values are not supported", self.name))))?
+                .map_err(|_| {
+                    err(format!(
+                        "{}: negative or too wide integer values are not supported",
+                        self.name
+                    ))
+                })?
                 .into_par_iter()
                 .map(|v| T::from_f64(v as f64))
                 .collect()),
@@ -225,14 +278,23 @@ fn write_file<T: Scalar>(path: &Path, m: &CsrMatrix<T>, compressed: bool) -> Res
         source,
     };
     let file = std::fs::File::create(path).map_err(io)?;
-    write(std::io::BufWriter::with_capacity(1 << 20, file), m, compressed).map_err(io)
+    write(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        m,
+        compressed,
+    )
+    .map_err(io)
 }
 
 /// Writes `m` as a `.npz` archive to `w`; deflated when `compressed`.
 ///
 /// # Errors
 /// Any error of `w`.
-pub fn write<T: Scalar>(w: impl Write + Seek, m: &CsrMatrix<T>, compressed: bool) -> std::io::Result<()> {
+pub fn write<T: Scalar>(
+    w: impl Write + Seek,
+    m: &CsrMatrix<T>,
+    compressed: bool,
+) -> std::io::Result<()> {
     let to_io = |e: zip::result::ZipError| std::io::Error::other(e.to_string());
     let mut zip = zip::ZipWriter::new(w);
     let method = if compressed {
@@ -244,12 +306,18 @@ pub fn write<T: Scalar>(w: impl Write + Seek, m: &CsrMatrix<T>, compressed: bool
         .compression_method(method)
         .large_file(true);
     let wide = m.nnz() > i32::MAX as usize || m.ncols() > i32::MAX as usize;
-    let mut put = |name: &str, bytes: &[u8], head: &dyn Fn(&mut dyn Write) -> std::io::Result<()>| -> std::io::Result<()> {
-        zip.start_file(format!("{name}.npy"), options).map_err(to_io)?;
+    let mut put = |name: &str,
+                   bytes: &[u8],
+                   head: &dyn Fn(&mut dyn Write) -> std::io::Result<()>|
+     -> std::io::Result<()> {
+        zip.start_file(format!("{name}.npy"), options)
+            .map_err(to_io)?;
         head(&mut zip)?;
         zip.write_all(bytes)
     };
-    fn header<E: npyz::AutoSerialize>(shape: &[u64]) -> impl Fn(&mut dyn Write) -> std::io::Result<()> + '_ {
+    fn header<E: npyz::AutoSerialize>(
+        shape: &[u64],
+    ) -> impl Fn(&mut dyn Write) -> std::io::Result<()> + '_ {
         move |w| {
             npyz::WriteOptions::<E>::new()
                 .default_dtype()
@@ -265,12 +333,20 @@ pub fn write<T: Scalar>(w: impl Write + Seek, m: &CsrMatrix<T>, compressed: bool
         let offsets: Vec<i64> = m.row_offsets().par_iter().map(|&o| o as i64).collect();
         let cols: Vec<i64> = m.col_indices().par_iter().map(|&c| c as i64).collect();
         put("indices", bytemuck::cast_slice(&cols), &header::<i64>(&[n]))?;
-        put("indptr", bytemuck::cast_slice(&offsets), &header::<i64>(&[rows]))?;
+        put(
+            "indptr",
+            bytemuck::cast_slice(&offsets),
+            &header::<i64>(&[rows]),
+        )?;
     } else {
         let offsets: Vec<i32> = m.row_offsets().par_iter().map(|&o| o as i32).collect();
         let cols: Vec<i32> = m.col_indices().par_iter().map(|&c| c as i32).collect();
         put("indices", bytemuck::cast_slice(&cols), &header::<i32>(&[n]))?;
-        put("indptr", bytemuck::cast_slice(&offsets), &header::<i32>(&[rows]))?;
+        put(
+            "indptr",
+            bytemuck::cast_slice(&offsets),
+            &header::<i32>(&[rows]),
+        )?;
     }
     let format_head = |w: &mut dyn Write| -> std::io::Result<()> {
         let dtype = npyz::DType::Plain("|S3".parse().expect("a valid type string"));

@@ -214,7 +214,10 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         sort: sort.unwrap_or_default(),
         ..GpuOptions::default()
     };
-    let backend = match (open_backend(&args.common, options, args.common.verbose)?, args.dense_cutoff) {
+    let backend = match (
+        open_backend(&args.common, options, args.common.verbose)?,
+        args.dense_cutoff,
+    ) {
         (Backend::Cpu(cpu), Some(n)) => Backend::Cpu(cpu.with_dense_cutoff(n)),
         (b, _) => b,
     };
@@ -298,18 +301,34 @@ fn write_json(args: &BenchArgs, records: &impl Serialize) -> Result<(), CliError
 fn check_compare(backend: &Backend, args: &BenchArgs) -> Result<(), CliError> {
     let gpu = !matches!(backend, Backend::Cpu(_));
     let why = match (args.compare, args.whole_job) {
-        (Some(Compare::ScipyCupy), false) => "--compare scipy-cupy compares whole jobs: add --whole-job",
-        (Some(Compare::ScipyCupy), true) if !gpu => "--compare scipy-cupy needs a GPU backend (on the CPU backend use --compare scipy)",
-        (Some(Compare::Scipy), true) if gpu => "--whole-job on a GPU backend compares with --compare scipy-cupy",
-        (Some(Compare::Cusparse | Compare::Rocsparse), true) => "--whole-job compares with Python (--compare scipy-cupy or scipy)",
-        (Some(Compare::Cusparse), _) if backend.name() != "cuda" => "--compare cusparse needs --backend cuda",
-        (Some(Compare::Rocsparse), _) if backend.name() != "hip" => "--compare rocsparse needs --backend hip",
+        (Some(Compare::ScipyCupy), false) => {
+            "--compare scipy-cupy compares whole jobs: add --whole-job"
+        }
+        (Some(Compare::ScipyCupy), true) if !gpu => {
+            "--compare scipy-cupy needs a GPU backend (on the CPU backend use --compare scipy)"
+        }
+        (Some(Compare::Scipy), true) if gpu => {
+            "--whole-job on a GPU backend compares with --compare scipy-cupy"
+        }
+        (Some(Compare::Cusparse | Compare::Rocsparse), true) => {
+            "--whole-job compares with Python (--compare scipy-cupy or scipy)"
+        }
+        (Some(Compare::Cusparse), _) if backend.name() != "cuda" => {
+            "--compare cusparse needs --backend cuda"
+        }
+        (Some(Compare::Rocsparse), _) if backend.name() != "hip" => {
+            "--compare rocsparse needs --backend hip"
+        }
         _ => return Ok(()),
     };
     Err(CliError::Compare(why.into()))
 }
 
-fn run_whole_jobs<T: Scalar>(backend: &Backend, files: &[Operands], args: &BenchArgs) -> Result<(), CliError> {
+fn run_whole_jobs<T: Scalar>(
+    backend: &Backend,
+    files: &[Operands],
+    args: &BenchArgs,
+) -> Result<(), CliError> {
     let python = match args.compare {
         Some(Compare::Scipy) => Some(PythonJob::Scipy),
         Some(Compare::ScipyCupy) => Some(PythonJob::ScipyCupy),
@@ -317,7 +336,11 @@ fn run_whole_jobs<T: Scalar>(backend: &Backend, files: &[Operands], args: &Bench
     };
     let bandwidth = backend.pinned_bandwidth()?;
     if let Some((up, down)) = bandwidth {
-        println!("pinned bandwidth: {:.1} GB/s host to device, {:.1} GB/s device to host", up / 1e9, down / 1e9);
+        println!(
+            "pinned bandwidth: {:.1} GB/s host to device, {:.1} GB/s device to host",
+            up / 1e9,
+            down / 1e9
+        );
     }
     whole_job::print_header();
     let mut records = Vec::new();
@@ -476,13 +499,21 @@ fn bench_one<T: Scalar>(
 
 /// SciPy's `A @ B` on the same files (generated matrices written to
 /// temporary files first).
-fn scipy_product<T: Scalar>(ops: &Operands, a: &CsrMatrix<T>, args: &BenchArgs) -> Result<scipy::PythonTiming, CliError> {
+fn scipy_product<T: Scalar>(
+    ops: &Operands,
+    a: &CsrMatrix<T>,
+    args: &BenchArgs,
+) -> Result<scipy::PythonTiming, CliError> {
     let mut tmp = Vec::new();
     let mut path = |src: &MatrixSource, m: Option<&CsrMatrix<T>>| -> Result<PathBuf, CliError> {
         match src {
             MatrixSource::File(p) => Ok(p.clone()),
             MatrixSource::Gen(_) => {
-                let p = std::env::temp_dir().join(format!("spgemm-bench-{}-{}.mtx", std::process::id(), tmp.len()));
+                let p = std::env::temp_dir().join(format!(
+                    "spgemm-bench-{}-{}.mtx",
+                    std::process::id(),
+                    tmp.len()
+                ));
                 match m {
                     Some(m) => spgemm::files::write(&p, m, None)?,
                     None => spgemm::files::write(&p, &src.load::<T>(args.common.seed)?, None)?,

@@ -22,7 +22,9 @@ impl Step {
         };
         let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())
             .with_message(message.into());
-        bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+        bar.set_style(
+            ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
         Self {
             bar,
             start: Instant::now(),

@@ -119,8 +119,16 @@ impl MatrixSource {
             ),
             Self::Gen(g) => match g {
                 Gen::Stencil { points, n } => format!("stencil{points}:{n}"),
-                Gen::Rmat { scale, edge_factor, abc: None } => format!("rmat:{scale}:{edge_factor}"),
-                Gen::Rmat { scale, edge_factor, abc: Some((a, b, c)) } => {
+                Gen::Rmat {
+                    scale,
+                    edge_factor,
+                    abc: None,
+                } => format!("rmat:{scale}:{edge_factor}"),
+                Gen::Rmat {
+                    scale,
+                    edge_factor,
+                    abc: Some((a, b, c)),
+                } => {
                     format!("rmat:{scale}:{edge_factor}:{a}:{b}:{c}")
                 }
                 Gen::Fem { n, dof } => format!("fem27:{n}:{dof}"),
@@ -155,16 +163,23 @@ impl MatrixSource {
             }
             Self::Gen(g) => match *g {
                 Gen::Stencil { points, n } => generate::stencil_3d(n, points, seed),
-                Gen::Rmat { scale, edge_factor, abc } => generate::rmat_with(
+                Gen::Rmat {
                     scale,
                     edge_factor,
-                    abc.unwrap_or(generate::GRAPH500),
-                    seed,
-                ),
+                    abc,
+                } => {
+                    generate::rmat_with(scale, edge_factor, abc.unwrap_or(generate::GRAPH500), seed)
+                }
                 Gen::Fem { n, dof } => generate::fem_27(n, dof, seed),
                 Gen::Poisson { n } => generate::poisson_7(n),
-                Gen::Prolongator { n, transposed: false } => generate::sa_prolongator(n),
-                Gen::Prolongator { n, transposed: true } => generate::sa_prolongator(n)?.transpose(),
+                Gen::Prolongator {
+                    n,
+                    transposed: false,
+                } => generate::sa_prolongator(n),
+                Gen::Prolongator {
+                    n,
+                    transposed: true,
+                } => generate::sa_prolongator(n)?.transpose(),
                 Gen::Er { rows, per_row } => generate::erdos_renyi(rows, per_row, seed),
                 Gen::LongRows {
                     rows,
@@ -176,6 +191,9 @@ impl MatrixSource {
         }
     }
 }
+
+/// A, B when it is not A, and the product's name.
+pub type Loaded<T> = (CsrMatrix<T>, Option<CsrMatrix<T>>, &'static str);
 
 /// The operands of one benchmarked product: `A` alone (C = A·A, or A·Aᵀ
 /// when A is rectangular) or `A+B` (C = A·B).
@@ -219,10 +237,7 @@ impl Operands {
     /// # Errors
     /// Reading or generating either matrix; [`Error::DimensionMismatch`]
     /// when B's rows differ from A's columns.
-    pub fn load<T: Scalar>(
-        &self,
-        seed: u64,
-    ) -> Result<(CsrMatrix<T>, Option<CsrMatrix<T>>, &'static str), Error> {
+    pub fn load<T: Scalar>(&self, seed: u64) -> Result<Loaded<T>, Error> {
         let a = self.a.load::<T>(seed)?;
         match &self.b {
             Some(src) => {

@@ -79,7 +79,11 @@ pub struct WholeJob {
 
 /// A file of `src` to read in the timed job: the file itself, or the
 /// generated matrix written once (untimed) to a temporary `.mtx`.
-fn as_file<T: Scalar>(src: &MatrixSource, seed: u64, tmp: &mut Vec<PathBuf>) -> Result<PathBuf, CliError> {
+fn as_file<T: Scalar>(
+    src: &MatrixSource,
+    seed: u64,
+    tmp: &mut Vec<PathBuf>,
+) -> Result<PathBuf, CliError> {
     match src {
         MatrixSource::File(p) => Ok(p.clone()),
         MatrixSource::Gen(_) => {
@@ -164,11 +168,15 @@ fn run_in<T: Scalar>(
     let mut input_bytes = 0;
     for p in std::iter::once(&a_path).chain(&b_path) {
         input_bytes += std::fs::read(p)
-            .map_err(|source| spgemm_core::Error::Io { path: p.clone(), source })?
+            .map_err(|source| spgemm_core::Error::Io {
+                path: p.clone(),
+                source,
+            })?
             .len() as u64;
     }
     let (a, b, product) = ops.load::<T>(seed)?;
-    let csr = |m: &CsrMatrix<T>| ((m.nrows() + 1) * 8 + m.nnz() * (4 + std::mem::size_of::<T>())) as u64;
+    let csr =
+        |m: &CsrMatrix<T>| ((m.nrows() + 1) * 8 + m.nnz() * (4 + std::mem::size_of::<T>())) as u64;
     let inputs = csr(&a) + b.as_ref().map_or(0, csr);
     for _ in 0..warmup {
         backend.multiply(&a, b.as_ref().unwrap_or(&a))?;
@@ -257,14 +265,30 @@ pub fn print_header() {
     println!("python: the same job in Python in this run; speedup: Python's time / ours");
     println!(
         "{:<34} {:>6} {:>10} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10} {:>10}   {:>8}",
-        "matrix", "C=", "read", "multiply", "write", "total", "py read", "py mult", "py write", "py total", "speedup"
+        "matrix",
+        "C=",
+        "read",
+        "multiply",
+        "write",
+        "total",
+        "py read",
+        "py mult",
+        "py write",
+        "py total",
+        "speedup"
     );
 }
 
 /// One line of the table, and our product's parts.
 pub fn print_row(r: &WholeJob) {
     let p = r.python.unwrap_or_default();
-    let dash = |v: f64| if r.python.is_some() { format!("{v:.1}") } else { "-".into() };
+    let dash = |v: f64| {
+        if r.python.is_some() {
+            format!("{v:.1}")
+        } else {
+            "-".into()
+        }
+    };
     println!(
         "{:<34} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1}   {:>10} {:>10} {:>10} {:>10}   {:>8}",
         r.matrix,
@@ -277,7 +301,8 @@ pub fn print_row(r: &WholeJob) {
         dash(p.multiply_ms),
         dash(p.write_ms),
         dash(p.total_ms),
-        r.speedup.map_or("-".into(), |s| format!("{:.2}x", s.total_ms))
+        r.speedup
+            .map_or("-".into(), |s| format!("{:.2}x", s.total_ms))
     );
     let s = r.speedup.map_or(String::new(), |s| {
         format!(

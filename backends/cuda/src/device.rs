@@ -356,7 +356,12 @@ impl Device for CudaDevice {
         dst: &CudaBuffer,
         offset: usize,
     ) -> DeviceResult<()> {
-        Self::check_range("cuMemcpyHtoDAsync (pinned source)", src.len, src_offset, bytes)?;
+        Self::check_range(
+            "cuMemcpyHtoDAsync (pinned source)",
+            src.len,
+            src_offset,
+            bytes,
+        )?;
         Self::check_range("cuMemcpyHtoDAsync", dst.len, offset, bytes)?;
         self.bind()?;
         // SAFETY: both ranges checked; the caller keeps `src` unchanged
@@ -381,7 +386,12 @@ impl Device for CudaDevice {
         bytes: usize,
     ) -> DeviceResult<()> {
         Self::check_range("cuMemcpyDtoHAsync", src.len, offset, bytes)?;
-        Self::check_range("cuMemcpyDtoHAsync (pinned destination)", dst.len, dst_offset, bytes)?;
+        Self::check_range(
+            "cuMemcpyDtoHAsync (pinned destination)",
+            dst.len,
+            dst_offset,
+            bytes,
+        )?;
         self.bind()?;
         // SAFETY: both ranges checked; the caller leaves `dst` alone until
         // the copy completes.

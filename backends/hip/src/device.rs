@@ -384,9 +384,10 @@ impl Device for HipDevice {
         self.bind()?;
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: a live out-pointer; flags 0 = hipHostMallocDefault.
-        self.ctx.call(format!("hipHostMalloc ({bytes} bytes)"), unsafe {
-            (self.ctx.api.host_malloc)(&mut ptr, bytes.max(1), 0)
-        })?;
+        self.ctx
+            .call(format!("hipHostMalloc ({bytes} bytes)"), unsafe {
+                (self.ctx.api.host_malloc)(&mut ptr, bytes.max(1), 0)
+            })?;
         Ok(HipPinned {
             ptr: ptr as *mut u8,
             len: bytes,
@@ -403,7 +404,12 @@ impl Device for HipDevice {
         dst: &HipSlice<u8>,
         offset: usize,
     ) -> DeviceResult<()> {
-        Self::check_range("hipMemcpyHtoDAsync (pinned source)", src.len, src_offset, bytes)?;
+        Self::check_range(
+            "hipMemcpyHtoDAsync (pinned source)",
+            src.len,
+            src_offset,
+            bytes,
+        )?;
         Self::check_range("hipMemcpyHtoDAsync", dst.len, offset, bytes)?;
         self.bind()?;
         // SAFETY: both ranges checked; the caller keeps `src` unchanged
@@ -428,7 +434,12 @@ impl Device for HipDevice {
         bytes: usize,
     ) -> DeviceResult<()> {
         Self::check_range("hipMemcpyDtoHAsync", src.len, offset, bytes)?;
-        Self::check_range("hipMemcpyDtoHAsync (pinned destination)", dst.len, dst_offset, bytes)?;
+        Self::check_range(
+            "hipMemcpyDtoHAsync (pinned destination)",
+            dst.len,
+            dst_offset,
+            bytes,
+        )?;
         self.bind()?;
         // SAFETY: both ranges checked; the caller leaves `dst` alone until
         // the copy completes.

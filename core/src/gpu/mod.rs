@@ -27,8 +27,8 @@ mod multi;
 mod numeric;
 pub mod program;
 mod rows;
-mod staging;
 mod run;
+mod staging;
 mod symbolic;
 
 pub use chunked::{HostTimes, Placement};

@@ -126,8 +126,14 @@ pub(super) fn stack_rows<T: Scalar>(
         po.par_iter_mut()
             .zip(&p.row_offsets()[1..])
             .for_each(|(d, &s)| *d = s + base);
-        super::staging::par_copy(bytemuck::cast_slice(p.col_indices()), bytemuck::cast_slice_mut(pc));
-        super::staging::par_copy(bytemuck::cast_slice(p.values()), bytemuck::cast_slice_mut(pv));
+        super::staging::par_copy(
+            bytemuck::cast_slice(p.col_indices()),
+            bytemuck::cast_slice_mut(pc),
+        );
+        super::staging::par_copy(
+            bytemuck::cast_slice(p.values()),
+            bytemuck::cast_slice_mut(pv),
+        );
     });
     CsrMatrix::new(nrows, ncols, offsets, cols, vals)
 }

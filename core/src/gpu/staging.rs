@@ -41,7 +41,11 @@ impl<D: Device> Default for StagingPool<D> {
 impl<D: Device> StagingPool<D> {
     /// Runs `f` with a staging pair from the pool (allocated on first use)
     /// and returns the pair to the pool.
-    pub(super) fn with<R>(&self, dev: &D, f: impl FnOnce(&mut Staging<D>) -> Result<R>) -> Result<R> {
+    pub(super) fn with<R>(
+        &self,
+        dev: &D,
+        f: impl FnOnce(&mut Staging<D>) -> Result<R>,
+    ) -> Result<R> {
         let taken = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut s = match taken {
             Some(s) => s,
@@ -96,7 +100,14 @@ impl<D: Device> Staging<D> {
             // recorded after this copy has completed (waited for above on
             // its next use, or below).
             unsafe {
-                dev.copy_to_device_async(stream, &self.bufs[b], 0, piece.len(), dst, offset + k * PIECE)?
+                dev.copy_to_device_async(
+                    stream,
+                    &self.bufs[b],
+                    0,
+                    piece.len(),
+                    dst,
+                    offset + k * PIECE,
+                )?
             };
             in_flight[b] = Some(dev.record(stream)?);
         }
@@ -151,7 +162,14 @@ impl<D: Device> Staging<D> {
             // copy completed and was copied out in the previous step; it is
             // read only after the event recorded below has completed.
             unsafe {
-                dev.copy_to_host_async(stream, src, offset + k * PIECE, &mut self.bufs[k % 2], 0, len)?
+                dev.copy_to_host_async(
+                    stream,
+                    src,
+                    offset + k * PIECE,
+                    &mut self.bufs[k % 2],
+                    0,
+                    len,
+                )?
             };
             let e = dev.record(stream)?;
             if let Some((j, pe)) = previous.take() {

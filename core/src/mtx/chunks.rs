@@ -108,7 +108,7 @@ pub(super) fn parse_chunk<T: Scalar>(text: &[u8], h: &Header) -> Chunk<T> {
         return c;
     }
     let general = h.symmetry == Symmetry::General;
-    while let Some((no, line)) = lines.next() {
+    for (no, line) in lines.by_ref() {
         if is_comment(line) || is_blank(line) {
             continue;
         }
@@ -308,24 +308,26 @@ fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result
     let mut cols: Vec<u32> = try_zeroed(nnz, "column indices")?;
     let mut vals: Vec<T> = try_zeroed(nnz, "values")?;
     let (cp, vp) = (Scatter(cols.as_mut_ptr()), Scatter(vals.as_mut_ptr()));
-    runs.par_iter().zip(counts.par_iter_mut()).for_each(|(run, pos)| {
-        let (cp, vp) = (&cp, &vp);
-        for c in *run {
-            for ((&r, &col), &v) in c.rows.iter().zip(&c.cols).zip(&c.vals) {
-                let p = pos[r];
-                pos[r] += 1;
-                // SAFETY: group g writes row r's positions
-                // offsets[r] + (entries of r in groups before g) onwards,
-                // one per entry of r in g: the ranges of the groups are
-                // disjoint and lie within row r's, so every position below
-                // nnz is written once, by one thread.
-                unsafe {
-                    *cp.0.add(p) = col;
-                    *vp.0.add(p) = v;
+    runs.par_iter()
+        .zip(counts.par_iter_mut())
+        .for_each(|(run, pos)| {
+            let (cp, vp) = (&cp, &vp);
+            for c in *run {
+                for ((&r, &col), &v) in c.rows.iter().zip(&c.cols).zip(&c.vals) {
+                    let p = pos[r];
+                    pos[r] += 1;
+                    // SAFETY: group g writes row r's positions
+                    // offsets[r] + (entries of r in groups before g) onwards,
+                    // one per entry of r in g: the ranges of the groups are
+                    // disjoint and lie within row r's, so every position below
+                    // nnz is written once, by one thread.
+                    unsafe {
+                        *cp.0.add(p) = col;
+                        *vp.0.add(p) = v;
+                    }
                 }
             }
-        }
-    });
+        });
     drop(chunks);
     // SAFETY: offsets are a prefix sum of the row counts, ending at nnz;
     // every column was checked against ncols while parsing.

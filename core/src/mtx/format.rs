@@ -65,7 +65,9 @@ fn pieces<T: Scalar>(m: &CsrMatrix<T>) -> Vec<Range<usize>> {
     let mut start = 0;
     while start < m.nrows() {
         let want = offsets[start] + PIECE;
-        let end = offsets.partition_point(|&o| o <= want).clamp(start + 1, m.nrows());
+        let end = offsets
+            .partition_point(|&o| o <= want)
+            .clamp(start + 1, m.nrows());
         out.push(start..end);
         start = end;
     }

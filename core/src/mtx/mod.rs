@@ -157,7 +157,10 @@ pub fn read<T: Scalar>(mut reader: impl Read) -> Result<(Header, CsrMatrix<T>)> 
 ///
 /// # Errors
 /// As [`read_path`].
-pub fn read_bytes<T: Scalar>(data: &[u8], opts: &ReadOptions<'_>) -> Result<(Header, CsrMatrix<T>)> {
+pub fn read_bytes<T: Scalar>(
+    data: &[u8],
+    opts: &ReadOptions<'_>,
+) -> Result<(Header, CsrMatrix<T>)> {
     if gzip::is_gzip(data) {
         gzip::read(data, opts)
     } else {
@@ -178,7 +181,10 @@ pub fn parse<T: Scalar>(text: &[u8]) -> Result<(Header, CsrMatrix<T>)> {
 ///
 /// # Errors
 /// As [`read_path`].
-pub fn parse_with<T: Scalar>(text: &[u8], opts: &ReadOptions<'_>) -> Result<(Header, CsrMatrix<T>)> {
+pub fn parse_with<T: Scalar>(
+    text: &[u8],
+    opts: &ReadOptions<'_>,
+) -> Result<(Header, CsrMatrix<T>)> {
     let (h, size_line, body_start) = text::header(text)?;
     if !h.coordinate {
         return parse_sequential(text);

@@ -61,13 +61,13 @@ fn lying_header_is_an_error_not_an_allocation() {
 fn errors_name_the_same_line_at_every_chunk_size() {
     let head = "%%MatrixMarket matrix coordinate real symmetric\n% c\n4 4 3\n";
     for (body, line) in [
-        ("1 1 1\n2 1 1\n\n% x\n1 2 1\n", 8),  // both triangles
-        ("1 1 1\n2 1 1\n3 1 1\n4 1 1\n", 7),  // more entries than declared
-        ("1 1 1\n2 1 1\n3 1 x\n4 1 1\n", 6),  // a bad value
-        ("1 1 1\n2 1 1\n3 1 1\n4 1 x\n", 7),  // a bad extra line is an extra line
-        ("1 1 1\n2 1 1\n", 5),                // truncated
-        ("1 1 1\n\n2 1 1\n% end\n", 7),       // truncated, comments counted
-        ("1 1 1\n5 1 1\n3 1 1\n", 5),         // row out of range
+        ("1 1 1\n2 1 1\n\n% x\n1 2 1\n", 8), // both triangles
+        ("1 1 1\n2 1 1\n3 1 1\n4 1 1\n", 7), // more entries than declared
+        ("1 1 1\n2 1 1\n3 1 x\n4 1 1\n", 6), // a bad value
+        ("1 1 1\n2 1 1\n3 1 1\n4 1 x\n", 7), // a bad extra line is an extra line
+        ("1 1 1\n2 1 1\n", 5),               // truncated
+        ("1 1 1\n\n2 1 1\n% end\n", 7),      // truncated, comments counted
+        ("1 1 1\n5 1 1\n3 1 1\n", 5),        // row out of range
     ] {
         let e = p(&format!("{head}{body}")).unwrap_err();
         assert!(e.starts_with(&format!("line {line}:")), "{body:?}: {e}");
@@ -78,9 +78,13 @@ fn errors_name_the_same_line_at_every_chunk_size() {
 
 #[test]
 fn gzip_faults_name_a_byte() {
-    let gz = gzip::member(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n").unwrap();
+    let gz =
+        gzip::member(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n").unwrap();
     let e = read_bytes::<f64>(&gz[..gz.len() - 5], &ReadOptions::default()).unwrap_err();
-    assert!(matches!(e, Error::Gzip { .. }) && e.to_string().contains("truncated"), "{e}");
+    assert!(
+        matches!(e, Error::Gzip { .. }) && e.to_string().contains("truncated"),
+        "{e}"
+    );
     let mut bad = gz.clone();
     bad[12] ^= 0xff;
     bad[13] ^= 0xff;
@@ -91,13 +95,17 @@ fn gzip_faults_name_a_byte() {
 #[test]
 fn round_trip_is_exact_for_extreme_values() {
     let v = [0.1f64, -2.5e300, 3.0, 5e-324, f64::MAX, -0.0, f64::INFINITY];
-    let m = CsrMatrix::from_triplets(3, 3, &[0, 0, 1, 1, 2, 2, 2], &[1, 2, 0, 2, 0, 1, 2], &v)
-        .unwrap();
+    let m =
+        CsrMatrix::from_triplets(3, 3, &[0, 0, 1, 1, 2, 2, 2], &[1, 2, 0, 2, 0, 1, 2], &v).unwrap();
     let mut buf = Vec::new();
     write(&mut buf, &m).unwrap();
     let back = both(&buf).unwrap().1;
     assert_eq!(back, m);
-    assert!(back.values().iter().zip(&v).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(back
+        .values()
+        .iter()
+        .zip(&v)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 /// A random coordinate file with comments, blank lines, CRLF endings,
@@ -105,26 +113,43 @@ fn round_trip_is_exact_for_extreme_values() {
 fn arb_file() -> impl Strategy<Value = String> {
     let sym = prop_oneof![Just("general"), Just("symmetric"), Just("skew-symmetric")];
     let field = prop_oneof![Just("real"), Just("integer"), Just("pattern")];
-    (sym, field, 1usize..40, proptest::collection::vec((0usize..40, 0usize..40, -1e6f64..1e6, 0u8..12), 0..300))
+    (
+        sym,
+        field,
+        1usize..40,
+        proptest::collection::vec((0usize..40, 0usize..40, -1e6f64..1e6, 0u8..12), 0..300),
+    )
         .prop_map(|(sym, field, n, entries)| {
             let mut keep = Vec::new();
             for (i, j, v, deco) in entries {
                 let (i, j) = (i % n, j % n);
-                let (i, j) = if sym == "general" { (i, j) } else { (i.max(j), i.min(j)) };
+                let (i, j) = if sym == "general" {
+                    (i, j)
+                } else {
+                    (i.max(j), i.min(j))
+                };
                 if sym == "skew-symmetric" && i == j {
                     continue;
                 }
                 keep.push((i, j, v, deco));
             }
             keep.truncate(n * n);
-            let mut s = format!("%%MatrixMarket matrix coordinate {field} {sym}\n% random\n{n} {n} {}\n", keep.len());
+            let mut s = format!(
+                "%%MatrixMarket matrix coordinate {field} {sym}\n% random\n{n} {n} {}\n",
+                keep.len()
+            );
             for (i, j, v, deco) in keep {
                 let val = match field {
                     "pattern" => String::new(),
                     "integer" => format!(" {}", v as i64),
                     _ => format!(" {v:e}"),
                 };
-                s += &format!("{} {}{val}{}", i + 1, j + 1, if deco == 0 { "\r\n" } else { "\n" });
+                s += &format!(
+                    "{} {}{val}{}",
+                    i + 1,
+                    j + 1,
+                    if deco == 0 { "\r\n" } else { "\n" }
+                );
                 if deco == 1 {
                     s += "% comment\n";
                 }
