@@ -6,7 +6,7 @@
 #[cfg(feature = "cuda")]
 mod out_of_memory {
     use spgemm::gpu::Placement;
-    use spgemm_core::device::Device;
+    use spgemm_core::device::{Device, DeviceBuffer};
 
     #[test]
     fn whole_product_out_of_device_memory_is_redone_in_chunks() {
@@ -27,8 +27,12 @@ mod out_of_memory {
         let dev = e.device();
         let stream = dev.create_stream().unwrap();
         let (free, _) = dev.memory_info().unwrap();
-        let leave = 400usize << 20;
-        let hog = dev.alloc(&stream, free - leave).unwrap();
+        // Leave about 400 MB: the largest hog the pool grants (free memory
+        // is not all allocatable at once), in 64 MB steps.
+        let hog = (0..16)
+            .find_map(|k| dev.alloc(&stream, free - (400 << 20) - (k << 26)).ok())
+            .expect("a hog of all but 400 MB to 1.4 GB of the free memory");
+        let leave = free - hog.len();
         dev.synchronize(&stream).unwrap();
         let (c, how) = e.multiply_host_placed(&a, &a).unwrap();
         drop(hog);

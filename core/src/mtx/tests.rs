@@ -108,6 +108,24 @@ fn round_trip_is_exact_for_extreme_values() {
         .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
+#[test]
+fn files_of_many_pieces_read_back_exactly_plain_and_gzip() {
+    // 700,000 entries: pieces of 2^18 entries in more than one window.
+    let m = crate::generate::uniform::<f64>(70_000, 5_000, 10, 3).unwrap();
+    let dir = std::env::temp_dir().join(format!("spgemm-mtx-pieces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["m.mtx", "m.mtx.gz"] {
+        let p = dir.join(name);
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let report = |n: u64| done.store(n, std::sync::atomic::Ordering::Relaxed);
+        write_path_with(&p, &m, Some(&report)).unwrap();
+        assert_eq!(done.into_inner(), m.nnz() as u64);
+        let back: CsrMatrix<f64> = read_path(&p).unwrap();
+        assert_eq!(back, m, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A random coordinate file with comments, blank lines, CRLF endings,
 /// duplicates and unsorted entries, in any field and symmetry.
 fn arb_file() -> impl Strategy<Value = String> {
