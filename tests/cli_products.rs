@@ -6,13 +6,11 @@ mod common;
 use std::process::Command;
 
 fn spgemm() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spgemm"))
+    common::spgemm_command()
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("spgemm-cli-products-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::temp_file("cli-products", name)
 }
 
 fn json(path: &std::path::Path) -> Vec<serde_json::Value> {

@@ -7,6 +7,19 @@ pub mod conformance;
 use spgemm::{CsrMatrix, Scalar};
 use std::path::PathBuf;
 
+/// The `spgemm` command built for the integration tests.
+pub fn spgemm_command() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_spgemm"))
+}
+
+/// `name` in a folder of the test process's own under the temporary
+/// folder (`test` names the test file, so parallel tests do not collide).
+pub fn temp_file(test: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spgemm-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
 /// The folder of real SuiteSparse matrices: `$SPGEMM_MATRICES`, or
 /// `shared/matrices` beside the repository. Its absence fails the test.
 pub fn matrices_dir() -> PathBuf {

@@ -24,6 +24,15 @@ pub(super) fn par_copy(src: &[u8], dst: &mut [u8]) {
         .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// `r`, after waiting for `stream` when it is an error: no copy may still
+/// use the staging buffers once they go back to the pool.
+fn settled<D: Device>(dev: &D, stream: &D::Stream, r: Result<()>) -> Result<()> {
+    if r.is_err() {
+        let _ = dev.synchronize(stream);
+    }
+    r
+}
+
 /// Two pinned buffers of [`PIECE`] bytes.
 pub(super) struct Staging<D: Device> {
     bufs: [D::Pinned; 2],
@@ -73,48 +82,35 @@ impl<D: Device> Staging<D> {
         dst: &D::Buffer,
         offset: usize,
     ) -> Result<()> {
-        let r = self.upload_pieces(dev, stream, src, dst, offset);
-        if r.is_err() {
-            // No copy may still read the buffers once they are reused.
-            let _ = dev.synchronize(stream);
-        }
-        r
-    }
-
-    fn upload_pieces(
-        &mut self,
-        dev: &D,
-        stream: &D::Stream,
-        src: &[u8],
-        dst: &D::Buffer,
-        offset: usize,
-    ) -> Result<()> {
-        let mut in_flight: [Option<D::Event>; 2] = [None, None];
-        for (k, piece) in src.chunks(PIECE).enumerate() {
-            let b = k % 2;
-            if let Some(e) = in_flight[b].take() {
+        let r = (|| {
+            let mut in_flight: [Option<D::Event>; 2] = [None, None];
+            for (k, piece) in src.chunks(PIECE).enumerate() {
+                let b = k % 2;
+                if let Some(e) = in_flight[b].take() {
+                    dev.sync_event(&e)?;
+                }
+                par_copy(piece, &mut self.bufs[b].as_mut_slice()[..piece.len()]);
+                // SAFETY: the buffer is not touched again before the event
+                // recorded after this copy has completed (waited for above on
+                // its next use, or below).
+                unsafe {
+                    dev.copy_to_device_async(
+                        stream,
+                        &self.bufs[b],
+                        0,
+                        piece.len(),
+                        dst,
+                        offset + k * PIECE,
+                    )?
+                };
+                in_flight[b] = Some(dev.record(stream)?);
+            }
+            for e in in_flight.into_iter().flatten() {
                 dev.sync_event(&e)?;
             }
-            par_copy(piece, &mut self.bufs[b].as_mut_slice()[..piece.len()]);
-            // SAFETY: the buffer is not touched again before the event
-            // recorded after this copy has completed (waited for above on
-            // its next use, or below).
-            unsafe {
-                dev.copy_to_device_async(
-                    stream,
-                    &self.bufs[b],
-                    0,
-                    piece.len(),
-                    dst,
-                    offset + k * PIECE,
-                )?
-            };
-            in_flight[b] = Some(dev.record(stream)?);
-        }
-        for e in in_flight.into_iter().flatten() {
-            dev.sync_event(&e)?;
-        }
-        Ok(())
+            Ok(())
+        })();
+        settled(dev, stream, r)
     }
 
     /// Copies `dst.len()` bytes of `src` from `offset` into `dst`, a piece
@@ -131,56 +127,45 @@ impl<D: Device> Staging<D> {
         offset: usize,
         dst: &mut [u8],
     ) -> Result<()> {
-        let r = self.download_pieces(dev, stream, src, offset, dst);
-        if r.is_err() {
-            let _ = dev.synchronize(stream);
-        }
-        r
-    }
-
-    fn download_pieces(
-        &mut self,
-        dev: &D,
-        stream: &D::Stream,
-        src: &D::Buffer,
-        offset: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        let mut previous: Option<(usize, D::Event)> = None;
-        let pieces = dst.len().div_ceil(PIECE);
-        let finish = |k: usize, e: D::Event, bufs: &[D::Pinned; 2], dst: &mut [u8]| -> Result<()> {
-            dev.sync_event(&e)?;
-            let end = ((k + 1) * PIECE).min(dst.len());
-            let out = &mut dst[k * PIECE..end];
-            let n = out.len();
-            par_copy(&bufs[k % 2].as_slice()[..n], out);
-            Ok(())
-        };
-        for k in 0..pieces {
-            let len = PIECE.min(dst.len() - k * PIECE);
-            // SAFETY: buffer k % 2 was last filled by piece k − 2, whose
-            // copy completed and was copied out in the previous step; it is
-            // read only after the event recorded below has completed.
-            unsafe {
-                dev.copy_to_host_async(
-                    stream,
-                    src,
-                    offset + k * PIECE,
-                    &mut self.bufs[k % 2],
-                    0,
-                    len,
-                )?
-            };
-            let e = dev.record(stream)?;
-            if let Some((j, pe)) = previous.take() {
+        let r = (|| {
+            let mut previous: Option<(usize, D::Event)> = None;
+            let pieces = dst.len().div_ceil(PIECE);
+            let finish =
+                |k: usize, e: D::Event, bufs: &[D::Pinned; 2], dst: &mut [u8]| -> Result<()> {
+                    dev.sync_event(&e)?;
+                    let end = ((k + 1) * PIECE).min(dst.len());
+                    let out = &mut dst[k * PIECE..end];
+                    let n = out.len();
+                    par_copy(&bufs[k % 2].as_slice()[..n], out);
+                    Ok(())
+                };
+            for k in 0..pieces {
+                let len = PIECE.min(dst.len() - k * PIECE);
+                // SAFETY: buffer k % 2 was last filled by piece k − 2, whose
+                // copy completed and was copied out in the previous step; it is
+                // read only after the event recorded below has completed.
+                unsafe {
+                    dev.copy_to_host_async(
+                        stream,
+                        src,
+                        offset + k * PIECE,
+                        &mut self.bufs[k % 2],
+                        0,
+                        len,
+                    )?
+                };
+                let e = dev.record(stream)?;
+                if let Some((j, pe)) = previous.take() {
+                    finish(j, pe, &self.bufs, dst)?;
+                }
+                previous = Some((k, e));
+            }
+            if let Some((j, pe)) = previous {
                 finish(j, pe, &self.bufs, dst)?;
             }
-            previous = Some((k, e));
-        }
-        if let Some((j, pe)) = previous {
-            finish(j, pe, &self.bufs, dst)?;
-        }
-        Ok(())
+            Ok(())
+        })();
+        settled(dev, stream, r)
     }
 }
 
