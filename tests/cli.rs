@@ -108,21 +108,25 @@ fn bench_without_files_uses_the_bundled_matrix() {
 
 #[test]
 fn info_and_gen() {
-    let out = tmp("g.mtx");
-    let r = spgemm()
-        .args(["gen", "rmat:8:4", "-o", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let r = spgemm()
-        .args(["info", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let s = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        r.status.success() && s.contains("size          256 x 256") && s.contains("compression"),
-        "{s}"
-    );
+    for name in ["g.mtx", "g.npz"] {
+        let out = tmp(name);
+        let r = spgemm()
+            .args(["gen", "rmat:8:4", "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let r = spgemm()
+            .args(["info", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&r.stdout);
+        assert!(
+            r.status.success()
+                && s.contains("size          256 x 256")
+                && s.contains("compression"),
+            "{s}"
+        );
+    }
 }
 
 #[test]

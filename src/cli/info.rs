@@ -7,7 +7,7 @@ use spgemm::CpuBackend;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
-    /// The matrix (.mtx, .mtx.gz or gen:...).
+    /// The matrix (.mtx, .mtx.gz, .npz or gen:...).
     file: MatrixSource,
     /// Seed for generated matrices.
     #[arg(long, default_value_t = 1)]
