@@ -26,6 +26,11 @@
 //! ```
 #![warn(missing_docs)]
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use spgemm_core::{
     files, generate, gpu, mtx, npz, reference, stats, table, verify, CsrMatrix, Scalar,
 };

@@ -437,6 +437,7 @@ fn check_structure(nrows: usize, ncols: usize, offsets: &[usize], cols: &[u32]) 
 ///
 /// # Panics
 /// If `offsets` is not non-decreasing or ends past either slice.
+#[doc(hidden)]
 pub fn split_rows_mut<'a, C, V>(
     offsets: &[usize],
     mut cols: &'a mut [C],

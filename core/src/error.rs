@@ -169,7 +169,7 @@ impl Error {
 
 /// Reserves `additional` elements in `v`, turning allocation failure into
 /// [`Error::HostOutOfMemory`] instead of an abort.
-pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
+pub(crate) fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
     v.try_reserve_exact(additional)
         .map_err(|_| Error::HostOutOfMemory {
             what,
@@ -178,6 +178,8 @@ pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> 
 }
 
 /// A vector of `len` copies of `value`, or [`Error::HostOutOfMemory`].
+/// For the backend crates; not part of the library's interface.
+#[doc(hidden)]
 pub fn try_filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     try_reserve(&mut v, len, what)?;
@@ -186,6 +188,8 @@ pub fn try_filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<
 }
 
 /// An empty vector with room for `n` elements, or [`Error::HostOutOfMemory`].
+/// For the backend crates; not part of the library's interface.
+#[doc(hidden)]
 pub fn try_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     try_reserve(&mut v, n, what)?;
@@ -196,7 +200,7 @@ pub fn try_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 /// [`Error::HostOutOfMemory`]. The zeros come from the allocator's zeroed
 /// pages (not written here), so a large vector costs nothing until its
 /// pages are first written: by the threads that fill it, in parallel.
-pub fn try_zeroed<T: bytemuck::Zeroable>(len: usize, what: &'static str) -> Result<Vec<T>> {
+pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(len: usize, what: &'static str) -> Result<Vec<T>> {
     let oom = || Error::HostOutOfMemory {
         what,
         bytes: len as u128 * std::mem::size_of::<T>() as u128,

@@ -34,6 +34,7 @@ pub mod error;
 pub mod files;
 pub mod generate;
 pub mod gpu;
+#[doc(hidden)]
 pub mod kernel_cache;
 pub mod mtx;
 pub mod npz;

@@ -8,6 +8,7 @@ use spgemm::{CsrMatrix, Scalar};
 use std::path::PathBuf;
 
 /// The `spgemm` command built for the integration tests.
+#[cfg(feature = "cli")]
 pub fn spgemm_command() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_spgemm"))
 }

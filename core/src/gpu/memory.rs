@@ -100,11 +100,6 @@ impl<D: Device, T: bytemuck::Pod> DeviceArray<D, T> {
     pub fn len(&self) -> usize {
         self.len
     }
-
-    /// Whether the array is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 /// Device bytes in use by one product (current and peak).

@@ -25,6 +25,7 @@ mod engine;
 mod memory;
 mod multi;
 mod numeric;
+#[doc(hidden)]
 pub mod program;
 mod rows;
 mod run;
@@ -34,7 +35,5 @@ mod symbolic;
 pub use chunked::{HostTimes, Placement};
 pub use dense::Accumulator;
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
-pub use memory::{DeviceArray, Usage};
 pub use multi::{MultiGpu, MultiOperands};
 pub use program::SortVariant;
-pub use rows::{split_balanced, split_rows};
