@@ -6,7 +6,7 @@
 //!
 //! | concept | item |
 //! |---|---|
-//! | CSR matrix | [`CsrMatrix`] |
+//! | CSR matrix | [`CsrMatrix`], borrowed: [`CsrView`] |
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
 //! | Matrix Market files | [`mtx`] |
@@ -32,7 +32,7 @@
 pub struct ReadmeDoctests;
 
 pub use spgemm_core::{
-    files, generate, gpu, mtx, npz, reference, stats, table, verify, CsrMatrix, Scalar,
+    files, generate, gpu, mtx, npz, reference, stats, table, verify, CsrMatrix, CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 
@@ -275,11 +275,12 @@ impl Backend {
     ///
     /// # Errors
     /// As [`Backend::multiply`].
-    pub fn multiply_timed<T: Scalar>(
+    pub fn multiply_timed<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<(CsrMatrix<T>, gpu::HostTimes)> {
+        let (a, b) = (a.into(), b.into());
         match self {
             Backend::Cpu(c) => {
                 let t = std::time::Instant::now();
@@ -313,13 +314,21 @@ impl Backend {
         }
     }
 
-    /// `C = A·B` with sorted rows; see the backend's docs
-    /// ([`CpuBackend::multiply`], [`gpu::GpuEngine::multiply_host`],
-    /// [`gpu::MultiGpu::multiply_host`]).
+    /// `C = A·B` with sorted rows: A is `M×K`, B is `K×N`, C is `M×N`;
+    /// see the backend's docs ([`CpuBackend::multiply`],
+    /// [`gpu::GpuEngine::multiply_host`], [`gpu::MultiGpu::multiply_host`]).
+    /// A and B are a `&CsrMatrix<T>` or a [`CsrView`] of arrays held
+    /// elsewhere (another crate's matrix, see the `sprs`, `faer` and
+    /// `nalgebra-sparse` features), read in place.
     ///
     /// # Errors
     /// Dimension mismatch, out of memory (host or device), device failures.
-    pub fn multiply<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    pub fn multiply<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+    ) -> Result<CsrMatrix<T>> {
+        let (a, b) = (a.into(), b.into());
         match self {
             Backend::Cpu(c) => Ok(c.multiply(a, b)?),
             #[cfg(feature = "cuda")]

@@ -12,6 +12,7 @@
 //!   (sorted, no duplicates). SpGEMM accepts unsorted rows with duplicates
 //!   (each stored entry contributes), and always produces sorted rows.
 
+use crate::csr_view::CsrView;
 use crate::error::{try_filled, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
@@ -224,21 +225,12 @@ impl<T: Scalar> CsrMatrix<T> {
     /// # Errors
     /// [`Error::UnsortedRow`] for the first row that is not.
     pub fn check_sorted(&self) -> Result<()> {
-        let unsorted = |i: usize| {
-            let (cols, _) = self.row(i);
-            cols.windows(2)
-                .find(|w| w[0] >= w[1])
-                .map(|w| (i, w[0], w[1]))
-        };
-        match (0..self.nrows).into_par_iter().find_map_first(unsorted) {
-            Some((row, prev, col)) => Err(Error::UnsortedRow { row, prev, col }),
-            None => Ok(()),
-        }
+        self.view().check_sorted()
     }
 
     /// Whether every row is sorted without duplicates.
     pub fn is_sorted(&self) -> bool {
-        self.check_sorted().is_ok()
+        self.view().is_sorted()
     }
 
     /// Removes stored entries whose value is exactly zero (explicit zeros,
@@ -356,16 +348,24 @@ impl<T: Scalar> CsrMatrix<T> {
     /// # Panics
     /// If `i >= nrows`.
     pub fn row(&self, i: usize) -> (&[u32], &[T]) {
-        let r = self.row_offsets[i]..self.row_offsets[i + 1];
-        (&self.col_indices[r.clone()], &self.values[r])
+        self.view().row(i)
     }
     /// Largest number of entries in any row (0 for a matrix without rows).
     pub fn max_row_nnz(&self) -> usize {
-        self.row_offsets
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0)
+        self.view().max_row_nnz()
+    }
+    /// The matrix borrowed as a [`CsrView`], which every product takes.
+    pub fn view(&self) -> CsrView<'_, T> {
+        // SAFETY: a matrix holds the invariants a view requires.
+        unsafe {
+            CsrView::new_unchecked(
+                self.nrows,
+                self.ncols,
+                &self.row_offsets,
+                &self.col_indices,
+                &self.values,
+            )
+        }
     }
     /// Whether `other` has exactly the same shape, row offsets and column indices.
     pub fn same_structure<U>(&self, other: &CsrMatrix<U>) -> bool {
@@ -394,7 +394,12 @@ fn too_many_columns(n: usize) -> Error {
     }
 }
 
-fn check_structure(nrows: usize, ncols: usize, offsets: &[usize], cols: &[u32]) -> Result<()> {
+pub(crate) fn check_structure(
+    nrows: usize,
+    ncols: usize,
+    offsets: &[usize],
+    cols: &[u32],
+) -> Result<()> {
     if ncols > MAX_COLUMNS {
         return Err(too_many_columns(ncols));
     }

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod csr;
+pub mod csr_view;
 pub mod device;
 pub mod error;
 pub mod files;
@@ -45,5 +46,6 @@ pub mod table;
 pub mod verify;
 
 pub use csr::CsrMatrix;
+pub use csr_view::CsrView;
 pub use error::{Error, Result};
 pub use scalar::Scalar;

@@ -6,24 +6,22 @@
 //! produced entry is kept, even when its values cancel to zero.
 
 use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-/// Checks that `A·B` is defined.
+/// Checks that `A·B` is defined for A of shape `a` and B of shape `b`
+/// (`(rows, columns)`).
 ///
 /// # Errors
-/// [`Error::DimensionMismatch`] unless `a.ncols() == b.nrows()`.
-pub fn check_dimensions<T, U>(a: &CsrMatrix<T>, b: &CsrMatrix<U>) -> Result<()>
-where
-    T: Scalar,
-    U: Scalar,
-{
-    if a.ncols() != b.nrows() {
+/// [`Error::DimensionMismatch`] unless A's columns equal B's rows.
+pub fn check_dimensions(a: (usize, usize), b: (usize, usize)) -> Result<()> {
+    if a.1 != b.0 {
         return Err(Error::DimensionMismatch {
-            a_rows: a.nrows(),
-            a_cols: a.ncols(),
-            b_rows: b.nrows(),
-            b_cols: b.ncols(),
+            a_rows: a.0,
+            a_cols: a.1,
+            b_rows: b.0,
+            b_cols: b.1,
         });
     }
     Ok(())
@@ -34,8 +32,11 @@ where
 ///
 /// # Errors
 /// [`Error::DimensionMismatch`], [`Error::HostOutOfMemory`].
-pub fn multiply<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
-    multiply_with(a, b, |x, y| x * y)
+pub fn multiply<'a, 'b, T: Scalar>(
+    a: impl Into<CsrView<'a, T>>,
+    b: impl Into<CsrView<'b, T>>,
+) -> Result<CsrMatrix<T>> {
+    multiply_with(a.into(), b.into(), |x, y| x * y)
 }
 
 /// `|A|·|B|` with the structure of `A·B`: the scale against which rounding
@@ -43,16 +44,19 @@ pub fn multiply<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatr
 ///
 /// # Errors
 /// As [`multiply`].
-pub fn multiply_abs<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
-    multiply_with(a, b, |x, y| x.abs() * y.abs())
+pub fn multiply_abs<'a, 'b, T: Scalar>(
+    a: impl Into<CsrView<'a, T>>,
+    b: impl Into<CsrView<'b, T>>,
+) -> Result<CsrMatrix<T>> {
+    multiply_with(a.into(), b.into(), |x, y| x.abs() * y.abs())
 }
 
 fn multiply_with<T: Scalar>(
-    a: &CsrMatrix<T>,
-    b: &CsrMatrix<T>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
     product: impl Fn(T, T) -> T,
 ) -> Result<CsrMatrix<T>> {
-    check_dimensions(a, b)?;
+    check_dimensions(a.shape(), b.shape())?;
     let mut offsets = vec![0usize; a.nrows() + 1];
     let mut cols = Vec::new();
     let mut vals = Vec::new();

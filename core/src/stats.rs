@@ -1,7 +1,7 @@
 //! Work statistics of a product: products per row (`nprod`), their 64-bit
 //! total, longest rows, compression ratio and GFLOPS.
 
-use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::error::Result;
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
@@ -27,8 +27,12 @@ pub struct ProductStats {
 ///
 /// # Errors
 /// [`crate::Error::DimensionMismatch`].
-pub fn product_stats<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<ProductStats> {
-    check_dimensions(a, b)?;
+pub fn product_stats<'a, 'b, T: Scalar>(
+    a: impl Into<CsrView<'a, T>>,
+    b: impl Into<CsrView<'b, T>>,
+) -> Result<ProductStats> {
+    let (a, b) = (a.into(), b.into());
+    check_dimensions(a.shape(), b.shape())?;
     let boff = b.row_offsets();
     let nprod: Vec<u64> = (0..a.nrows())
         .into_par_iter()
@@ -70,6 +74,7 @@ pub fn gflops(total_nprod: u64, seconds: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CsrMatrix;
 
     #[test]
     fn nprod_by_hand() {

@@ -242,7 +242,7 @@ impl Operands {
         match &self.b {
             Some(src) => {
                 let b = src.load::<T>(seed)?;
-                spgemm::reference::check_dimensions(&a, &b)?;
+                spgemm::reference::check_dimensions(a.shape(), b.shape())?;
                 Ok((a, Some(b), "A·B"))
             }
             None if a.nrows() == a.ncols() => Ok((a, None, "A·A")),

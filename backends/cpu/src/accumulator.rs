@@ -4,20 +4,20 @@
 //! produce the sorted row (numeric).
 
 use rayon::prelude::*;
-use spgemm_core::{CsrMatrix, Scalar};
+use spgemm_core::{CsrView, Scalar};
 use std::mem::MaybeUninit;
 
 /// Accumulates the products of one row of A with the rows of B it selects.
 pub(crate) trait Accumulator<T: Scalar> {
     /// Number of distinct columns of `A(i,:)·B` for the row given by `acols`.
-    fn count(&mut self, acols: &[u32], b: &CsrMatrix<T>) -> usize;
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize;
     /// Writes the sorted row `A(i,:)·B` into the front of `cols`/`vals`
     /// and returns how many entries it wrote (the row's count).
     fn fill(
         &mut self,
         acols: &[u32],
         avals: &[T],
-        b: &CsrMatrix<T>,
+        b: &CsrView<'_, T>,
         cols: &mut [MaybeUninit<u32>],
         vals: &mut [MaybeUninit<T>],
     ) -> usize;
@@ -100,7 +100,7 @@ pub(crate) struct CompressedRows {
 impl CompressedRows {
     /// Packs `b`'s rows; `None` unless that removes more than 15% of the
     /// entries (ALGORITHM.md, "Compressed symbolic").
-    pub(crate) fn of<T: Scalar>(b: &CsrMatrix<T>) -> Option<Self> {
+    pub(crate) fn of<T: Scalar>(b: &CsrView<'_, T>) -> Option<Self> {
         const ROWS: usize = 1024;
         // Pack chunks of rows in parallel, then concatenate.
         let parts: Vec<(Vec<usize>, Vec<u32>, Vec<u32>)> = (0..b.nrows().div_ceil(ROWS))
@@ -149,7 +149,7 @@ impl CompressedRows {
 }
 
 impl<T: Scalar> Accumulator<T> for Dense<T> {
-    fn count(&mut self, acols: &[u32], b: &CsrMatrix<T>) -> usize {
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize {
         let s = self.next_stamp();
         let mut n = 0;
         for &k in acols {
@@ -168,7 +168,7 @@ impl<T: Scalar> Accumulator<T> for Dense<T> {
         &mut self,
         acols: &[u32],
         avals: &[T],
-        b: &CsrMatrix<T>,
+        b: &CsrView<'_, T>,
         cols: &mut [MaybeUninit<u32>],
         vals: &mut [MaybeUninit<T>],
     ) -> usize {
@@ -285,7 +285,7 @@ impl<T: Scalar> Hash<T> {
     }
 }
 
-fn row_products<T: Scalar>(acols: &[u32], b: &CsrMatrix<T>) -> usize {
+fn row_products<T: Scalar>(acols: &[u32], b: &CsrView<'_, T>) -> usize {
     let off = b.row_offsets();
     acols
         .iter()
@@ -294,7 +294,7 @@ fn row_products<T: Scalar>(acols: &[u32], b: &CsrMatrix<T>) -> usize {
 }
 
 impl<T: Scalar> Accumulator<T> for Hash<T> {
-    fn count(&mut self, acols: &[u32], b: &CsrMatrix<T>) -> usize {
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize {
         let shift = self.prepare(row_products(acols, b));
         for &k in acols {
             for &j in b.row(k as usize).0 {
@@ -310,7 +310,7 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
         &mut self,
         acols: &[u32],
         avals: &[T],
-        b: &CsrMatrix<T>,
+        b: &CsrView<'_, T>,
         cols: &mut [MaybeUninit<u32>],
         vals: &mut [MaybeUninit<T>],
     ) -> usize {

@@ -34,7 +34,7 @@ use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
 use spgemm_core::error::{try_filled, try_with_capacity};
 use spgemm_core::stats::{product_stats, ProductStats};
-use spgemm_core::{CsrMatrix, Error, Result, Scalar};
+use spgemm_core::{CsrMatrix, CsrView, Error, Result, Scalar};
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
@@ -88,7 +88,7 @@ struct Structure {
 }
 
 impl Structure {
-    fn of<T: Scalar>(m: &CsrMatrix<T>) -> Self {
+    fn of<T: Scalar>(m: CsrView<'_, T>) -> Self {
         Self {
             nrows: m.nrows(),
             ncols: m.ncols(),
@@ -96,7 +96,7 @@ impl Structure {
             col_indices: m.col_indices().to_vec(),
         }
     }
-    fn matches<T: Scalar>(&self, m: &CsrMatrix<T>) -> bool {
+    fn matches<T: Scalar>(&self, m: CsrView<'_, T>) -> bool {
         self.nrows == m.nrows()
             && self.ncols == m.ncols()
             && self.row_offsets == m.row_offsets()
@@ -176,7 +176,12 @@ impl CpuBackend {
     ///
     /// # Errors
     /// [`Error::DimensionMismatch`], [`Error::HostOutOfMemory`].
-    pub fn multiply<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    pub fn multiply<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+    ) -> Result<CsrMatrix<T>> {
+        let (a, b) = (a.into(), b.into());
         self.run(|| {
             let (offsets, chunks, _) = self.symbolic_parts(a, b)?;
             self.numeric_parts(a, b, offsets, &chunks)
@@ -187,7 +192,12 @@ impl CpuBackend {
     ///
     /// # Errors
     /// As [`CpuBackend::multiply`].
-    pub fn symbolic<T: Scalar>(&self, a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CpuPlan> {
+    pub fn symbolic<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+    ) -> Result<CpuPlan> {
+        let (a, b) = (a.into(), b.into());
         self.run(|| {
             let (c_row_offsets, chunks, total_nprod) = self.symbolic_parts(a, b)?;
             Ok(CpuPlan {
@@ -206,12 +216,13 @@ impl CpuBackend {
     /// # Errors
     /// [`Error::StructureMismatch`] naming which matrix differs;
     /// [`Error::HostOutOfMemory`].
-    pub fn numeric<T: Scalar>(
+    pub fn numeric<'a, 'b, T: Scalar>(
         &self,
         plan: &CpuPlan,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
+        let (a, b) = (a.into(), b.into());
         for (name, s, m) in [("A", &plan.a, a.nrows()), ("B", &plan.b, b.nrows())] {
             let matrix = if name == "A" { a } else { b };
             if !s.matches(matrix) {
@@ -233,8 +244,8 @@ impl CpuBackend {
 
     fn symbolic_parts<T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
     ) -> Result<(Vec<usize>, Vec<Range<usize>>, u64)> {
         let ProductStats {
             nprod,
@@ -252,7 +263,7 @@ impl CpuBackend {
                 rest = tail;
             }
             let dense = self.dense(b.ncols());
-            let compressed = if dense { CompressedRows::of(b) } else { None };
+            let compressed = if dense { CompressedRows::of(&b) } else { None };
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 let rows = r.clone();
                 match (&compressed, dense) {
@@ -275,8 +286,8 @@ impl CpuBackend {
 
     fn numeric_parts<T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
         offsets: Vec<usize>,
         chunks: &[Range<usize>],
     ) -> Result<CsrMatrix<T>> {
@@ -358,20 +369,20 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
 
 fn count_rows<T: Scalar>(
     acc: &mut impl Accumulator<T>,
-    a: &CsrMatrix<T>,
-    b: &CsrMatrix<T>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
     rows: Range<usize>,
     out: &mut [usize],
 ) {
     for (i, o) in rows.zip(out) {
-        *o = acc.count(a.row(i).0, b);
+        *o = acc.count(a.row(i).0, &b);
     }
 }
 
 fn fill_rows<T: Scalar>(
     acc: &mut impl Accumulator<T>,
-    a: &CsrMatrix<T>,
-    b: &CsrMatrix<T>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
     rows: Range<usize>,
     offsets: &[usize],
     cols: &mut [MaybeUninit<u32>],
@@ -382,7 +393,7 @@ fn fill_rows<T: Scalar>(
     for i in rows {
         let r = offsets[i] - base..offsets[i + 1] - base;
         let (ac, av) = a.row(i);
-        let n = acc.fill(ac, av, b, &mut cols[r.clone()], &mut vals[r.clone()]);
+        let n = acc.fill(ac, av, &b, &mut cols[r.clone()], &mut vals[r.clone()]);
         written += n.min(r.len());
     }
     written

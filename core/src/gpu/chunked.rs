@@ -7,6 +7,7 @@
 use super::engine::{GpuEngine, HostCsr};
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::device::{Device, DeviceErrorKind};
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
@@ -63,7 +64,7 @@ fn out_of_memory(e: &Error) -> bool {
 /// Whether an upper bound of the device bytes of the whole product `A·B`
 /// fits `budget`: a cheap bound from B's longest row first, the per-row
 /// bound from products per row when that one does not fit.
-fn fits_whole<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>, budget: usize) -> Result<bool> {
+fn fits_whole<T: Scalar>(a: CsrView<'_, T>, b: CsrView<'_, T>, budget: usize) -> Result<bool> {
     let vb = std::mem::size_of::<T>() as u128;
     let inputs = matrix_bytes(a) + matrix_bytes(b) + (a.nrows() as u128 + 1) * 8;
     let rough = a.nnz() as u128 * b.max_row_nnz().min(b.ncols()) as u128 * (4 + vb)
@@ -85,10 +86,10 @@ impl<D: Device> GpuEngine<D> {
     ///
     /// # Errors
     /// As [`GpuEngine::multiply_host_placed`].
-    pub fn multiply_host<T: Scalar>(
+    pub fn multiply_host<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
         Ok(self.multiply_host_placed(a, b)?.0)
     }
@@ -107,10 +108,10 @@ impl<D: Device> GpuEngine<D> {
     /// [`Error::DimensionMismatch`]; [`Error::TooLarge`] when B or one row
     /// does not fit the budget; device errors other than a recovered out
     /// of memory; host out of memory.
-    pub fn multiply_host_placed<T: Scalar>(
+    pub fn multiply_host_placed<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<(CsrMatrix<T>, Placement)> {
         self.multiply_host_timed(a, b).map(|(c, p, _)| (c, p))
     }
@@ -121,17 +122,18 @@ impl<D: Device> GpuEngine<D> {
     ///
     /// # Errors
     /// As [`GpuEngine::multiply_host_placed`].
-    pub fn multiply_host_timed<T: Scalar>(
+    pub fn multiply_host_timed<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<(CsrMatrix<T>, Placement, HostTimes)> {
-        check_dimensions(a, b)?;
+        let (a, b) = (a.into(), b.into());
+        check_dimensions(a.shape(), b.shape())?;
         let mut times = HostTimes::default();
         let mut whole = || -> Result<CsrMatrix<T>> {
             let t = std::time::Instant::now();
             let ga = self.upload_with(a, false)?;
-            let gb = if std::ptr::eq(a, b) {
+            let gb = if a.same_arrays(&b) {
                 None
             } else {
                 Some(self.upload_with(b, false)?)
@@ -210,13 +212,14 @@ impl<D: Device> GpuEngine<D> {
     /// # Errors
     /// [`Error::TooLarge`] when B, or a single row of the product, does not
     /// fit the budget; the errors of [`GpuEngine::multiply`].
-    pub fn multiply_chunked<T: Scalar>(
+    pub fn multiply_chunked<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
         budget: usize,
     ) -> Result<(CsrMatrix<T>, usize)> {
-        check_dimensions(a, b)?;
+        let (a, b) = (a.into(), b.into());
+        check_dimensions(a.shape(), b.shape())?;
         let vb = std::mem::size_of::<T>();
         let b_bytes = matrix_bytes(b);
         if 2 * b_bytes > budget as u128 {
@@ -243,7 +246,7 @@ impl<D: Device> GpuEngine<D> {
                         return;
                     }
                     let run = || -> Result<CsrMatrix<T>> {
-                        let ga = self.upload_with(&rows_of(a, chunks[k].clone())?, false)?;
+                        let ga = self.upload_with(rows_of(a, chunks[k].clone())?.view(), false)?;
                         self.download(&self.multiply(&ga, &gb)?.0)
                     };
                     match run() {

@@ -6,6 +6,7 @@ use super::program::{self, SortVariant};
 use super::run::Run;
 use super::staging::StagingPool;
 use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
@@ -408,15 +409,15 @@ impl<D: Device> GpuEngine<D> {
     ///
     /// # Errors
     /// [`Error::TooLarge`] beyond `u32::MAX` rows; device errors (out of memory).
-    pub fn upload<T: Scalar>(&self, m: &CsrMatrix<T>) -> Result<GpuMatrix<D, T>> {
-        self.upload_with(m, true)
+    pub fn upload<'a, T: Scalar>(&self, m: impl Into<CsrView<'a, T>>) -> Result<GpuMatrix<D, T>> {
+        self.upload_with(m.into(), true)
     }
 
     /// [`GpuEngine::upload`], keeping a host copy of the structure only
     /// when `keep_host` (plans need it; one product does not).
     pub(super) fn upload_with<T: Scalar>(
         &self,
-        m: &CsrMatrix<T>,
+        m: CsrView<'_, T>,
         keep_host: bool,
     ) -> Result<GpuMatrix<D, T>> {
         if m.nrows() > u32::MAX as usize - 1 {
@@ -431,7 +432,7 @@ impl<D: Device> GpuEngine<D> {
     fn upload_on<T: Scalar>(
         &self,
         s: &D::Stream,
-        m: &CsrMatrix<T>,
+        m: CsrView<'_, T>,
         keep_host: bool,
     ) -> Result<GpuMatrix<D, T>> {
         let (dev, usage) = (&self.device, Usage::default());

@@ -8,6 +8,7 @@ use super::chunked::HostTimes;
 use super::engine::{GpuEngine, GpuMatrix, PhaseTimes};
 use super::rows::{rows_of, split_balanced, stack_rows};
 use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
@@ -70,11 +71,12 @@ impl<D: Device> MultiGpu<D> {
     ///
     /// # Errors
     /// [`Error::DimensionMismatch`]; host or device out of memory.
-    pub fn upload<T: Scalar>(
+    pub fn upload<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<MultiOperands<D, T>> {
+        let (a, b) = (a.into(), b.into());
         let stats = product_stats(a, b)?;
         let rows = split_balanced(&stats.nprod, self.engines.len());
         let both = on_each(self.engines.len(), |i| {
@@ -122,10 +124,10 @@ impl<D: Device> MultiGpu<D> {
     ///
     /// # Errors
     /// As [`GpuEngine::multiply_host`], from the first device that fails.
-    pub fn multiply_host<T: Scalar>(
+    pub fn multiply_host<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
         self.multiply_host_timed(a, b).map(|(c, _)| c)
     }
@@ -137,12 +139,13 @@ impl<D: Device> MultiGpu<D> {
     ///
     /// # Errors
     /// As [`MultiGpu::multiply_host`].
-    pub fn multiply_host_timed<T: Scalar>(
+    pub fn multiply_host_timed<'a, 'b, T: Scalar>(
         &self,
-        a: &CsrMatrix<T>,
-        b: &CsrMatrix<T>,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
     ) -> Result<(CsrMatrix<T>, HostTimes)> {
-        check_dimensions(a, b)?;
+        let (a, b) = (a.into(), b.into());
+        check_dimensions(a.shape(), b.shape())?;
         if let [one] = self.engines.as_slice() {
             return one.multiply_host_timed(a, b).map(|(c, _, t)| (c, t));
         }

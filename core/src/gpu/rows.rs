@@ -3,6 +3,7 @@
 //! for several devices; and joining the row blocks of C again.
 
 use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
 use crate::error::{try_with_capacity, try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -17,7 +18,7 @@ pub(super) fn row_bytes(a_nnz: usize, nprod: u64, ncols: usize, value_bytes: usi
 
 /// Device bytes of a whole matrix: `nrows + 1` 64-bit offsets and `nnz`
 /// entries.
-pub(super) fn matrix_bytes<T: Scalar>(m: &CsrMatrix<T>) -> u128 {
+pub(super) fn matrix_bytes<T: Scalar>(m: CsrView<'_, T>) -> u128 {
     (m.nrows() as u128 + 1) * 8 + m.nnz() as u128 * (4 + std::mem::size_of::<T>() as u128)
 }
 
@@ -82,7 +83,7 @@ pub fn split_balanced(nprod: &[u64], parts: usize) -> Vec<Range<usize>> {
 }
 
 /// Rows `r` of `a` as a matrix of their own.
-pub(super) fn rows_of<T: Scalar>(a: &CsrMatrix<T>, r: Range<usize>) -> Result<CsrMatrix<T>> {
+pub(super) fn rows_of<T: Scalar>(a: CsrView<'_, T>, r: Range<usize>) -> Result<CsrMatrix<T>> {
     let off = a.row_offsets();
     let (p0, p1) = (off[r.start], off[r.end]);
     let mut offsets = try_with_capacity(r.len() + 1, "row offsets of a chunk of A")?;
@@ -197,14 +198,14 @@ mod tests {
     #[test]
     fn rows_of_then_stack_rows_is_the_identity() {
         let a = crate::generate::uniform::<f64>(10, 8, 3, 1).unwrap();
-        let r = rows_of(&a, 3..7).unwrap();
+        let r = rows_of(a.view(), 3..7).unwrap();
         assert_eq!(r.nrows(), 4);
         for i in 0..4 {
             assert_eq!(r.row(i), a.row(i + 3));
         }
         let parts = [0..3, 3..3, 3..10]
             .into_iter()
-            .map(|x| rows_of(&a, x).unwrap())
+            .map(|x| rows_of(a.view(), x).unwrap())
             .collect();
         let s = stack_rows(parts, 8).unwrap();
         assert_eq!(s.row_offsets(), a.row_offsets());
