@@ -12,6 +12,7 @@
 //! | Matrix Market files | [`mtx`] |
 //! | SciPy `.npz` files | [`npz`] |
 //! | either, by extension | [`files`] |
+//! | sprs, faer, nalgebra-sparse, foreign index types | [`interop`] |
 //! | reference product and checks | [`mod@reference`], [`verify`] |
 //! | work statistics | [`stats`] |
 //! | synthetic matrices | [`generate`] |
@@ -32,7 +33,8 @@
 pub struct ReadmeDoctests;
 
 pub use spgemm_core::{
-    files, generate, gpu, mtx, npz, reference, stats, table, verify, CsrMatrix, CsrView, Scalar,
+    error, files, generate, gpu, interop, mtx, npz, reference, stats, table, verify, CsrMatrix,
+    CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 

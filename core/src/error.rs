@@ -91,6 +91,20 @@ pub enum Error {
         /// The largest supported size.
         limit: u128,
     },
+    /// An index held in another library's type (a negative or too large
+    /// row offset or column index) does not fit ours (`usize` offsets,
+    /// `u32` column indices), or ours does not fit the other library's.
+    #[error("{what} at position {position} is {value}, outside 0..={limit}")]
+    IndexOutOfRange {
+        /// Which array: "row offset" or "column index".
+        what: &'static str,
+        /// Its position in the array.
+        position: usize,
+        /// The value found.
+        value: String,
+        /// The largest value the target type holds.
+        limit: u128,
+    },
     /// A file could not be opened, read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -35,6 +35,7 @@ pub mod error;
 pub mod files;
 pub mod generate;
 pub mod gpu;
+pub mod interop;
 #[doc(hidden)]
 pub mod kernel_cache;
 pub mod mtx;
