@@ -9,6 +9,7 @@
 //! | CSR matrix | [`CsrMatrix`], borrowed: [`CsrView`] |
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
+//! | reuse the structure | [`Backend::symbolic`], [`Backend::numeric`] |
 //! | Matrix Market files | [`mtx`] |
 //! | SciPy `.npz` files | [`npz`] |
 //! | either, by extension | [`files`] |
@@ -38,12 +39,23 @@ pub use spgemm_core::{
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 
+mod plan;
+pub use plan::Plan;
+
 /// Errors of the facade: those of `spgemm-core` and backend selection.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An error from the core library or a backend.
     #[error(transparent)]
     Core(#[from] spgemm_core::Error),
+    /// A plan was given to a backend other than the one that built it.
+    #[error("the plan was built by the {built} backend and cannot be used by the {used} backend")]
+    PlanBackend {
+        /// The backend that built the plan.
+        built: &'static str,
+        /// The backend it was given to.
+        used: &'static str,
+    },
     /// The requested backend cannot run here.
     #[error("backend '{backend}' is not available: {reason}")]
     BackendUnavailable {

@@ -190,6 +190,12 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     }
 }
 
+impl<'a, T: Scalar> From<&CsrView<'a, T>> for CsrView<'a, T> {
+    fn from(m: &CsrView<'a, T>) -> Self {
+        *m
+    }
+}
+
 /// A copy of `s`, or [`Error::HostOutOfMemory`] naming `what`.
 fn copied<E: Copy>(s: &[E], what: &'static str) -> Result<Vec<E>> {
     let mut v = try_with_capacity(s.len(), what)?;
