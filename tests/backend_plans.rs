@@ -21,7 +21,7 @@ fn reuse(backend: &Backend) {
         assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
     }
     let square = backend
-        .symbolic(&a.view(), &a.transpose().unwrap())
+        .symbolic(a.view(), &a.transpose().unwrap())
         .unwrap();
     assert_eq!(square.backend(), backend.name());
     let other: CsrMatrix<f64> = spgemm::generate::uniform(700, 500, 12, 5).unwrap();
