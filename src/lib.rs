@@ -34,8 +34,8 @@
 pub struct ReadmeDoctests;
 
 pub use spgemm_core::{
-    error, files, generate, gpu, interop, mtx, npz, reference, stats, table, verify, CsrMatrix,
-    CsrView, Scalar,
+    device, error, files, generate, gpu, interop, mtx, npz, reference, stats, table, verify,
+    CsrMatrix, CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 

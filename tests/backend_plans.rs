@@ -20,9 +20,7 @@ fn reuse(backend: &Backend) {
     for (x, y) in c.values().iter().zip(want.values()) {
         assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} vs {y}");
     }
-    let square = backend
-        .symbolic(a.view(), &a.transpose().unwrap())
-        .unwrap();
+    let square = backend.symbolic(a.view(), &a.transpose().unwrap()).unwrap();
     assert_eq!(square.backend(), backend.name());
     let other: CsrMatrix<f64> = spgemm::generate::uniform(700, 500, 12, 5).unwrap();
     let e = backend.numeric(&plan, &other, &b).unwrap_err().to_string();

@@ -258,6 +258,14 @@ pub trait Device: Send + Sync {
     /// # Errors
     /// [`DeviceErrorKind::OutOfMemory`] when it does not fit.
     fn alloc(&self, stream: &Self::Stream, bytes: usize) -> DeviceResult<Self::Buffer>;
+    /// `bytes` of device memory at `ptr` that the caller owns (another
+    /// library's array, e.g. CuPy's or PyTorch's): used like an allocation
+    /// of ours, never freed by us.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is memory of this device, usable from this
+    /// backend's context, that stays allocated while the buffer lives.
+    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> Self::Buffer;
     /// `bytes` of page-locked host memory (`cuMemHostAlloc`,
     /// `hipHostMalloc`); slow to allocate, so callers keep and reuse it.
     ///

@@ -100,6 +100,8 @@ pub struct CudaBuffer {
     ptr: sys::CUdeviceptr,
     len: usize,
     ctx: Arc<Context>,
+    /// Allocated by us (freed on drop), or borrowed (`Device::borrow`).
+    owned: bool,
 }
 // SAFETY: a device address is valid in its context from any thread.
 unsafe impl Send for CudaBuffer {}
@@ -117,6 +119,9 @@ impl DeviceBuffer for CudaBuffer {
 
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         let _ = self.ctx.bind();
         // SAFETY: freed once, in its live context, on the legacy default
         // stream, which waits for all work on our (blocking) streams that
@@ -332,7 +337,17 @@ impl Device for CudaDevice {
             ptr,
             len: bytes,
             ctx: self.ctx.clone(),
+            owned: true,
         })
+    }
+
+    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> CudaBuffer {
+        CudaBuffer {
+            ptr,
+            len: bytes,
+            ctx: self.ctx.clone(),
+            owned: false,
+        }
     }
 
     fn alloc_pinned(&self, bytes: usize) -> DeviceResult<CudaPinned> {

@@ -93,6 +93,8 @@ pub struct HipSlice<T> {
     ptr: DevicePtr,
     len: usize,
     ctx: Arc<Context>,
+    /// Allocated by us (freed on drop), or borrowed (`Device::borrow`).
+    owned: bool,
     _t: PhantomData<T>,
 }
 // SAFETY: a device address, usable from any thread.
@@ -113,6 +115,9 @@ impl<T> HipSlice<T> {
 
 impl<T> Drop for HipSlice<T> {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         let (api, _) = (self.ctx.api, self.ctx.bind());
         // SAFETY: allocated by hipMallocAsync (pool) or hipMalloc, freed
         // once; the null stream orders the free after all earlier work.
@@ -376,8 +381,19 @@ impl Device for HipDevice {
             ptr,
             len: bytes,
             ctx: self.ctx.clone(),
+            owned: true,
             _t: PhantomData,
         })
+    }
+
+    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> HipSlice<u8> {
+        HipSlice {
+            ptr: ptr as DevicePtr,
+            len: bytes,
+            ctx: self.ctx.clone(),
+            owned: false,
+            _t: PhantomData,
+        }
     }
 
     fn alloc_pinned(&self, bytes: usize) -> DeviceResult<HipPinned> {

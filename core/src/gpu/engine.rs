@@ -64,6 +64,18 @@ impl<D: Device, T: Scalar> GpuMatrix<D, T> {
     pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
         GpuMatrixRef::of(self).matches(other)
     }
+    /// Device addresses of the row offsets (`nrows + 1` × `u64`), column
+    /// indices (`nnz` × `u32`) and values (`nnz` × `T`); 0 for an empty
+    /// array. Valid while the matrix lives, for handing C to another
+    /// library without a copy (the Python package's CuPy and PyTorch
+    /// results).
+    pub fn device_pointers(&self) -> (u64, u64, u64) {
+        (
+            self.structure.rpt.ptr_at(0),
+            self.structure.col.ptr_at(0),
+            self.val.ptr_at(0),
+        )
+    }
 }
 
 /// The host arrays of a CSR matrix, allocated before the matrix is
@@ -460,6 +472,56 @@ impl<D: Device> GpuEngine<D> {
             structure: Arc::new(Structure { rpt, col, host }),
             val,
             sorted: m.is_sorted(),
+        })
+    }
+
+    /// A matrix over device arrays that the caller owns (another library's
+    /// CSR matrix, read in place): `row_offsets` holds `nrows + 1` `u64`,
+    /// `col_indices` `nnz` `u32` and `values` `nnz` `T`, at device
+    /// addresses of this engine's device. Nothing is copied or freed.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] beyond `u32::MAX` rows.
+    ///
+    /// # Safety
+    /// The arrays are allocated with those lengths, hold a valid CSR matrix
+    /// (offsets from 0 to `nnz`, never decreasing; every column below
+    /// `ncols`; sorted rows without duplicates when `sorted`), are complete
+    /// (no writes in flight) and stay allocated and unchanged while the
+    /// matrix and every product or plan made from it live.
+    #[allow(clippy::too_many_arguments)] // the three arrays and their shape
+    pub unsafe fn borrow_device<T: Scalar>(
+        &self,
+        nrows: usize,
+        ncols: usize,
+        nnz: usize,
+        row_offsets: u64,
+        col_indices: u64,
+        values: u64,
+        sorted: bool,
+    ) -> Result<GpuMatrix<D, T>> {
+        if nrows > u32::MAX as usize - 1 {
+            return Err(too_large("rows", nrows));
+        }
+        // SAFETY (the three): the caller's guarantee.
+        let (rpt, col, val) = unsafe {
+            (
+                DeviceArray::borrowed(&self.device, row_offsets, nrows + 1),
+                DeviceArray::borrowed(&self.device, col_indices, nnz),
+                DeviceArray::borrowed(&self.device, values, nnz),
+            )
+        };
+        Ok(GpuMatrix {
+            nrows,
+            ncols,
+            nnz,
+            structure: Arc::new(Structure {
+                rpt,
+                col,
+                host: None,
+            }),
+            val,
+            sorted,
         })
     }
 

@@ -39,6 +39,21 @@ impl<D: Device, T: bytemuck::Pod> DeviceArray<D, T> {
         })
     }
 
+    /// `len` elements at `ptr` that the caller owns ([`Device::borrow`]):
+    /// never freed, counted toward no product's memory.
+    ///
+    /// # Safety
+    /// As [`Device::borrow`], for `len` elements of `T`.
+    pub(crate) unsafe fn borrowed(dev: &D, ptr: u64, len: usize) -> Self {
+        let bytes = len * std::mem::size_of::<T>();
+        Self {
+            // SAFETY: the caller's guarantee.
+            buf: (bytes > 0).then(|| unsafe { dev.borrow(ptr, bytes) }),
+            len,
+            _t: PhantomData,
+        }
+    }
+
     /// Uploads `host`.
     pub(crate) fn from_host(
         dev: &D,

@@ -1,0 +1,211 @@
+"""Sparse matrix-matrix products, C = A @ B, on NVIDIA GPUs and multicore CPUs.
+
+``spgemm.matmul`` multiplies SciPy CSR matrices (on the host; the GIL is
+released while it runs) and CuPy or PyTorch CSR matrices (on their device,
+read in place, no round trip through the host) and returns the same kind of
+matrix. ``spgemm.symbolic`` keeps the structure of a product to recompute
+it with new values. The Rust library underneath is ``spgemm``; see
+``python/README.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as _sp
+
+from . import _spgemm
+from . import _device
+
+__version__: str = _spgemm.__version__
+
+__all__ = ["matmul", "symbolic", "backends", "Plan", "__version__"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def backends() -> list[tuple[str, bool, str]]:
+    """The backends of this build: ``(name, available, detail)`` for "cpu",
+    "cuda" and "hip". ``detail`` names the device when the backend is
+    available and says why not otherwise (not compiled in, no driver, no
+    device). Opening a GPU backend here also compiles or loads its kernels,
+    so later products start at once.
+    """
+    return _spgemm.backends()
+
+
+def _precision(a_dtype, b_dtype, precision) -> np.dtype:
+    """The value type of the product: ``precision`` when given, else the
+    common type of A and B, which must be float32 or float64."""
+    if precision is not None:
+        want = np.dtype(precision)
+        if want not in _FLOATS:
+            raise ValueError(f"precision must be float32 or float64, not {want}")
+        for d in (a_dtype, b_dtype):
+            if np.dtype(d).kind == "c":
+                raise ValueError(f"complex values ({np.dtype(d)}) are not supported")
+        return want
+    want = np.result_type(a_dtype, b_dtype)
+    if want not in _FLOATS:
+        raise ValueError(
+            f"unsupported dtype {want}: spgemm multiplies float32 and float64 "
+            "(pass precision='float64' to convert other real types)"
+        )
+    return want
+
+
+def _host_operand(m, dtype: np.dtype) -> tuple:
+    """``(nrows, ncols, indptr, indices, data)`` of a SciPy matrix, its
+    arrays borrowed (copied only to convert the value type, or to make a
+    non-CSR matrix CSR)."""
+    if m.format != "csr":
+        m = m.tocsr()
+    nrows, ncols = m.shape
+    idx = []
+    for name in ("indptr", "indices"):
+        arr = getattr(m, name)
+        if arr.dtype not in (np.int32, np.int64):
+            arr = arr.astype(np.int64)
+        idx.append(np.ascontiguousarray(arr))
+    data = np.ascontiguousarray(m.data, dtype=dtype)
+    return (nrows, ncols, idx[0], idx[1], data)
+
+
+def _kind(m) -> str:
+    """"scipy", "cupy" or "torch", or TypeError for anything else."""
+    if _sp.issparse(m):
+        return "scipy"
+    if _device.is_cupy(m):
+        return "cupy"
+    if _device.is_torch(m):
+        return "torch"
+    raise TypeError(
+        f"expected a scipy.sparse matrix or array, a cupyx.scipy.sparse matrix or a "
+        f"torch sparse CSR tensor, not {type(m).__module__}.{type(m).__name__}"
+    )
+
+
+def _kinds(a, b) -> str:
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb:
+        raise TypeError(f"A and B must be of the same kind, not {ka} and {kb}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"dimension mismatch: A is {a.shape[0]}x{a.shape[1]} but B is "
+            f"{b.shape[0]}x{b.shape[1]} (A's columns must equal B's rows)"
+        )
+    return ka
+
+
+def _host_result(a, shape, arrays):
+    indptr, indices, data = arrays
+    cls = _sp.csr_array if isinstance(a, _sp.sparray) else _sp.csr_matrix
+    return cls((data, indices, indptr), shape=shape)
+
+
+def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = True):
+    """C = A @ B for sparse matrices, returned as the same kind as ``a``.
+
+    Parameters
+    ----------
+    a : scipy.sparse matrix or array, cupyx.scipy.sparse.csr_matrix, or
+        torch sparse CSR tensor on a CUDA device; shape (M, K).
+        SciPy matrices in other formats (COO, CSC, ...) are converted with
+        ``tocsr()`` first, which copies them.
+    b : same kind as ``a``, shape (K, N); ``None`` (the default) means ``a``.
+    backend : "auto" (a GPU when one is present, else the CPU), "cpu",
+        "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
+    precision : None, "float32" or "float64". None: the common type of A's
+        and B's values, which must be float32 or float64.
+    check : when True (the default) rows must be sorted without duplicate
+        columns, as SciPy's canonical format; False skips that check
+        (unsorted rows and duplicates are then multiplied like SciPy does,
+        every stored entry contributing). Index bounds are always checked.
+
+    Returns
+    -------
+    C, shape (M, N), of ``a``'s kind: ``csr_array`` for SciPy arrays,
+    ``csr_matrix`` for SciPy matrices, CuPy ``csr_matrix`` or a torch
+    sparse CSR tensor on the same device. Rows are sorted; entries whose
+    products cancel to zero are kept as explicit zeros. Host results have
+    int32 indices when nnz(C) and both dimensions fit, int64 otherwise.
+
+    Raises
+    ------
+    TypeError: inputs that are not sparse matrices, or of different kinds.
+    ValueError: shape mismatch, unsupported dtype, malformed CSR (out-of-range
+        or negative indices, decreasing indptr, unsorted rows with ``check``),
+        naming the row, column or position at fault.
+    MemoryError: host or device memory exhausted (products too large for the
+        device are computed in chunks of rows first).
+    RuntimeError: the requested backend cannot run (not compiled in, no
+        driver or no device), or the device failed.
+    """
+    if b is None:
+        b = a
+    kind = _kinds(a, b)
+    if kind != "scipy":
+        return _device.matmul(kind, a, b, backend, precision, check)
+    dtype = _precision(a.dtype, b.dtype, precision)
+    oa = _host_operand(a, dtype)
+    ob = oa if b is a else _host_operand(b, dtype)
+    c = _spgemm.matmul(oa, ob, backend, check)
+    return _host_result(a, (a.shape[0], b.shape[1]), c)
+
+
+class Plan:
+    """The symbolic phase of A @ B (C's structure), to recompute the product
+    for matrices with the same structure and new values. Built by
+    :func:`symbolic`; SciPy inputs only."""
+
+    def __init__(self, native, a, b, dtype: np.dtype, check: bool):
+        self._native = native
+        self._shape = (a.shape[0], b.shape[1])
+        self._dtype = dtype
+        self._check = check
+        self._a_is_array = isinstance(a, _sp.sparray)
+
+    @property
+    def nnz(self) -> int:
+        """Number of entries of C."""
+        return self._native.nnz
+
+    @property
+    def backend(self) -> str:
+        """The backend the plan runs on ("cpu", "cuda" or "hip")."""
+        return self._native.backend
+
+    def numeric(self, a, b=None, *, check: bool | None = None):
+        """C = A @ B for ``a`` and ``b`` (``None``: ``a``) with exactly the
+        structure (shapes, indptr, indices) the plan was built for and any
+        values; returned as :func:`matmul` returns it.
+
+        Raises ValueError when a structure or the dtype differs, and the
+        errors of :func:`matmul`.
+        """
+        if b is None:
+            b = a
+        if _kinds(a, b) != "scipy":
+            raise TypeError("plans take SciPy matrices")
+        check = self._check if check is None else check
+        oa = _host_operand(a, self._dtype)
+        ob = oa if b is a else _host_operand(b, self._dtype)
+        c = self._native.numeric(oa, ob, check)
+        cls = _sp.csr_array if self._a_is_array else _sp.csr_matrix
+        indptr, indices, data = c
+        return cls((data, indices, indptr), shape=self._shape)
+
+
+def symbolic(a, b=None, *, backend: str = "auto", precision=None, check: bool = True) -> Plan:
+    """The symbolic phase of A @ B for SciPy matrices (``b``: ``None`` means
+    ``a``), kept as a :class:`Plan` whose ``numeric(a, b)`` recomputes the
+    product for new values of the same structure. Parameters and errors as
+    :func:`matmul`; GPU backends keep A's and B's structure on the device.
+    """
+    if b is None:
+        b = a
+    if _kinds(a, b) != "scipy":
+        raise TypeError("plans take SciPy matrices")
+    dtype = _precision(a.dtype, b.dtype, precision)
+    oa = _host_operand(a, dtype)
+    ob = oa if b is a else _host_operand(b, dtype)
+    return Plan(_spgemm.symbolic(oa, ob, backend, check), a, b, dtype, check)

@@ -1,0 +1,48 @@
+"""Type stubs of spgemm: sparse matrix-matrix products for SciPy, CuPy and
+PyTorch CSR matrices. See the docstrings in ``__init__.py``."""
+
+from typing import Any, Literal, Optional, TypeVar, Union
+
+import numpy as np
+
+_M = TypeVar("_M")
+_Backend = Literal["auto", "cpu", "cuda", "hip"]
+_Precision = Optional[Union[Literal["float32", "float64"], type, np.dtype]]
+
+__version__: str
+
+def backends() -> list[tuple[str, bool, str]]:
+    """(name, available, detail) for "cpu", "cuda" and "hip"."""
+
+def matmul(
+    a: _M,
+    b: Optional[_M] = None,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: bool = True,
+) -> _M:
+    """C = A @ B (shapes (M, K) @ (K, N) -> (M, N)), of ``a``'s kind:
+    scipy.sparse csr_array / csr_matrix, cupyx.scipy.sparse.csr_matrix or a
+    torch sparse CSR tensor on the same device. Raises TypeError,
+    ValueError, MemoryError or RuntimeError as documented."""
+
+class Plan:
+    """The symbolic phase of A @ B for SciPy matrices."""
+
+    @property
+    def nnz(self) -> int: ...
+    @property
+    def backend(self) -> str: ...
+    def numeric(self, a: Any, b: Optional[Any] = None, *, check: Optional[bool] = None) -> Any:
+        """C = A @ B for operands with the plan's structure and new values."""
+
+def symbolic(
+    a: Any,
+    b: Optional[Any] = None,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: bool = True,
+) -> Plan:
+    """The symbolic phase of A @ B for SciPy matrices, kept as a Plan."""

@@ -1,0 +1,221 @@
+"""CuPy and PyTorch CSR matrices on a CUDA device: checked and multiplied
+where they lie, C returned on the same device without a host round trip.
+Where the caller's index types are not the kernels' (int64 row offsets,
+int32 column indices), the row offsets (``nrows + 1`` of them) are widened
+or the column indices narrowed by a copy on the device."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _spgemm
+
+_I32_MAX = 2**31 - 1
+
+
+def is_cupy(m) -> bool:
+    return type(m).__module__.startswith("cupyx.scipy.sparse")
+
+
+def is_torch(m) -> bool:
+    if not type(m).__module__.startswith("torch"):
+        return False
+    import torch
+
+    return isinstance(m, torch.Tensor) and m.layout == torch.sparse_csr
+
+
+class _Exported:
+    """One of C's device arrays, for ``cupy.asarray`` / ``torch.as_tensor``;
+    holds the owner of the memory while the array lives."""
+
+    def __init__(self, owner, k: int):
+        self._owner = owner
+        self.__cuda_array_interface__ = owner.interface(k)
+
+
+class _Cupy:
+    """The few array operations the checks need, in CuPy."""
+
+    def __init__(self):
+        import cupy
+
+        self.xp = cupy
+
+    def first(self, mask) -> int:
+        return int(self.xp.argmax(mask))
+
+    def row_of(self, indptr, p: int) -> int:
+        return int(self.xp.searchsorted(indptr, self.xp.asarray([p], dtype=indptr.dtype), side="right")[0]) - 1
+
+    def zeros(self, n: int, like):
+        return self.xp.zeros(n, dtype=bool)
+
+    def to_host(self, scalars) -> list:
+        return self.xp.stack([self.xp.asarray(x, dtype=self.xp.int64) for x in scalars]).tolist()
+
+
+class _Torch:
+    """The few array operations the checks need, in PyTorch."""
+
+    def __init__(self):
+        import torch
+
+        self.xp = torch
+
+    def first(self, mask) -> int:
+        return int(self.xp.argmax(mask.to(self.xp.uint8)))
+
+    def row_of(self, indptr, p: int) -> int:
+        return int(self.xp.searchsorted(indptr, indptr.new_tensor([p]), right=True)[0]) - 1
+
+    def zeros(self, n: int, like):
+        return self.xp.zeros(n, dtype=self.xp.bool, device=like.device)
+
+    def to_host(self, scalars) -> list:
+        return self.xp.stack([x.to(self.xp.int64).reshape(()) for x in scalars]).tolist()
+
+
+def _validate(ops, nrows: int, ncols: int, indptr, indices, nnz: int, check: bool) -> None:
+    """The CSR checks of the Rust library, run on the device in two rounds
+    of a few fused reductions, each read back in one transfer: the row
+    offsets first (so that the second round may index with them), then
+    the column indices. A failure is a ValueError naming the row or
+    position, as for host matrices."""
+    if indptr.shape[0] != nrows + 1:
+        raise ValueError(f"row offsets have length {indptr.shape[0]}, expected nrows + 1 = {nrows + 1}")
+    if indices.shape[0] != nnz:
+        raise ValueError(f"{indices.shape[0]} column indices but {nnz} values")
+    decreasing = indptr[1:] < indptr[:-1]
+    first, last, dec = ops.to_host([indptr[0], indptr[-1], decreasing.any()])
+    if first != 0:
+        raise ValueError(f"row offsets must start at 0, found {first}")
+    if dec:
+        row = ops.first(decreasing)
+        raise ValueError(f"row offsets decrease at row {row}: {int(indptr[row])} > {int(indptr[row + 1])}")
+    if last != nnz:
+        raise ValueError(f"last row offset is {last} but there are {nnz} column indices")
+    if nnz == 0:
+        return
+    flags = [indices.min(), indices.max()]
+    if check and nnz > 1:
+        # Offsets are now known to lie in 0..=nnz: mark the rows' starts.
+        row_start = ops.zeros(nnz + 1, indices)
+        row_start[indptr] = True
+        unsorted = (indices[1:] <= indices[:-1]) & ~row_start[1:nnz]
+        flags.append(unsorted.any())
+    got = ops.to_host(flags)
+    if got[0] < 0 or got[1] >= ncols:
+        p = ops.first((indices < 0) | (indices >= ncols))
+        raise ValueError(
+            f"column index {int(indices[p])} in row {ops.row_of(indptr, p)} is out of range for {ncols} columns"
+        )
+    if len(got) > 2 and got[2]:
+        p = ops.first(unsorted)
+        raise ValueError(
+            f"row {ops.row_of(indptr, p + 1)} is not sorted without duplicates: column "
+            f"{int(indices[p + 1])} follows column {int(indices[p])}"
+        )
+
+
+def _cupy_operand(a, dtype, check):
+    """The device operand of a CuPy CSR matrix, and the arrays to keep alive."""
+    import cupy
+
+    ops = _Cupy()
+    if a.format != "csr":
+        a = a.tocsr()
+    nrows, ncols = a.shape
+    _validate(ops, nrows, ncols, a.indptr, a.indices, a.nnz, check)
+    indptr = a.indptr.astype(cupy.int64)
+    indices = cupy.ascontiguousarray(a.indices.astype(cupy.int32, copy=False))
+    data = cupy.ascontiguousarray(a.data.astype(dtype, copy=False))
+    keep = (indptr, indices, data)
+    ptr = lambda x: x.data.ptr if x.size else 0  # noqa: E731
+    return (nrows, ncols, a.nnz, ptr(indptr), ptr(indices), ptr(data), check), keep, a.data.device.id
+
+
+def _torch_operand(a, dtype, check):
+    """The device operand of a torch sparse CSR tensor, and the tensors to keep alive."""
+    import torch
+
+    if a.dim() != 2:
+        raise ValueError(f"torch CSR tensors must be two-dimensional (no batches), not {a.dim()}-dimensional")
+    if a.device.type != "cuda":
+        raise ValueError(f"torch CSR tensors must be on a CUDA device, not {a.device}")
+    ops = _Torch()
+    nrows, ncols = a.shape
+    crow, col, val = a.crow_indices(), a.col_indices(), a.values()
+    _validate(ops, nrows, ncols, crow, col, val.shape[0], check)
+    tdtype = torch.float32 if dtype == np.float32 else torch.float64
+    indptr = crow.to(torch.int64).contiguous()
+    indices = col.to(torch.int32).contiguous()
+    data = val.to(tdtype).contiguous()
+    keep = (indptr, indices, data)
+    ptr = lambda x: x.data_ptr() if x.numel() else 0  # noqa: E731
+    n = data.shape[0]
+    return (nrows, ncols, n, ptr(indptr), ptr(indices), ptr(data), check), keep, a.device.index
+
+
+def _values_dtype(m, kind):
+    if kind == "cupy":
+        return m.dtype
+    return np.dtype(str(m.dtype).replace("torch.", ""))
+
+
+def matmul(kind: str, a, b, backend: str, precision, check: bool):
+    """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device."""
+    if backend not in ("auto", "cuda"):
+        raise ValueError(f"{kind} matrices are multiplied on their CUDA device: backend must be 'auto' or 'cuda', not {backend!r}")
+    from . import _precision as host_precision
+
+    dtype = host_precision(_values_dtype(a, kind), _values_dtype(b, kind), precision)
+    operand = _cupy_operand if kind == "cupy" else _torch_operand
+    oa, keep_a, dev_a = operand(a, dtype, check)
+    ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
+    if dev_a != dev_b:
+        raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
+    # The caller's stream may still be writing the operands (or our copies
+    # of them): wait for it, then let the product run on its own streams.
+    if kind == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(dev_a):
+            cupy.cuda.get_current_stream().synchronize()
+    else:
+        import torch
+
+        torch.cuda.current_stream(dev_a).synchronize()
+    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, dev_a)
+    del keep_a, keep_b
+    nrows, ncols = c.shape
+    if kind == "cupy":
+        return _cupy_result(c, nrows, ncols, dev_a)
+    return _torch_result(c, nrows, ncols, dev_a)
+
+
+def _cupy_result(c, nrows, ncols, device):
+    import cupy
+    import cupyx.scipy.sparse as csp
+
+    if c.nnz > _I32_MAX:
+        raise ValueError(f"C has {c.nnz} entries, more than cupyx.scipy.sparse's int32 indices hold")
+    with cupy.cuda.Device(device):
+        indptr = cupy.asarray(_Exported(c, 0)).astype(cupy.int32)
+        indices = cupy.asarray(_Exported(c, 1))
+        data = cupy.asarray(_Exported(c, 2))
+        return csp.csr_matrix((data, indices, indptr), shape=(nrows, ncols))
+
+
+def _torch_result(c, nrows, ncols, device):
+    import torch
+
+    dev = torch.device("cuda", device)
+    indptr = torch.as_tensor(_Exported(c, 0), device=dev)
+    indices = torch.as_tensor(_Exported(c, 1), device=dev)
+    data = torch.as_tensor(_Exported(c, 2), device=dev)
+    if c.nnz <= _I32_MAX:
+        indptr = indptr.to(torch.int32)
+    else:
+        indices = indices.to(torch.int64)
+    return torch.sparse_csr_tensor(indptr, indices, data, size=(nrows, ncols), check_invariants=False)

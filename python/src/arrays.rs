@@ -1,0 +1,296 @@
+//! NumPy CSR arrays borrowed in place: SciPy's `int32` column indices and
+//! `float32` / `float64` values are read where they lie (a [`CsrCow`]),
+//! `int32` row offsets (`nrows + 1` of them) and `int64` column indices
+//! are converted; C's arrays become NumPy arrays without a copy where the
+//! types allow.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
+use spgemm::{Backend, CsrMatrix, Plan, Scalar};
+use std::borrow::Cow;
+
+/// An index array as NumPy holds it.
+enum Index<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+/// A value array as NumPy holds it.
+enum Values<'py> {
+    F32(PyReadonlyArray1<'py, f32>),
+    F64(PyReadonlyArray1<'py, f64>),
+}
+
+/// One operand: `(nrows, ncols, indptr, indices, data)` from Python, the
+/// arrays one-dimensional and contiguous, indices `int32` or `int64`,
+/// values `float32` or `float64`. Holding it keeps NumPy's borrow flags.
+pub(crate) struct Operand<'py> {
+    nrows: usize,
+    ncols: usize,
+    indptr: Index<'py>,
+    indices: Index<'py>,
+    data: Values<'py>,
+    check: bool,
+}
+
+fn index<'py>(x: &Bound<'py, PyAny>, what: &str) -> PyResult<Index<'py>> {
+    if let Ok(a) = x.extract::<PyReadonlyArray1<'py, i32>>() {
+        return Ok(Index::I32(a));
+    }
+    if let Ok(a) = x.extract::<PyReadonlyArray1<'py, i64>>() {
+        return Ok(Index::I64(a));
+    }
+    Err(PyValueError::new_err(format!(
+        "{what} must be a one-dimensional int32 or int64 array"
+    )))
+}
+
+impl<'py> Operand<'py> {
+    /// Reads the tuple `(nrows, ncols, indptr, indices, data)`.
+    pub(crate) fn extract(t: &Bound<'py, PyAny>, check: bool) -> PyResult<Self> {
+        let (nrows, ncols, indptr, indices, data): (
+            usize,
+            usize,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+        ) = t.extract()?;
+        let data = if let Ok(a) = data.extract::<PyReadonlyArray1<'py, f32>>() {
+            Values::F32(a)
+        } else if let Ok(a) = data.extract::<PyReadonlyArray1<'py, f64>>() {
+            Values::F64(a)
+        } else {
+            return Err(PyValueError::new_err(
+                "data must be a one-dimensional float32 or float64 array",
+            ));
+        };
+        Ok(Self {
+            nrows,
+            ncols,
+            indptr: index(&indptr, "indptr")?,
+            indices: index(&indices, "indices")?,
+            data,
+            check,
+        })
+    }
+
+    fn is_f32(&self) -> bool {
+        matches!(self.data, Values::F32(_))
+    }
+
+    /// The slices the arrays hold (contiguous, or a `ValueError`).
+    pub(crate) fn slices(&self) -> PyResult<Slices<'_>> {
+        fn idx<'a>(i: &'a Index<'_>, what: &str) -> PyResult<IndexSlice<'a>> {
+            let fail = |_| PyValueError::new_err(format!("{what} must be contiguous"));
+            Ok(match i {
+                Index::I32(a) => IndexSlice::I32(a.as_slice().map_err(fail)?),
+                Index::I64(a) => IndexSlice::I64(a.as_slice().map_err(fail)?),
+            })
+        }
+        let fail = |_| PyValueError::new_err("data must be contiguous");
+        Ok(Slices {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            indptr: idx(&self.indptr, "indptr")?,
+            indices: idx(&self.indices, "indices")?,
+            data: match &self.data {
+                Values::F32(a) => ValueSlice::F32(a.as_slice().map_err(fail)?),
+                Values::F64(a) => ValueSlice::F64(a.as_slice().map_err(fail)?),
+            },
+            check: self.check,
+        })
+    }
+}
+
+/// Both operands in one precision, or a `ValueError`.
+pub(crate) fn same_precision(a: &Operand<'_>, b: &Operand<'_>) -> PyResult<()> {
+    if a.is_f32() != b.is_f32() {
+        return Err(PyValueError::new_err(
+            "A and B must have the same dtype (float32 or float64)",
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum IndexSlice<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+#[derive(Clone, Copy)]
+enum ValueSlice<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+/// An operand's slices: plain data, usable with the GIL released.
+#[derive(Clone, Copy)]
+pub(crate) struct Slices<'a> {
+    nrows: usize,
+    ncols: usize,
+    indptr: IndexSlice<'a>,
+    indices: IndexSlice<'a>,
+    data: ValueSlice<'a>,
+    check: bool,
+}
+
+impl<'a> Slices<'a> {
+    /// The matrix over these arrays: checked (bounds always, sorted rows
+    /// when `check`), indices reinterpreted where their bits are ours and
+    /// converted otherwise. A negative index is named as such.
+    fn csr<T: Scalar>(&self, values: &'a [T]) -> spgemm::Result<CsrCow<'a, T>> {
+        let offsets = match self.indptr {
+            IndexSlice::I64(s) => match bytemuck::try_cast_slice::<i64, usize>(s) {
+                Ok(u) => Cow::Borrowed(u),
+                Err(_) => Cow::Owned(offsets_as_usize(s)?),
+            },
+            IndexSlice::I32(s) => Cow::Owned(offsets_as_usize(s)?),
+        };
+        let cols = match self.indices {
+            IndexSlice::I32(s) => Cow::Borrowed(bytemuck::cast_slice::<i32, u32>(s)),
+            IndexSlice::I64(s) => Cow::Owned(indices_as_u32(s)?),
+        };
+        let m = CsrCow::new(self.nrows, self.ncols, offsets, cols, Cow::Borrowed(values))
+            .map_err(|e| self.negative().unwrap_or(e))?;
+        if self.check {
+            m.view().check_sorted()?;
+        }
+        Ok(m)
+    }
+
+    /// The first negative index, as an error, when there is one (the bits
+    /// of a negative index reinterpreted read as a huge one).
+    fn negative(&self) -> Option<spgemm::error::Error> {
+        match (self.indptr, self.indices) {
+            (IndexSlice::I64(s), _) if offsets_as_usize(s).is_err() => offsets_as_usize(s).err(),
+            (_, IndexSlice::I32(s)) => indices_as_u32(s).err(),
+            _ => None,
+        }
+    }
+}
+
+/// C in either precision.
+pub(crate) enum AnyCsr {
+    F32(CsrMatrix<f32>),
+    F64(CsrMatrix<f64>),
+}
+
+/// Runs `f32_op` or `f64_op` on both operands' matrices, by precision.
+fn dispatch<R>(
+    sa: Slices<'_>,
+    sb: Slices<'_>,
+    f32_op: impl FnOnce(&CsrCow<'_, f32>, &CsrCow<'_, f32>) -> spgemm::Result<R>,
+    f64_op: impl FnOnce(&CsrCow<'_, f64>, &CsrCow<'_, f64>) -> spgemm::Result<R>,
+) -> spgemm::Result<R> {
+    match (sa.data, sb.data) {
+        (ValueSlice::F32(va), ValueSlice::F32(vb)) => f32_op(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::F64(va), ValueSlice::F64(vb)) => f64_op(&sa.csr(va)?, &sb.csr(vb)?),
+        _ => Err(spgemm::error::Error::StructureMismatch("A and B differ in dtype".into()).into()),
+    }
+}
+
+/// `C = A·B` on `backend`.
+pub(crate) fn multiply(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgemm::Result<AnyCsr> {
+    dispatch(
+        a,
+        b,
+        |a, b| backend.multiply(a, b).map(AnyCsr::F32),
+        |a, b| backend.multiply(a, b).map(AnyCsr::F64),
+    )
+}
+
+/// A plan in either precision.
+pub(crate) enum AnyPlan {
+    F32(Plan<f32>),
+    F64(Plan<f64>),
+}
+
+impl AnyPlan {
+    /// The symbolic phase of `A·B` on `backend`.
+    pub(crate) fn build(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgemm::Result<Self> {
+        dispatch(
+            a,
+            b,
+            |a, b| backend.symbolic(a, b).map(AnyPlan::F32),
+            |a, b| backend.symbolic(a, b).map(AnyPlan::F64),
+        )
+    }
+
+    /// nnz(C).
+    pub(crate) fn nnz(&self) -> usize {
+        match self {
+            AnyPlan::F32(p) => p.nnz(),
+            AnyPlan::F64(p) => p.nnz(),
+        }
+    }
+
+    /// The numeric phase with new operands of the plan's precision.
+    pub(crate) fn numeric(
+        &self,
+        backend: &Backend,
+        a: Slices<'_>,
+        b: Slices<'_>,
+    ) -> spgemm::Result<AnyCsr> {
+        let wrong = || {
+            spgemm::Error::from(spgemm::error::Error::StructureMismatch(
+                "the plan was built for the other dtype (float32 / float64)".into(),
+            ))
+        };
+        dispatch(
+            a,
+            b,
+            |a, b| match self {
+                AnyPlan::F32(p) => backend.numeric(p, a, b).map(AnyCsr::F32),
+                AnyPlan::F64(_) => Err(wrong()),
+            },
+            |a, b| match self {
+                AnyPlan::F64(p) => backend.numeric(p, a, b).map(AnyCsr::F64),
+                AnyPlan::F32(_) => Err(wrong()),
+            },
+        )
+    }
+}
+
+/// C's `(indptr, indices, data)` as NumPy arrays.
+pub(crate) type Product<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// C's arrays handed to NumPy: `int32` indices when nnz(C) and both
+/// dimensions fit (SciPy's own rule), `int64` otherwise; values and the
+/// index array of the width we hold are moved, not copied.
+pub(crate) fn product(py: Python<'_>, c: AnyCsr) -> PyResult<Product<'_>> {
+    fn parts<'py, T: Scalar + numpy::Element>(
+        py: Python<'py>,
+        c: CsrMatrix<T>,
+    ) -> PyResult<Product<'py>> {
+        let small = [c.nrows(), c.ncols(), c.nnz()]
+            .iter()
+            .all(|&n| n <= i32::MAX as usize);
+        let (_, _, offsets, cols, vals) = c.into_parts();
+        let data = PyArray1::from_vec(py, vals).into_any();
+        if small {
+            let offsets: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+            let cols: Vec<i32> = bytemuck::cast_vec(cols);
+            Ok((
+                PyArray1::from_vec(py, offsets).into_any(),
+                PyArray1::from_vec(py, cols).into_any(),
+                data,
+            ))
+        } else {
+            // Offsets never pass isize::MAX (they count allocated entries).
+            let offsets: Vec<i64> = bytemuck::cast_vec(offsets);
+            let cols: Vec<i64> = cols.iter().map(|&c| i64::from(c)).collect();
+            Ok((
+                PyArray1::from_vec(py, offsets).into_any(),
+                PyArray1::from_vec(py, cols).into_any(),
+                data,
+            ))
+        }
+    }
+    match c {
+        AnyCsr::F32(c) => parts(py, c),
+        AnyCsr::F64(c) => parts(py, c),
+    }
+}

@@ -1,0 +1,160 @@
+//! Products of CSR matrices that live on a CUDA device (CuPy, PyTorch):
+//! the caller's arrays are read in place through their device addresses
+//! (taken from `__cuda_array_interface__` by the Python package), and C's
+//! arrays stay on the device, handed back through the same interface.
+
+use crate::{open, to_py};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use spgemm::gpu::{GpuEngine, GpuMatrix};
+use spgemm::{Backend, CudaDevice, Scalar};
+use std::sync::Arc;
+
+/// One operand on the device: `(nrows, ncols, nnz, indptr, indices, data,
+/// sorted)`, the three as device addresses of `nrows + 1` int64 row
+/// offsets, `nnz` int32 column indices and `nnz` values, already checked
+/// by the caller (offsets from 0 to nnz, never decreasing, columns in
+/// `0..ncols`, rows sorted when `sorted`).
+type DeviceOperand = (usize, usize, usize, u64, u64, u64, bool);
+
+/// C on the device, in either precision.
+enum AnyGpu {
+    F32(GpuMatrix<CudaDevice, f32>),
+    F64(GpuMatrix<CudaDevice, f64>),
+}
+
+/// C computed on a CUDA device: its arrays stay there, owned by this
+/// object, and are exported with `__cuda_array_interface__` (version 3)
+/// dictionaries by `interface(k)`: `k` = 0 row offsets (int64), 1 column
+/// indices (int32), 2 values. Keep this object alive while they are used.
+#[pyclass(module = "spgemm._spgemm", frozen)]
+pub(crate) struct DeviceCsr {
+    c: AnyGpu,
+    /// Milliseconds of the product: wall clock of the engine's call, and
+    /// the device's own time between its first and last kernel.
+    times: (f64, f64),
+    /// The backend whose context the arrays belong to.
+    _backend: Arc<Backend>,
+}
+
+#[pymethods]
+impl DeviceCsr {
+    /// `(nrows, ncols)`.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        match &self.c {
+            AnyGpu::F32(c) => (c.nrows(), c.ncols()),
+            AnyGpu::F64(c) => (c.nrows(), c.ncols()),
+        }
+    }
+
+    /// `(wall_ms, device_ms)` of the product inside the library: the wall
+    /// clock of the engine's call and the device's time from its first to
+    /// its last kernel (what `spgemm bench` reports); the binding's own
+    /// cost is the caller's time beyond `wall_ms`.
+    #[getter]
+    fn times(&self) -> (f64, f64) {
+        self.times
+    }
+
+    /// nnz(C).
+    #[getter]
+    fn nnz(&self) -> usize {
+        match &self.c {
+            AnyGpu::F32(c) => c.nnz(),
+            AnyGpu::F64(c) => c.nnz(),
+        }
+    }
+
+    /// The `__cuda_array_interface__` of array `k` (0 row offsets, 1
+    /// column indices, 2 values).
+    fn interface<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyDict>> {
+        let (nrows, nnz) = (self.shape().0, self.nnz());
+        let (ptrs, value_type) = match &self.c {
+            AnyGpu::F32(c) => (c.device_pointers(), "<f4"),
+            AnyGpu::F64(c) => (c.device_pointers(), "<f8"),
+        };
+        let (ptr, len, typestr) = match k {
+            0 => (ptrs.0, nrows + 1, "<i8"),
+            1 => (ptrs.1, nnz, "<i4"),
+            2 => (ptrs.2, nnz, value_type),
+            _ => return Err(PyValueError::new_err("array 0, 1 or 2")),
+        };
+        let d = PyDict::new(py);
+        d.set_item("shape", (len,))?;
+        d.set_item("typestr", typestr)?;
+        d.set_item("data", (ptr, false))?;
+        d.set_item("version", 3)?;
+        d.set_item("strides", py.None())?;
+        // The arrays are complete when the product returns.
+        d.set_item("stream", py.None())?;
+        Ok(d)
+    }
+}
+
+/// The engine of the CUDA backend on GPU `device`.
+fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
+    match backend {
+        Backend::Cuda(m) => Ok(&m.engines()[0]),
+        _ => Err(PyRuntimeError::new_err(
+            "device arrays need the CUDA backend",
+        )),
+    }
+}
+
+/// `C = A·B` over borrowed device arrays, on this thread (GIL released),
+/// with `(wall_ms, device_ms)`.
+fn product<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+) -> spgemm::Result<(GpuMatrix<CudaDevice, T>, (f64, f64))> {
+    let borrow = |o: DeviceOperand| {
+        let (nrows, ncols, nnz, rpt, col, val, sorted) = o;
+        // SAFETY: the Python package checked the structure on the device,
+        // synchronized the caller's stream, and keeps the arrays alive for
+        // the duration of this call; C does not refer to them.
+        unsafe { e.borrow_device::<T>(nrows, ncols, nnz, rpt, col, val, sorted) }
+    };
+    let ga = borrow(a)?;
+    let gb = if a == b { None } else { Some(borrow(b)?) };
+    let t = std::time::Instant::now();
+    let (c, phases) = e.multiply(&ga, gb.as_ref().unwrap_or(&ga))?;
+    Ok((c, (t.elapsed().as_secs_f64() * 1e3, phases.total_ms)))
+}
+
+/// `matmul_device(a, b, double, device)`: C = A·B on CUDA GPU `device`
+/// for two device operands (see `DeviceOperand`), values float64 when
+/// `double` else float32.
+#[pyfunction]
+pub(crate) fn matmul_device(
+    py: Python<'_>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    double: bool,
+    device: usize,
+) -> PyResult<DeviceCsr> {
+    if a.1 != b.0 {
+        return Err(PyValueError::new_err(format!(
+            "dimension mismatch: A is {}x{} but B is {}x{}",
+            a.0, a.1, b.0, b.1
+        )));
+    }
+    let backend = open("cuda", device)?;
+    let e = engine(&backend)?;
+    let (c, times) = py
+        .detach(|| {
+            if double {
+                product::<f64>(e, a, b).map(|(c, t)| (AnyGpu::F64(c), t))
+            } else {
+                product::<f32>(e, a, b).map(|(c, t)| (AnyGpu::F32(c), t))
+            }
+        })
+        .map_err(to_py)?;
+    Ok(DeviceCsr {
+        c,
+        times,
+        _backend: backend.clone(),
+    })
+}

@@ -1,0 +1,177 @@
+//! The `spgemm._spgemm` extension module: CSR arrays of SciPy (NumPy) in,
+//! CSR arrays out, the GIL released during products. The Python package
+//! (`python/spgemm/__init__.py`) turns SciPy, CuPy and PyTorch matrices
+//! into these arrays and back.
+
+mod arrays;
+mod device;
+
+use arrays::{Operand, Product};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use spgemm::{Backend, BackendKind};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A Python exception for `e`: malformed input and mismatched shapes or
+/// structures are `ValueError`, exhausted host or device memory
+/// `MemoryError`, a backend that cannot run or a failing device
+/// `RuntimeError`.
+pub(crate) fn to_py(e: spgemm::Error) -> PyErr {
+    use spgemm::error::Error as Core;
+    match &e {
+        spgemm::Error::BackendUnavailable { .. } => PyRuntimeError::new_err(e.to_string()),
+        spgemm::Error::PlanBackend { .. } => PyValueError::new_err(e.to_string()),
+        spgemm::Error::Core(Core::HostOutOfMemory { .. }) => PyMemoryError::new_err(e.to_string()),
+        spgemm::Error::Core(Core::Device(d))
+            if d.kind == spgemm::device::DeviceErrorKind::OutOfMemory =>
+        {
+            PyMemoryError::new_err(e.to_string())
+        }
+        spgemm::Error::Core(Core::Device(_) | Core::TableDoesNotFit(_) | Core::NoDevices) => {
+            PyRuntimeError::new_err(e.to_string())
+        }
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// The backends opened so far, by name and GPU ordinal: opening one (a
+/// GPU context, its kernels compiled or loaded from the disk cache) is done
+/// once per process.
+pub(crate) fn open(name: &str, device: usize) -> PyResult<Arc<Backend>> {
+    type Opened = HashMap<(String, usize), Arc<Backend>>;
+    static OPEN: OnceLock<Mutex<Opened>> = OnceLock::new();
+    let kind: BackendKind = name.parse().map_err(PyValueError::new_err)?;
+    let mut open = OPEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let key = (name.to_string(), device);
+    if let Some(b) = open.get(&key) {
+        return Ok(b.clone());
+    }
+    let options = spgemm::GpuOptions {
+        devices: vec![device],
+        ..Default::default()
+    };
+    let (b, _) = Backend::select_with(kind, &options).map_err(to_py)?;
+    let b = Arc::new(b);
+    open.insert(key, b.clone());
+    Ok(b)
+}
+
+/// The backend `name` on GPU 0 (the CPU for "cpu").
+fn backend(name: &str) -> PyResult<Arc<Backend>> {
+    open(name, 0)
+}
+
+/// `backends()`: `(name, available, reason)` for "cpu", "cuda" and "hip".
+#[pyfunction]
+fn backends(py: Python<'_>) -> Vec<(String, bool, String)> {
+    ["cpu", "cuda", "hip"]
+        .iter()
+        .map(
+            |&name| match py.detach(|| backend(name).map(|b| b.device())) {
+                Ok(device) => (name.to_string(), true, device),
+                Err(e) => (name.to_string(), false, e.value(py).to_string()),
+            },
+        )
+        .collect()
+}
+
+/// `backend_name(backend)`: the backend that `backend` ("auto", "cpu",
+/// "cuda", "hip") opens here.
+#[pyfunction]
+fn backend_name(py: Python<'_>, backend: &str) -> PyResult<&'static str> {
+    py.detach(|| self::backend(backend).map(|b| b.name()))
+}
+
+/// `matmul(a, b, backend, check)`: C = A·B of two operands, each
+/// `(nrows, ncols, indptr, indices, data)` (see `arrays::Operand`);
+/// returns C's `(indptr, indices, data)` as NumPy arrays.
+#[pyfunction]
+fn matmul<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    backend: &str,
+    check: bool,
+) -> PyResult<Product<'py>> {
+    let be = self::backend(backend)?;
+    let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
+    arrays::same_precision(&a, &b)?;
+    let (a, b) = (a.slices()?, b.slices()?);
+    let c = py.detach(|| arrays::multiply(&be, a, b));
+    arrays::product(py, c.map_err(to_py)?)
+}
+
+/// The symbolic phase of one product, kept to rerun the numeric phase
+/// with new values.
+#[pyclass(module = "spgemm._spgemm", frozen)]
+struct Plan {
+    backend: Arc<Backend>,
+    plan: arrays::AnyPlan,
+}
+
+#[pymethods]
+impl Plan {
+    /// nnz(C).
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.plan.nnz()
+    }
+
+    /// The backend that built the plan.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// `numeric(a, b, check)`: C's arrays for operands with the plan's
+    /// structure and new values.
+    fn numeric<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        check: bool,
+    ) -> PyResult<Product<'py>> {
+        let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
+        arrays::same_precision(&a, &b)?;
+        let (a, b) = (a.slices()?, b.slices()?);
+        let c = py.detach(|| self.plan.numeric(&self.backend, a, b));
+        arrays::product(py, c.map_err(to_py)?)
+    }
+}
+
+/// `symbolic(a, b, backend, check)`: a `Plan` for `A·B`.
+#[pyfunction]
+fn symbolic(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    backend: &str,
+    check: bool,
+) -> PyResult<Plan> {
+    let be = self::backend(backend)?;
+    let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
+    arrays::same_precision(&a, &b)?;
+    let (a, b) = (a.slices()?, b.slices()?);
+    let plan = py
+        .detach(|| arrays::AnyPlan::build(&be, a, b))
+        .map_err(to_py)?;
+    Ok(Plan { backend: be, plan })
+}
+
+#[pymodule]
+fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(backends, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_name, m)?)?;
+    m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(symbolic, m)?)?;
+    m.add_class::<Plan>()?;
+    m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
+    m.add_class::<device::DeviceCsr>()?;
+    Ok(())
+}

@@ -1,0 +1,137 @@
+"""spgemm.matmul on CuPy and PyTorch CSR matrices on a CUDA device: results
+of the same type on the same device, equal to SciPy's A @ B, and the same
+errors as on the host. Skipped, with the reason shown by ``pytest -rs``,
+where CuPy / PyTorch or a GPU is missing; ``SPGEMM_REQUIRE_GPU=1`` makes
+that a failure instead."""
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spgemm
+from conftest import assert_product, load
+
+REQUIRED = os.environ.get("SPGEMM_REQUIRE_GPU") == "1"
+
+
+def _need(module: str):
+    try:
+        mod = __import__(module)
+    except ImportError as e:
+        if REQUIRED:
+            raise
+        pytest.skip(f"{module} is not installed ({e})")
+    ok = mod.cuda.is_available() if module == "torch" else mod.cuda.runtime.getDeviceCount() > 0
+    cuda = dict((n, ok) for n, ok, _ in spgemm.backends())["cuda"]
+    if not (ok and cuda):
+        if REQUIRED:
+            pytest.fail("SPGEMM_REQUIRE_GPU=1 but no CUDA GPU is usable")
+        pytest.skip("no CUDA GPU")
+    return mod
+
+
+@pytest.fixture
+def cupy():
+    return _need("cupy")
+
+
+@pytest.fixture
+def torch():
+    return _need("torch")
+
+
+def random(m, n, density, seed, dtype=np.float64):
+    return sp.random_array((m, n), density=density, format="csr", random_state=seed, dtype=dtype)
+
+
+def to_cupy(a):
+    import cupyx.scipy.sparse as csp
+
+    return csp.csr_matrix(sp.csr_matrix(a))
+
+
+def to_torch(torch, a):
+    a = sp.csr_array(a)
+    return torch.sparse_csr_tensor(
+        torch.as_tensor(a.indptr.astype(np.int64)),
+        torch.as_tensor(a.indices.astype(np.int64)),
+        torch.as_tensor(a.data),
+        size=a.shape,
+    ).cuda()
+
+
+def from_torch(c):
+    return sp.csr_array(
+        (c.values().cpu().numpy(), c.col_indices().cpu().numpy(), c.crow_indices().cpu().numpy()), shape=tuple(c.shape)
+    )
+
+
+def test_cupy_real_matrices(cupy, real_names):
+    import cupyx.scipy.sparse as csp
+
+    for name in real_names:
+        a = load(name)
+        b = a if a.shape[0] == a.shape[1] else sp.csr_array(a.T)
+        c = spgemm.matmul(to_cupy(a), to_cupy(b))
+        assert isinstance(c, csp.csr_matrix), name
+        assert c.data.device.id == cupy.cuda.Device().id
+        assert_product(sp.csr_array(c.get()), a, b, 1e-12)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_cupy_random_rectangular_and_empty(cupy, dtype, rtol):
+    for seed, (m, k, n) in enumerate([(300, 300, 300), (517, 129, 1001), (0, 5, 3), (4, 0, 6)]):
+        a, b = random(m, k, 0.03, seed, dtype), random(k, n, 0.03, seed + 50, dtype)
+        c = spgemm.matmul(to_cupy(a), to_cupy(b))
+        assert c.dtype == dtype and c.shape == (m, n)
+        assert_product(sp.csr_array(c.get()), a, b, rtol)
+
+
+def test_torch_real_and_random(torch, real_names):
+    for name in real_names[:20]:
+        a = load(name)
+        b = a if a.shape[0] == a.shape[1] else sp.csr_array(a.T)
+        c = spgemm.matmul(to_torch(torch, a), to_torch(torch, b))
+        assert c.layout == torch.sparse_csr and c.device.type == "cuda", name
+        assert_product(from_torch(c), a, b, 1e-12)
+    a, b = random(400, 300, 0.02, 1, np.float32), random(300, 200, 0.02, 2, np.float32)
+    c = spgemm.matmul(to_torch(torch, a), to_torch(torch, b))
+    assert c.dtype == torch.float32
+    assert_product(from_torch(c), a, b, 1e-5)
+
+
+def test_device_errors_name_the_fault(cupy, torch):
+    import cupyx.scipy.sparse as csp
+
+    b = to_cupy(random(3, 2, 0.5, 3))
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        spgemm.matmul(to_cupy(random(2, 8, 0.5, 2)), b)
+    bad = csp.csr_matrix(
+        (cupy.array([1.0, 2.0]), cupy.array([0, 7], dtype=cupy.int32), cupy.array([0, 1, 2], dtype=cupy.int32)),
+        shape=(2, 3),
+    )
+    with pytest.raises(ValueError, match="column index 7 in row 1 is out of range for 3 columns"):
+        spgemm.matmul(bad, b)
+    unsorted = torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 2]), torch.tensor([2, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3)
+    ).cuda()
+    tb = to_torch(torch, random(3, 2, 0.9, 4))
+    with pytest.raises(ValueError, match="row 0 is not sorted without duplicates: column 0 follows column 2"):
+        spgemm.matmul(unsorted, tb)
+    c = spgemm.matmul(unsorted, tb, check=False)
+    assert np.allclose(c.to_dense().cpu().numpy(), unsorted.to_dense().cpu().numpy() @ tb.to_dense().cpu().numpy())
+    with pytest.raises(TypeError, match="same kind"):
+        spgemm.matmul(to_cupy(random(3, 3, 0.5, 5)), tb)
+    with pytest.raises(ValueError, match="backend must be 'auto' or 'cuda'"):
+        spgemm.matmul(tb.t().to_sparse_csr(), tb, backend="cpu")
+
+
+def test_result_outlives_the_inputs(cupy):
+    a = random(500, 500, 0.02, 9)
+    ga = to_cupy(a)
+    c = spgemm.matmul(ga, ga)
+    del ga
+    cupy.get_default_memory_pool().free_all_blocks()
+    assert_product(sp.csr_array(c.get()), a, a, 1e-12)
