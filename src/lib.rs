@@ -328,6 +328,21 @@ impl Backend {
         }
     }
 
+    /// The device memory's bandwidth of the first GPU, bytes per second
+    /// ([`gpu::GpuEngine::memory_bandwidth`]); `None` on the CPU.
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn memory_bandwidth(&self) -> Result<Option<f64>> {
+        match self {
+            Backend::Cpu(_) => Ok(None),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Ok(Some(m.engines()[0].memory_bandwidth()?)),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(Some(m.engines()[0].memory_bandwidth()?)),
+        }
+    }
+
     /// `C = A·B` with sorted rows: A is `M×K`, B is `K×N`, C is `M×N`;
     /// see the backend's docs ([`CpuBackend::multiply`],
     /// [`gpu::GpuEngine::multiply_host`], [`gpu::MultiGpu::multiply_host`]).

@@ -23,6 +23,23 @@ pub struct ProductStats {
     pub max_row_nnz_b: usize,
 }
 
+/// Bytes a product `C = A·B` must move at least: A and B read once and C's
+/// row offsets, column indices and values written once (8-byte offsets,
+/// 4-byte columns, `value_bytes`-byte values); each matrix is given as
+/// `(rows, nnz)`. Divided by the device's
+/// memory bandwidth it is the product's bandwidth floor (`spgemm bench`).
+pub fn bandwidth_floor_bytes(
+    a: (usize, usize),
+    b: (usize, usize),
+    c: (usize, usize),
+    value_bytes: usize,
+) -> u128 {
+    let matrix = |(rows, nnz): (usize, usize)| {
+        (rows as u128 + 1) * 8 + nnz as u128 * (4 + value_bytes as u128)
+    };
+    matrix(a) + matrix(b) + matrix(c)
+}
+
 /// Computes [`ProductStats`] in parallel.
 ///
 /// # Errors
@@ -75,6 +92,16 @@ pub fn gflops(total_nprod: u64, seconds: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::CsrMatrix;
+
+    #[test]
+    fn the_floor_counts_offsets_columns_and_values_of_all_three() {
+        // A 2x3 with 3 entries, B 3x3 with 6, C 2x3 with 5, f64.
+        let bytes = bandwidth_floor_bytes((2, 3), (3, 6), (2, 5), 8);
+        assert_eq!(
+            bytes,
+            (3 * 8 + 3 * 12) + (4 * 8 + 6 * 12) + (3 * 8 + 5 * 12)
+        );
+    }
 
     #[test]
     fn nprod_by_hand() {

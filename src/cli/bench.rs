@@ -135,6 +135,9 @@ struct Record {
     /// GPU backends: milliseconds to compile the kernels (first use) or load
     /// them from the on-disk cache; near zero after the first matrix of a run.
     kernels_ready_ms: Option<f64>,
+    /// GPU backends: the least time the product could take, bound by
+    /// device memory.
+    bandwidth_floor: Option<BandwidthFloor>,
     /// GPU backends: the kernel table's name (`--table`) and how rows past
     /// its last shared-memory table were computed (`--long-rows`), and the
     /// bins' accumulators (`--accumulator`).
@@ -156,6 +159,18 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| format!("'{s}' is not a byte count (e.g. 2G, 512M)"))
+}
+
+/// A product's bandwidth floor: the bytes it must move (A and B read once,
+/// C written once) over the device memory's bandwidth, measured once per
+/// run with a device-to-device copy.
+#[derive(Serialize, Debug)]
+struct BandwidthFloor {
+    bytes: u128,
+    device_bandwidth_gbs: f64,
+    floor_ms: f64,
+    /// Our median time over the floor.
+    times_floor: f64,
 }
 
 #[derive(Serialize, Debug, Default)]
@@ -244,9 +259,14 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         ProgressBar::hidden()
     };
     let mut records = Vec::new();
+    // Measured once per run: each product's bandwidth floor is against it.
+    let bandwidth = backend.memory_bandwidth()?;
+    if let Some(bw) = bandwidth {
+        println!("device memory bandwidth: {:.0} GB/s (a device-to-device copy, read and write counted); floor = bytes of A and B read once and C written once / that bandwidth; x floor = median ms / floor", bw / 1e9);
+    }
     println!("C = A·A per matrix (A·Aᵀ when rectangular, A·B for A+B); median ms: our product on the device, kernels only (inputs already there), over --reps runs; GFLOPS = 2·nprod / time; other ms: the compared library's, same run; speedup = other / ours");
     println!(
-        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8} {:>10} {:>8}",
+        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8} {:>10} {:>8} {:>9} {:>8}",
         "matrix",
         "rows",
         "nnz",
@@ -256,11 +276,13 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         "median ms",
         "GFLOPS",
         "other ms",
-        "speedup"
+        "speedup",
+        "floor ms",
+        "x floor"
     );
     for ops in &files {
         bar.set_message(ops.name());
-        let r = bench_one::<T>(&backend, ops, args)?;
+        let r = bench_one::<T>(&backend, ops, args, bandwidth)?;
         bar.suspend(|| print_row(&r));
         records.push(r);
         bar.inc(1);
@@ -360,8 +382,17 @@ fn print_row(r: &Record) {
         .map_or(("-".to_string(), "-".to_string()), |c| {
             (format!("{:.3}", c.median_ms), format!("{:.2}x", c.speedup))
         });
+    let (floor, times) = r
+        .bandwidth_floor
+        .as_ref()
+        .map_or(("-".into(), "-".into()), |f| {
+            (
+                format!("{:.3}", f.floor_ms),
+                format!("{:.1}x", f.times_floor),
+            )
+        });
     println!(
-        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6.2} {:>10.3} {:>8.2} {:>10} {:>8}",
+        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6.2} {:>10.3} {:>8.2} {:>10} {:>8} {:>9} {:>8}",
         r.matrix,
         r.rows,
         r.nnz,
@@ -371,7 +402,9 @@ fn print_row(r: &Record) {
         r.median_ms,
         r.gflops,
         other,
-        speed
+        speed,
+        floor,
+        times
     );
     let phases: Vec<String> = r
         .phases_ms
@@ -399,6 +432,7 @@ fn bench_one<T: Scalar>(
     backend: &Backend,
     ops: &Operands,
     args: &BenchArgs,
+    bandwidth: Option<f64>,
 ) -> Result<Record, CliError> {
     let (a, b, product): (CsrMatrix<T>, _, _) = ops.load(args.common.seed)?;
     let b = b.as_ref().unwrap_or(&a);
@@ -467,6 +501,21 @@ fn bench_one<T: Scalar>(
         c.speedup = c.median_ms / median_ms;
         c
     });
+    let bandwidth_floor = bandwidth.map(|bw| {
+        let bytes = spgemm::stats::bandwidth_floor_bytes(
+            (a.nrows(), a.nnz()),
+            (b.nrows(), b.nnz()),
+            (c.nrows(), c.nnz()),
+            std::mem::size_of::<T>(),
+        );
+        let floor_ms = bytes as f64 / bw * 1e3;
+        BandwidthFloor {
+            bytes,
+            device_bandwidth_gbs: bw / 1e9,
+            floor_ms,
+            times_floor: median_ms / floor_ms,
+        }
+    });
     Ok(Record {
         matrix: ops.name(),
         product,
@@ -489,6 +538,7 @@ fn bench_one<T: Scalar>(
         chunked: chunked(backend, &a, b, args)?,
         devices: devices(backend, &a, b, &c, args)?,
         kernels_ready_ms,
+        bandwidth_floor,
         long_rows: kernel_table.as_ref().map(|_| args.common.long_rows.name()),
         accumulator: kernel_table
             .as_ref()

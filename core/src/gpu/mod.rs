@@ -19,6 +19,7 @@
 //!
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
+mod bandwidth;
 mod chunked;
 mod dense;
 mod engine;
