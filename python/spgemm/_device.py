@@ -1,8 +1,8 @@
 """CuPy and PyTorch CSR matrices on a CUDA device: checked and multiplied
 where they lie, C returned on the same device without a host round trip.
-Where the caller's index types are not the kernels' (int64 row offsets,
-int32 column indices), the row offsets (``nrows + 1`` of them) are widened
-or the column indices narrowed by a copy on the device."""
+The check is one kernel (``_check.py``) that also widens int32 row offsets
+to the int64 the product reads; int64 column indices are narrowed to int32
+by a copy on the device."""
 
 from __future__ import annotations
 
@@ -34,29 +34,9 @@ class _Exported:
         self.__cuda_array_interface__ = owner.interface(k)
 
 
-class _Cupy:
-    """The few array operations the checks need, in CuPy."""
-
-    def __init__(self):
-        import cupy
-
-        self.xp = cupy
-
-    def first(self, mask) -> int:
-        return int(self.xp.argmax(mask))
-
-    def row_of(self, indptr, p: int) -> int:
-        return int(self.xp.searchsorted(indptr, self.xp.asarray([p], dtype=indptr.dtype), side="right")[0]) - 1
-
-    def zeros(self, n: int, like):
-        return self.xp.zeros(n, dtype=bool)
-
-    def to_host(self, scalars) -> list:
-        return self.xp.stack([self.xp.asarray(x, dtype=self.xp.int64) for x in scalars]).tolist()
-
-
 class _Torch:
-    """The few array operations the checks need, in PyTorch."""
+    """The few array operations the checks need, in PyTorch (used where
+    CuPy, which compiles the fused check kernel, is not installed)."""
 
     def __init__(self):
         import torch
@@ -122,12 +102,12 @@ def _cupy_operand(a, dtype, check):
     """The device operand of a CuPy CSR matrix, and the arrays to keep alive."""
     import cupy
 
-    ops = _Cupy()
+    from . import _check
+
     if a.format != "csr":
         a = a.tocsr()
     nrows, ncols = a.shape
-    _validate(ops, nrows, ncols, a.indptr, a.indices, a.nnz, check)
-    indptr = a.indptr.astype(cupy.int64)
+    indptr = _check.check(nrows, ncols, a.indptr, a.indices, a.nnz, check)
     indices = cupy.ascontiguousarray(a.indices.astype(cupy.int32, copy=False))
     data = cupy.ascontiguousarray(a.data.astype(dtype, copy=False))
     keep = (indptr, indices, data)
@@ -143,10 +123,18 @@ def _torch_operand(a, dtype, check):
         raise ValueError(f"torch CSR tensors must be two-dimensional (no batches), not {a.dim()}-dimensional")
     if a.device.type != "cuda":
         raise ValueError(f"torch CSR tensors must be on a CUDA device, not {a.device}")
-    ops = _Torch()
     nrows, ncols = a.shape
     crow, col, val = a.crow_indices(), a.col_indices(), a.values()
-    _validate(ops, nrows, ncols, crow, col, val.shape[0], check)
+    try:
+        import cupy
+
+        from . import _check
+    except ImportError:  # PyTorch alone: the same checks as PyTorch operations
+        _validate(_Torch(), nrows, ncols, crow, col, val.shape[0], check)
+    else:
+        with cupy.cuda.Device(a.device.index):
+            wide = _check.check(nrows, ncols, cupy.from_dlpack(crow), cupy.from_dlpack(col), val.shape[0], check)
+        crow = torch.from_dlpack(wide)
     tdtype = torch.float32 if dtype == np.float32 else torch.float64
     indptr = crow.to(torch.int64).contiguous()
     indices = col.to(torch.int32).contiguous()

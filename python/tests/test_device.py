@@ -135,3 +135,42 @@ def test_result_outlives_the_inputs(cupy):
     del ga
     cupy.get_default_memory_pool().free_all_blocks()
     assert_product(sp.csr_array(c.get()), a, a, 1e-12)
+
+
+def test_torch_without_cupy_checks_with_torch_operations(torch, monkeypatch):
+    # Without CuPy, which compiles the fused check kernel, the same checks
+    # run as PyTorch operations and give the same errors.
+    monkeypatch.setitem(__import__("sys").modules, "cupy", None)
+    a = random(300, 200, 0.05, 41)
+    b = random(200, 100, 0.05, 42)
+    assert_product(from_torch(spgemm.matmul(to_torch(torch, a), to_torch(torch, b))), a, b, 1e-12)
+    unsorted = torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 2]), torch.tensor([2, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3)
+    ).cuda()
+    tb = to_torch(torch, random(3, 2, 0.9, 4))
+    with pytest.raises(ValueError, match="row 0 is not sorted without duplicates: column 0 follows column 2"):
+        spgemm.matmul(unsorted, tb)
+    bad = torch.sparse_csr_tensor(
+        torch.tensor([0, 1, 2]), torch.tensor([0, 7]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3),
+        check_invariants=False,
+    ).cuda()
+    with pytest.raises(ValueError, match="column index 7 in row 1 is out of range for 3 columns"):
+        spgemm.matmul(bad, tb)
+
+
+def test_every_fault_of_the_check_kernel_is_named(cupy):
+    from spgemm import _check
+
+    i32 = lambda v: cupy.asarray(v, dtype=cupy.int32)  # noqa: E731
+    cases = [
+        ([1, 1, 2], [0, 1], "row offsets must start at 0, found 1"),
+        ([0, 2, 1], [0, 1], "row offsets decrease at row 1: 2 > 1"),
+        ([0, 1, 2], [0, 5], "column index 5 in row 1 is out of range for 3 columns"),
+        ([0, 2, 2], [1, 1], "row 0 is not sorted without duplicates: column 1 follows column 1"),
+        ([0, 1, 1], [0, 1], "last row offset is 1 but there are 2 column indices"),
+    ]
+    for indptr, indices, message in cases:
+        with pytest.raises(ValueError, match=message):
+            _check.check(2, 3, i32(indptr), i32(indices), 2, True)
+    wide = _check.check(2, 3, i32([0, 1, 2]), cupy.asarray([2, 0], dtype=cupy.int64), 2, True)
+    assert wide.dtype == cupy.int64 and wide.tolist() == [0, 1, 2]
