@@ -44,14 +44,19 @@ impl<T: Scalar> Plan<T> {
     }
 }
 
-/// The symbolic phase on the first device of `m`: A and B are uploaded
-/// (their structure kept on the host to check later operands).
+/// A and B uploaded to the first device of `m` (B as `None` when it is A),
+/// their structure kept on the host to check later operands.
 #[cfg(any(feature = "cuda", feature = "hip"))]
-fn gpu_symbolic<D: spgemm_core::device::Device, T: Scalar>(
-    m: &crate::gpu::MultiGpu<D>,
+#[allow(clippy::type_complexity)] // the engine and the two uploads
+fn upload_pair<'m, D: spgemm_core::device::Device, T: Scalar>(
+    m: &'m crate::gpu::MultiGpu<D>,
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
-) -> Result<crate::gpu::GpuPlan<D, T>> {
+) -> Result<(
+    &'m crate::gpu::GpuEngine<D>,
+    crate::gpu::GpuMatrix<D, T>,
+    Option<crate::gpu::GpuMatrix<D, T>>,
+)> {
     let e = &m.engines()[0];
     let ga = e.upload(a)?;
     let gb = if a.same_arrays(&b) {
@@ -59,6 +64,17 @@ fn gpu_symbolic<D: spgemm_core::device::Device, T: Scalar>(
     } else {
         Some(e.upload(b)?)
     };
+    Ok((e, ga, gb))
+}
+
+/// The symbolic phase on the first device of `m`.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn gpu_symbolic<D: spgemm_core::device::Device, T: Scalar>(
+    m: &crate::gpu::MultiGpu<D>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+) -> Result<crate::gpu::GpuPlan<D, T>> {
+    let (e, ga, gb) = upload_pair(m, a, b)?;
     Ok(e.symbolic(&ga, gb.as_ref().unwrap_or(&ga))?)
 }
 
@@ -70,13 +86,7 @@ fn gpu_numeric<D: spgemm_core::device::Device, T: Scalar>(
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
 ) -> Result<CsrMatrix<T>> {
-    let e = &m.engines()[0];
-    let ga = e.upload(a)?;
-    let gb = if a.same_arrays(&b) {
-        None
-    } else {
-        Some(e.upload(b)?)
-    };
+    let (e, ga, gb) = upload_pair(m, a, b)?;
     let (c, _) = e.numeric(plan, &ga, gb.as_ref().unwrap_or(&ga))?;
     Ok(e.download(&c)?)
 }

@@ -52,13 +52,7 @@ impl<T: Scalar> CsrMatrix<T> {
         col_indices: Vec<u32>,
         values: Vec<T>,
     ) -> Result<Self> {
-        check_structure(nrows, ncols, &row_offsets, &col_indices)?;
-        if values.len() != col_indices.len() {
-            return Err(Error::ValuesLength {
-                columns: col_indices.len(),
-                values: values.len(),
-            });
-        }
+        CsrView::new(nrows, ncols, &row_offsets, &col_indices, &values)?;
         Ok(Self {
             nrows,
             ncols,

@@ -68,6 +68,14 @@ def from_torch(c):
     )
 
 
+def unsorted_torch(torch):
+    """A 2x3 torch CSR tensor whose row 0 is unsorted, and a 3x2 partner."""
+    unsorted = torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 2]), torch.tensor([2, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3)
+    ).cuda()
+    return unsorted, to_torch(torch, random(3, 2, 0.9, 4))
+
+
 def test_cupy_real_matrices(cupy, real_names):
     import cupyx.scipy.sparse as csp
 
@@ -114,10 +122,7 @@ def test_device_errors_name_the_fault(cupy, torch):
     )
     with pytest.raises(ValueError, match="column index 7 in row 1 is out of range for 3 columns"):
         spgemm.matmul(bad, b)
-    unsorted = torch.sparse_csr_tensor(
-        torch.tensor([0, 2, 2]), torch.tensor([2, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3)
-    ).cuda()
-    tb = to_torch(torch, random(3, 2, 0.9, 4))
+    unsorted, tb = unsorted_torch(torch)
     with pytest.raises(ValueError, match="row 0 is not sorted without duplicates: column 0 follows column 2"):
         spgemm.matmul(unsorted, tb)
     c = spgemm.matmul(unsorted, tb, check=False)
@@ -144,10 +149,7 @@ def test_torch_without_cupy_checks_with_torch_operations(torch, monkeypatch):
     a = random(300, 200, 0.05, 41)
     b = random(200, 100, 0.05, 42)
     assert_product(from_torch(spgemm.matmul(to_torch(torch, a), to_torch(torch, b))), a, b, 1e-12)
-    unsorted = torch.sparse_csr_tensor(
-        torch.tensor([0, 2, 2]), torch.tensor([2, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 3)
-    ).cuda()
-    tb = to_torch(torch, random(3, 2, 0.9, 4))
+    unsorted, tb = unsorted_torch(torch)
     with pytest.raises(ValueError, match="row 0 is not sorted without duplicates: column 0 follows column 2"):
         spgemm.matmul(unsorted, tb)
     bad = torch.sparse_csr_tensor(
