@@ -6,6 +6,7 @@
 //! reading its bitmap in column order, with no sort. On Hopper a row of C
 //! of up to about 14,000 doubles fits twice per multiprocessor.
 
+use super::constants::{DENSE_SYMBOLIC_BLOCKS, DENSE_THREADS};
 use super::engine::blocks_for;
 use super::memory::DeviceArray;
 use super::program::k;
@@ -50,11 +51,6 @@ impl Accumulator {
     }
 }
 
-/// Threads of a block of the dense kernels (`SPGEMM_DENSE_THREADS`).
-const DENSE_THREADS: u32 = 512;
-/// Resident blocks the symbolic dense kernel is compiled for (its launch
-/// bounds).
-const SYMBOLIC_DENSE_BLOCKS: usize = 4;
 /// Resident blocks the numeric dense kernel is compiled for
 /// (`SPGEMM_DENSE_NUMERIC_BLOCKS`: 3 on NVIDIA; 2 on AMD, where shared
 /// memory holds two dense rows at most anyway).
@@ -140,7 +136,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, DENSE_THREADS));
         args.extend([U32(self.dense_words() as u32), distinct]);
         let bytes = 4 * self.dense_words();
-        let grid = self.dense_grid(n, bytes, SYMBOLIC_DENSE_BLOCKS);
+        let grid = self.dense_grid(n, bytes, DENSE_SYMBOLIC_BLOCKS);
         self.launch(
             stream,
             k::SYMBOLIC_DENSE_SHARED,

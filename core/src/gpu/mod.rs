@@ -21,6 +21,7 @@
 
 mod bandwidth;
 mod chunked;
+mod constants;
 mod dense;
 mod engine;
 mod memory;

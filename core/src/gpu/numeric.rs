@@ -1,6 +1,7 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
+use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
@@ -19,10 +20,6 @@ use crate::scalar::Scalar;
 /// sorted 3.07, 5.84 and 16.3 ms, in place 4.19, 7.83 and 22.6 ms; more
 /// rows were not measured.
 const SORTED_ROWS_PER_SM: usize = 8;
-
-/// Slots of a tile of the device-wide sort (`SPGEMM_SORT_TILE` in the
-/// kernels): sorted in shared memory by half as many threads.
-const SORT_TILE: usize = 2048;
 
 impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,

@@ -194,6 +194,7 @@ pub fn build<T: Scalar>(
         T::NAME
     );
     head.push_str(prelude);
+    head.push_str(&super::constants::defines());
     let _ = writeln!(head, "\ntypedef {} value_t;", T::C_TYPE);
     let mut tail = String::new();
     let _ = writeln!(

@@ -1,6 +1,7 @@
 //! One product in flight: its streams, kernels and memory accounting, the
 //! metadata allocation, launches, the scan, and the sequence of phases.
 
+use super::constants::HIST_BUCKETS;
 use super::engine::{
     blocks_for, too_large, GpuEngine, GpuMatrix, GpuPlan, KernelSet, PhaseTimes, Structure, BLOCK,
     SCAN_BLOCK, SCAN_TILE, STREAMS,
@@ -83,8 +84,9 @@ impl Counts {
 }
 
 impl<D: Device> Meta<D> {
-    const HEADER: usize = 128;
+    /// Where the setup kernel's histogram starts in the header.
     const HIST: usize = 64;
+    const HEADER: usize = Self::HIST + HIST_BUCKETS;
 
     pub(super) fn new(r: &Run<'_, D, impl Scalar>, nbins: usize) -> Result<Self> {
         assert!(

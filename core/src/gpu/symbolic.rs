@@ -1,6 +1,7 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
+use super::constants::SETUP_LANES;
 use super::dense::bitmap_words;
 use super::engine::{blocks_for, LongRows, BLOCK};
 use super::memory::DeviceArray;
@@ -73,8 +74,8 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let table = &self.ks.table;
         let nbins = table.symbolic.len();
         let meta = Meta::new(self, nbins)?;
-        // Setup: 8 lanes per row of A (a warp for long rows).
-        let setup_grid = self.grid(m * 8, BLOCK as usize);
+        // Setup: SETUP_LANES lanes per row of A (a warp for long rows).
+        let setup_grid = self.grid(m * SETUP_LANES, BLOCK as usize);
         let setup = [
             a.rpt.arg(),
             a.col.arg(),

@@ -7,13 +7,13 @@
 // more words than the bin's table has slots (and, numeric, when a dense row
 // fits twice in a multiprocessor's shared memory). Blocks of
 // SPGEMM_DENSE_THREADS threads take rows in turn (grid-stride) and leave
-// their shared arrays clean for the next row.
-#define SPGEMM_DENSE_THREADS 512
+// their shared arrays clean for the next row. SPGEMM_DENSE_THREADS comes
+// from the host (core/src/gpu/constants.rs).
 
 // Symbolic step: one bit per column of C (`words` words of shared memory);
 // nnz(i) is the number of bits set. Marks rows whose count is nprod(i), as
 // symbolic_shared does.
-SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, 4)
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_SYMBOLIC_BLOCKS)
     spgemm_symbolic_dense_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                  const u32* rows, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows) {
     extern __shared__ u32 s_bits[];

@@ -242,8 +242,8 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_hash_slices(const u64* arpt, const u32* 
                        [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v, false); });
 }
 
-// Slots of a tile the sort handles in shared memory (SORT_TILE on the host).
-#define SPGEMM_SORT_TILE 2048u
+// SPGEMM_SORT_TILE, the slots of a tile the sort handles in shared memory,
+// comes from the host (core/src/gpu/constants.rs).
 
 // One step (k, j) of the bitonic sort of every row's table, j ≥ the tile:
 // thread-pairs over nrows · p2/2; slots past tsize are +infinity and never

@@ -33,9 +33,7 @@ __device__ __forceinline__ u64 warp_max(u64 v) {
     return v;
 }
 
-#define SPGEMM_SETUP_LANES 8
 #define SPGEMM_SETUP_LONG 64
-#define SPGEMM_HIST_BUCKETS 64
 
 // Adds products to the histogram by log2 of the length of the row of B
 // they come from, one shared atomic per change of bucket (a lane's entries

@@ -1,0 +1,65 @@
+//! Numbers that the host and the kernels must agree on, defined once here
+//! and emitted into every program as `#define`s ([`defines`], called by
+//! `program::build`); the kernel sources use the `SPGEMM_` names and never
+//! define them.
+
+use std::fmt::Write;
+
+/// Lanes per row of A in the setup kernel (a warp for long rows): the
+/// host launches `rows · SETUP_LANES` threads (`SPGEMM_SETUP_LANES`).
+pub(crate) const SETUP_LANES: usize = 8;
+/// Buckets of the setup kernel's histogram of the rows of B used, by
+/// log2 of their length (`SPGEMM_HIST_BUCKETS`; DCU §5.1's choice of G).
+pub(crate) const HIST_BUCKETS: usize = 64;
+/// Threads of a block of the dense kernels (`SPGEMM_DENSE_THREADS`).
+pub(crate) const DENSE_THREADS: u32 = 512;
+/// Resident blocks the symbolic dense kernel is compiled for (its launch
+/// bounds, `SPGEMM_DENSE_SYMBOLIC_BLOCKS`).
+pub(crate) const DENSE_SYMBOLIC_BLOCKS: usize = 4;
+/// Slots of a tile of the device-wide sort, sorted in shared memory
+/// (`SPGEMM_SORT_TILE`; DCU §5.4, kernel 8).
+pub(crate) const SORT_TILE: usize = 2048;
+
+/// The `#define`s of the constants above, as kernel source.
+pub(crate) fn defines() -> String {
+    let mut s = String::from("\n// Shared with the host (core/src/gpu/constants.rs).\n");
+    for (name, value) in [
+        ("SPGEMM_SETUP_LANES", SETUP_LANES.to_string()),
+        ("SPGEMM_HIST_BUCKETS", HIST_BUCKETS.to_string()),
+        ("SPGEMM_DENSE_THREADS", DENSE_THREADS.to_string()),
+        (
+            "SPGEMM_DENSE_SYMBOLIC_BLOCKS",
+            DENSE_SYMBOLIC_BLOCKS.to_string(),
+        ),
+        ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
+    ] {
+        let _ = writeln!(s, "#define {name} {value}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kernel_sources_leave_the_shared_constants_to_the_host() {
+        let body = spgemm_kernels_cuda::BODY;
+        for name in [
+            "SETUP_LANES",
+            "HIST_BUCKETS",
+            "DENSE_THREADS",
+            "DENSE_SYMBOLIC_BLOCKS",
+            "SORT_TILE",
+        ] {
+            let define = format!("#define SPGEMM_{name} ");
+            assert!(
+                !body.contains(&define),
+                "the kernel source defines SPGEMM_{name}"
+            );
+            assert!(super::defines().contains(&define));
+            assert!(
+                body.contains(&format!("SPGEMM_{name}")),
+                "SPGEMM_{name} is unused"
+            );
+        }
+    }
+}
