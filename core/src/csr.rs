@@ -350,16 +350,13 @@ impl<T: Scalar> CsrMatrix<T> {
     }
     /// The matrix borrowed as a [`CsrView`], which every product takes.
     pub fn view(&self) -> CsrView<'_, T> {
-        // SAFETY: a matrix holds the invariants a view requires.
-        unsafe {
-            CsrView::new_unchecked(
-                self.nrows,
-                self.ncols,
-                &self.row_offsets,
-                &self.col_indices,
-                &self.values,
-            )
-        }
+        CsrView::trusted(
+            self.nrows,
+            self.ncols,
+            &self.row_offsets,
+            &self.col_indices,
+            &self.values,
+        )
     }
     /// Whether `other` has exactly the same shape, row offsets and column indices.
     pub fn same_structure<U>(&self, other: &CsrMatrix<U>) -> bool {

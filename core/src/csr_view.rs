@@ -86,6 +86,25 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         }
     }
 
+    /// A view of arrays known to hold the invariants (a matrix's own, or
+    /// arrays checked before): no check, not even in debug builds, since
+    /// views are made on every row access of a [`CsrMatrix`].
+    pub(crate) fn trusted(
+        nrows: usize,
+        ncols: usize,
+        row_offsets: &'a [usize],
+        col_indices: &'a [u32],
+        values: &'a [T],
+    ) -> Self {
+        Self {
+            nrows,
+            ncols,
+            row_offsets,
+            col_indices,
+            values,
+        }
+    }
+
     /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.nrows

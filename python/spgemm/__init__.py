@@ -152,60 +152,85 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
-class Plan:
-    """The symbolic phase of A @ B (C's structure), to recompute the product
-    for matrices with the same structure and new values. Built by
-    :func:`symbolic`; SciPy inputs only."""
+class _HostPlan:
+    """A plan over SciPy matrices, run by the Rust library's plan."""
 
-    def __init__(self, native, a, b, dtype: np.dtype, check: bool):
-        self._native = native
+    def __init__(self, a, b, backend: str, dtype: np.dtype, check: bool):
+        oa = _host_operand(a, dtype)
+        ob = oa if b is a else _host_operand(b, dtype)
+        self._native = _spgemm.symbolic(oa, ob, backend, check)
         self._shape = (a.shape[0], b.shape[1])
         self._dtype = dtype
         self._check = check
         self._a_is_array = isinstance(a, _sp.sparray)
+        self.backend = self._native.backend
+
+    @property
+    def nnz(self) -> int:
+        return self._native.nnz
+
+    def numeric(self, a, b, check):
+        check = self._check if check is None else check
+        oa = _host_operand(a, self._dtype)
+        ob = oa if b is a else _host_operand(b, self._dtype)
+        indptr, indices, data = self._native.numeric(oa, ob, check)
+        cls = _sp.csr_array if self._a_is_array else _sp.csr_matrix
+        return cls((data, indices, indptr), shape=self._shape)
+
+
+class Plan:
+    """The symbolic phase of A @ B (C's structure), to recompute the product
+    for matrices with the same structure and new values. Built by
+    :func:`symbolic`. For CuPy and PyTorch matrices the plan keeps their
+    row offsets and column indices, which must stay unchanged while it
+    lives; it runs on their device."""
+
+    def __init__(self, impl, kind: str):
+        self._impl = impl
+        self._kind = kind
 
     @property
     def nnz(self) -> int:
         """Number of entries of C."""
-        return self._native.nnz
+        return self._impl.nnz
 
     @property
     def backend(self) -> str:
         """The backend the plan runs on ("cpu", "cuda" or "hip")."""
-        return self._native.backend
+        return "cuda" if self._kind != "scipy" else self._impl.backend
 
     def numeric(self, a, b=None, *, check: bool | None = None):
-        """C = A @ B for ``a`` and ``b`` (``None``: ``a``) with exactly the
-        structure (shapes, indptr, indices) the plan was built for and any
-        values; returned as :func:`matmul` returns it.
+        """C = A @ B for ``a`` and ``b`` (``None``: ``a``) of the kind the plan
+        was built for, with exactly the structure (shapes, indptr, indices)
+        it was built for and any values; returned as :func:`matmul` returns
+        it. ``check`` (SciPy matrices) as in :func:`matmul`, by default the
+        plan's.
 
-        Raises ValueError when a structure or the dtype differs, and the
-        errors of :func:`matmul`.
+        Raises TypeError for another kind of matrix, ValueError when a
+        structure differs, and the errors of :func:`matmul`.
         """
         if b is None:
             b = a
-        if _kinds(a, b) != "scipy":
-            raise TypeError("plans take SciPy matrices")
-        check = self._check if check is None else check
-        oa = _host_operand(a, self._dtype)
-        ob = oa if b is a else _host_operand(b, self._dtype)
-        c = self._native.numeric(oa, ob, check)
-        cls = _sp.csr_array if self._a_is_array else _sp.csr_matrix
-        indptr, indices, data = c
-        return cls((data, indices, indptr), shape=self._shape)
+        kind = _kinds(a, b)
+        if kind != self._kind:
+            raise TypeError(f"the plan was built for {self._kind} matrices, not {kind}")
+        if kind == "scipy":
+            return self._impl.numeric(a, b, check)
+        return self._impl.numeric(a, b)
 
 
 def symbolic(a, b=None, *, backend: str = "auto", precision=None, check: bool = True) -> Plan:
-    """The symbolic phase of A @ B for SciPy matrices (``b``: ``None`` means
-    ``a``), kept as a :class:`Plan` whose ``numeric(a, b)`` recomputes the
-    product for new values of the same structure. Parameters and errors as
-    :func:`matmul`; GPU backends keep A's and B's structure on the device.
+    """The symbolic phase of A @ B (``b``: ``None`` means ``a``), kept as a
+    :class:`Plan` whose ``numeric(a, b)`` recomputes the product for new
+    values of the same structure. SciPy, CuPy and PyTorch matrices as in
+    :func:`matmul`, parameters and errors as there; GPU backends keep A's
+    and B's structure on the device (for CuPy and PyTorch, the caller's own
+    arrays, which must not change while the plan lives).
     """
     if b is None:
         b = a
-    if _kinds(a, b) != "scipy":
-        raise TypeError("plans take SciPy matrices")
+    kind = _kinds(a, b)
+    if kind != "scipy":
+        return Plan(_device.DevicePlan(kind, a, b, backend, precision, check), kind)
     dtype = _precision(a.dtype, b.dtype, precision)
-    oa = _host_operand(a, dtype)
-    ob = oa if b is a else _host_operand(b, dtype)
-    return Plan(_spgemm.symbolic(oa, ob, backend, check), a, b, dtype, check)
+    return Plan(_HostPlan(a, b, backend, dtype, check), kind)

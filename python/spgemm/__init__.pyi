@@ -28,7 +28,7 @@ def matmul(
     ValueError, MemoryError or RuntimeError as documented."""
 
 class Plan:
-    """The symbolic phase of A @ B for SciPy matrices."""
+    """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""
 
     @property
     def nnz(self) -> int: ...
@@ -45,4 +45,4 @@ def symbolic(
     precision: _Precision = None,
     check: bool = True,
 ) -> Plan:
-    """The symbolic phase of A @ B for SciPy matrices, kept as a Plan."""
+    """The symbolic phase of A @ B, kept as a Plan."""

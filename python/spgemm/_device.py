@@ -151,8 +151,9 @@ def _values_dtype(m, kind):
     return np.dtype(str(m.dtype).replace("torch.", ""))
 
 
-def matmul(kind: str, a, b, backend: str, precision, check: bool):
-    """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device."""
+def _operands(kind: str, a, b, backend: str, precision, check: bool):
+    """Both device operands checked and prepared, the caller's stream
+    synchronized: ``(dtype, device, oa, ob, keep)``."""
     if backend not in ("auto", "cuda"):
         raise ValueError(f"{kind} matrices are multiplied on their CUDA device: backend must be 'auto' or 'cuda', not {backend!r}")
     from . import _precision as host_precision
@@ -163,23 +164,105 @@ def matmul(kind: str, a, b, backend: str, precision, check: bool):
     ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
     if dev_a != dev_b:
         raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
-    # The caller's stream may still be writing the operands (or our copies
-    # of them): wait for it, then let the product run on its own streams.
+    _synchronize(kind, dev_a)
+    return dtype, dev_a, oa, ob, (keep_a, keep_b)
+
+
+def _synchronize(kind: str, device: int) -> None:
+    """Waits for the caller's current stream, which may still be writing the
+    operands (or our copies of them); the product runs on its own streams."""
     if kind == "cupy":
         import cupy
 
-        with cupy.cuda.Device(dev_a):
+        with cupy.cuda.Device(device):
             cupy.cuda.get_current_stream().synchronize()
     else:
         import torch
 
-        torch.cuda.current_stream(dev_a).synchronize()
-    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, dev_a)
-    del keep_a, keep_b
+        torch.cuda.current_stream(device).synchronize()
+
+
+def _result(kind: str, c, device: int):
     nrows, ncols = c.shape
     if kind == "cupy":
-        return _cupy_result(c, nrows, ncols, dev_a)
-    return _torch_result(c, nrows, ncols, dev_a)
+        return _cupy_result(c, nrows, ncols, device)
+    return _torch_result(c, nrows, ncols, device)
+
+
+def matmul(kind: str, a, b, backend: str, precision, check: bool):
+    """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device."""
+    dtype, device, oa, ob, keep = _operands(kind, a, b, backend, precision, check)
+    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, device)
+    del keep
+    return _result(kind, c, device)
+
+
+def _structure(kind: str, m):
+    """The row offsets and column indices of a device matrix."""
+    if kind == "cupy":
+        return m.indptr, m.indices
+    return m.crow_indices(), m.col_indices()
+
+
+def _same(kind: str, x, y) -> bool:
+    """Whether two device index arrays hold the same values: the same
+    memory (by address and length), or equal entries."""
+    if x.shape != y.shape:
+        return False
+    if kind == "cupy":
+        import cupy
+
+        return x.data.ptr == y.data.ptr or bool(cupy.array_equal(x, y))
+    import torch
+
+    return x.data_ptr() == y.data_ptr() or bool(torch.equal(x, y))
+
+
+class DevicePlan:
+    """The symbolic phase of A @ B for CuPy or PyTorch matrices on a CUDA
+    device: keeps the operands' structure arrays (which must not change
+    while the plan lives) and reruns only the numeric phase."""
+
+    def __init__(self, kind: str, a, b, backend: str, precision, check: bool):
+        dtype, device, oa, ob, keep = _operands(kind, a, b, backend, precision, check)
+        self._native = _spgemm.symbolic_device(oa, ob, dtype == np.float64, device)
+        self._keep = keep
+        self._kind, self._dtype, self._device = kind, dtype, device
+        self._square = b is a
+        self._structures = (_structure(kind, a), None if b is a else _structure(kind, b))
+        self._nnz = (oa[2], ob[2])
+
+    @property
+    def nnz(self) -> int:
+        return self._native.nnz
+
+    def numeric(self, a, b):
+        if (b is a) != self._square:
+            raise ValueError("structure mismatch: the plan was built for " + ("A @ A" if self._square else "A @ B"))
+        for name, m, want in (("A", a, self._structures[0]), ("B", b, self._structures[1])):
+            if want is None:
+                continue
+            got = _structure(self._kind, m)
+            if not (_same(self._kind, got[0], want[0]) and _same(self._kind, got[1], want[1])):
+                raise ValueError(f"structure mismatch: {name} does not have the structure the plan was built for")
+        values = [self._values(m) for m in ((a,) if self._square else (a, b))]
+        for v, n in zip(values, self._nnz):
+            if v.shape[0] != n:
+                raise ValueError(f"structure mismatch: {v.shape[0]} values where the plan has {n}")
+        _synchronize(self._kind, self._device)
+        ptr = (lambda x: x.data.ptr if x.size else 0) if self._kind == "cupy" else (lambda x: x.data_ptr() if x.numel() else 0)
+        c = self._native.numeric(ptr(values[0]), ptr(values[-1]))
+        del values
+        return _result(self._kind, c, self._device)
+
+    def _values(self, m):
+        if self._kind == "cupy":
+            import cupy
+
+            return cupy.ascontiguousarray(m.data.astype(self._dtype, copy=False))
+        import torch
+
+        return m.values().to(torch.float32 if self._dtype == np.float32 else torch.float64).contiguous()
 
 
 def _cupy_result(c, nrows, ncols, device):

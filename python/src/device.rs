@@ -7,7 +7,7 @@ use crate::{open, to_py};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use spgemm::gpu::{GpuEngine, GpuMatrix};
+use spgemm::gpu::{GpuEngine, GpuMatrix, GpuPlan};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -93,6 +93,32 @@ impl DeviceCsr {
     }
 }
 
+/// A `ValueError` unless A's columns equal B's rows.
+fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
+    if a.1 != b.0 {
+        return Err(PyValueError::new_err(format!(
+            "dimension mismatch: A is {}x{} but B is {}x{}",
+            a.0, a.1, b.0, b.1
+        )));
+    }
+    Ok(())
+}
+
+/// The matrix over a device operand's arrays.
+///
+/// # Safety
+/// The Python package checked the structure on the device, synchronized
+/// the caller's stream, and keeps the arrays alive and unchanged while the
+/// matrix (and any plan made from it) lives.
+unsafe fn borrow<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    o: DeviceOperand,
+) -> spgemm::Result<GpuMatrix<CudaDevice, T>> {
+    let (nrows, ncols, nnz, rpt, col, val, sorted) = o;
+    // SAFETY: the caller's guarantee.
+    Ok(unsafe { e.borrow_device::<T>(nrows, ncols, nnz, rpt, col, val, sorted)? })
+}
+
 /// The engine of the CUDA backend on GPU `device`.
 fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
     match backend {
@@ -110,15 +136,14 @@ fn product<T: Scalar>(
     a: DeviceOperand,
     b: DeviceOperand,
 ) -> spgemm::Result<(GpuMatrix<CudaDevice, T>, (f64, f64))> {
-    let borrow = |o: DeviceOperand| {
-        let (nrows, ncols, nnz, rpt, col, val, sorted) = o;
-        // SAFETY: the Python package checked the structure on the device,
-        // synchronized the caller's stream, and keeps the arrays alive for
-        // the duration of this call; C does not refer to them.
-        unsafe { e.borrow_device::<T>(nrows, ncols, nnz, rpt, col, val, sorted) }
+    // SAFETY (both): see `borrow`; the arrays outlive this call, and C does
+    // not refer to them.
+    let ga = unsafe { borrow(e, a)? };
+    let gb = if a == b {
+        None
+    } else {
+        Some(unsafe { borrow(e, b)? })
     };
-    let ga = borrow(a)?;
-    let gb = if a == b { None } else { Some(borrow(b)?) };
     let t = std::time::Instant::now();
     let (c, phases) = e.multiply(&ga, gb.as_ref().unwrap_or(&ga))?;
     Ok((c, (t.elapsed().as_secs_f64() * 1e3, phases.total_ms)))
@@ -135,12 +160,7 @@ pub(crate) fn matmul_device(
     double: bool,
     device: usize,
 ) -> PyResult<DeviceCsr> {
-    if a.1 != b.0 {
-        return Err(PyValueError::new_err(format!(
-            "dimension mismatch: A is {}x{} but B is {}x{}",
-            a.0, a.1, b.0, b.1
-        )));
-    }
+    check_shapes(&a, &b)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     let (c, times) = py
@@ -156,5 +176,129 @@ pub(crate) fn matmul_device(
         c,
         times,
         _backend: backend.clone(),
+    })
+}
+
+/// A plan on the device: the symbolic phase and the operands' structures
+/// (borrowed from the caller's arrays, which the Python `Plan` keeps).
+struct PlanOn<T> {
+    plan: GpuPlan<CudaDevice, T>,
+    a: GpuMatrix<CudaDevice, T>,
+    b: Option<GpuMatrix<CudaDevice, T>>,
+}
+
+impl<T: Scalar> PlanOn<T> {
+    fn build(
+        e: &GpuEngine<CudaDevice>,
+        a: DeviceOperand,
+        b: DeviceOperand,
+    ) -> spgemm::Result<Self> {
+        // SAFETY (both): see `borrow`; the Python `Plan` keeps the structure
+        // arrays alive and unchanged as long as this plan.
+        let a_m = unsafe { borrow(e, a)? };
+        let b_m = if a == b {
+            None
+        } else {
+            Some(unsafe { borrow(e, b)? })
+        };
+        let plan = e.symbolic(&a_m, b_m.as_ref().unwrap_or(&a_m))?;
+        Ok(Self {
+            plan,
+            a: a_m,
+            b: b_m,
+        })
+    }
+
+    /// The numeric phase for the values at `a_values` and `b_values`.
+    fn numeric(
+        &self,
+        e: &GpuEngine<CudaDevice>,
+        a_values: u64,
+        b_values: u64,
+    ) -> spgemm::Result<(GpuMatrix<CudaDevice, T>, (f64, f64))> {
+        // SAFETY: the Python `Plan` checked the values' length and type and
+        // keeps them alive for the duration of this call.
+        let a = unsafe { e.borrow_device_values(&self.a, a_values) };
+        let b = match &self.b {
+            Some(b) => Some(unsafe { e.borrow_device_values(b, b_values) }),
+            None => None,
+        };
+        let t = std::time::Instant::now();
+        let (c, phases) = e.numeric(&self.plan, &a, b.as_ref().unwrap_or(&a))?;
+        Ok((c, (t.elapsed().as_secs_f64() * 1e3, phases.total_ms)))
+    }
+}
+
+enum AnyPlan {
+    F32(PlanOn<f32>),
+    F64(PlanOn<f64>),
+}
+
+/// The symbolic phase of a product of device operands, kept to rerun the
+/// numeric phase on new values of the same structure.
+#[pyclass(module = "spgemm._spgemm", frozen)]
+pub(crate) struct DevicePlan {
+    plan: AnyPlan,
+    backend: Arc<Backend>,
+}
+
+#[pymethods]
+impl DevicePlan {
+    /// nnz(C).
+    #[getter]
+    fn nnz(&self) -> usize {
+        match &self.plan {
+            AnyPlan::F32(p) => p.plan.nnz(),
+            AnyPlan::F64(p) => p.plan.nnz(),
+        }
+    }
+
+    /// `numeric(a_values, b_values)`: C for new values (device addresses of
+    /// nnz(A) and nnz(B) values of the plan's type; B's ignored when the
+    /// plan was built for A·A).
+    fn numeric(&self, py: Python<'_>, a_values: u64, b_values: u64) -> PyResult<DeviceCsr> {
+        let e = engine(&self.backend)?;
+        let (c, times) = py
+            .detach(|| match &self.plan {
+                AnyPlan::F32(p) => p
+                    .numeric(e, a_values, b_values)
+                    .map(|(c, t)| (AnyGpu::F32(c), t)),
+                AnyPlan::F64(p) => p
+                    .numeric(e, a_values, b_values)
+                    .map(|(c, t)| (AnyGpu::F64(c), t)),
+            })
+            .map_err(to_py)?;
+        Ok(DeviceCsr {
+            c,
+            times,
+            _backend: self.backend.clone(),
+        })
+    }
+}
+
+/// `symbolic_device(a, b, double, device)`: a `DevicePlan` for `A·B`.
+#[pyfunction]
+pub(crate) fn symbolic_device(
+    py: Python<'_>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    double: bool,
+    device: usize,
+) -> PyResult<DevicePlan> {
+    check_shapes(&a, &b)?;
+    let backend = open("cuda", device)?;
+    let e = engine(&backend)?;
+    let plan = py
+        .detach(|| {
+            if double {
+                PlanOn::build(e, a, b).map(AnyPlan::F64)
+            } else {
+                PlanOn::build(e, a, b).map(AnyPlan::F32)
+            }
+        })
+        .map_err(to_py)?;
+    Ok(DevicePlan {
+        plan,
+        backend: backend.clone(),
     })
 }

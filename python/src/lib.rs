@@ -173,5 +173,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
     m.add_class::<device::DeviceCsr>()?;
+    m.add_function(wrap_pyfunction!(device::symbolic_device, m)?)?;
+    m.add_class::<device::DevicePlan>()?;
     Ok(())
 }

@@ -176,3 +176,25 @@ def test_every_fault_of_the_check_kernel_is_named(cupy):
             _check.check(2, 3, i32(indptr), i32(indices), 2, True)
     wide = _check.check(2, 3, i32([0, 1, 2]), cupy.asarray([2, 0], dtype=cupy.int64), 2, True)
     assert wide.dtype == cupy.int64 and wide.tolist() == [0, 1, 2]
+
+
+def test_plans_on_device_matrices(cupy, torch):
+    a, b = random(400, 300, 0.03, 51), random(300, 200, 0.03, 52)
+    ga, gb = to_cupy(a), to_cupy(b)
+    plan = spgemm.symbolic(ga, gb)
+    assert plan.backend == "cuda" and plan.nnz == spgemm.matmul(ga, gb).nnz
+    g2 = ga.copy()
+    g2.data *= -2.0  # the same structure in other arrays, new values
+    assert_product(sp.csr_array(plan.numeric(g2, gb).get()), -2.0 * a, b, 1e-12)
+    with pytest.raises(ValueError, match="structure mismatch: A"):
+        plan.numeric(to_cupy(random(400, 300, 0.03, 53)), gb)
+    with pytest.raises(TypeError, match="built for cupy matrices"):
+        plan.numeric(a, b)
+    ta = to_torch(torch, a)
+    square = spgemm.symbolic(to_torch(torch, random(300, 300, 0.03, 54)))
+    with pytest.raises(ValueError, match="built for A @ A"):
+        square.numeric(ta, to_torch(torch, b))
+    tplan = spgemm.symbolic(ta, to_torch(torch, b))
+    c = tplan.numeric(ta, to_torch(torch, b))
+    assert c.layout == torch.sparse_csr
+    assert_product(from_torch(c), a, b, 1e-12)

@@ -556,6 +556,27 @@ impl<D: Device> GpuEngine<D> {
         })
     }
 
+    /// A matrix with `m`'s structure (shared, not copied) and the `nnz`
+    /// values of type `T` at device address `values`, which the caller
+    /// owns: new values for a plan's numeric phase without a copy.
+    ///
+    /// # Safety
+    /// `values` holds `m.nnz()` values of `T` on this engine's device,
+    /// complete, allocated and unchanged while the returned matrix and
+    /// every product made from it live.
+    pub unsafe fn borrow_device_values<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+        values: u64,
+    ) -> GpuMatrix<D, T> {
+        GpuMatrix {
+            // SAFETY: the caller's guarantee.
+            val: unsafe { DeviceArray::borrowed(&self.device, values, m.nnz) },
+            structure: m.structure.clone(),
+            ..*m
+        }
+    }
+
     /// Copies `m` back to the host through pinned staging buffers, the
     /// cores copying one piece out while the device copies the next.
     ///

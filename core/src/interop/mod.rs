@@ -77,16 +77,14 @@ impl<'a, T: Scalar> CsrCow<'a, T> {
 
     /// The matrix as a [`CsrView`].
     pub fn view(&self) -> CsrView<'_, T> {
-        // SAFETY: checked in `new`, and the arrays are not changed after.
-        unsafe {
-            CsrView::new_unchecked(
-                self.nrows,
-                self.ncols,
-                &self.row_offsets,
-                &self.col_indices,
-                &self.values,
-            )
-        }
+        // Checked in `new`, and the arrays are not changed after.
+        CsrView::trusted(
+            self.nrows,
+            self.ncols,
+            &self.row_offsets,
+            &self.col_indices,
+            &self.values,
+        )
     }
 
     /// An owned matrix (arrays that were borrowed are copied).
