@@ -77,13 +77,7 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         values: &'a [T],
     ) -> Self {
         debug_assert!(check_structure(nrows, ncols, row_offsets, col_indices).is_ok());
-        Self {
-            nrows,
-            ncols,
-            row_offsets,
-            col_indices,
-            values,
-        }
+        Self::trusted(nrows, ncols, row_offsets, col_indices, values)
     }
 
     /// A view of arrays known to hold the invariants (a matrix's own, or
