@@ -273,7 +273,8 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     let write_ms = ms(t);
     let secs = times.multiply_ms / 1e3;
     eprintln!(
-        "C = A·B: {}x{}, nnz(C) {}, nprod {}, compression ratio {:.2}, {:.2} GFLOPS; read {}, upload {}, product {}, download {}, write {}; wrote {}",
+        "C = {}: {}x{}, nnz(C) {}, nprod {}, compression ratio {:.2}, {:.2} GFLOPS; read {}, upload {}, product {}, download {}, write {}; wrote {}",
+        if args.b.is_some() { "A·B" } else { "A·A" },
         c.nrows(),
         c.ncols(),
         c.nnz(),
