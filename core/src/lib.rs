@@ -28,6 +28,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod choices;
 pub mod csr;
 pub mod csr_view;
 pub mod device;

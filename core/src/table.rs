@@ -133,28 +133,12 @@ pub enum TableConfig {
     DcuPaper,
 }
 
-impl TableConfig {
-    /// Every configuration, in the order of [`TableConfig::name`]'s list.
-    pub const ALL: [TableConfig; 4] = [
-        TableConfig::Device,
-        TableConfig::Derived,
-        TableConfig::V100Paper,
-        TableConfig::DcuPaper,
-    ];
-    /// Name on the command line: `device`, `derived`, `v100-paper`, `dcu-paper`.
-    pub fn name(self) -> &'static str {
-        match self {
-            TableConfig::Device => "device",
-            TableConfig::Derived => "derived",
-            TableConfig::V100Paper => "v100-paper",
-            TableConfig::DcuPaper => "dcu-paper",
-        }
-    }
-    /// The configuration called `name` (see [`TableConfig::name`]).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
+crate::choices::named_choices!(TableConfig, "kernel table", {
+    Device => "device",
+    Derived => "derived",
+    V100Paper => "v100-paper",
+    DcuPaper => "dcu-paper",
+});
 
 /// The bins of both phases for one device and value type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -722,7 +706,7 @@ pub(crate) mod tests {
         let h200 = props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024);
         let dcu = props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0);
         for config in TableConfig::ALL {
-            assert_eq!(TableConfig::from_name(config.name()), Some(config));
+            assert_eq!(config.name().parse::<TableConfig>(), Ok(config));
             let t = KernelTable::configured(config, &h200, 8).unwrap();
             assert_eq!(t.warp_width, 32);
         }
@@ -733,7 +717,13 @@ pub(crate) mod tests {
                 .table_size,
             12_288
         );
-        assert_eq!(TableConfig::from_name("v100"), None);
+        assert_eq!(
+            "v100".parse::<TableConfig>(),
+            Err(
+                "unknown kernel table 'v100' (one of: device, derived, v100-paper, dcu-paper)"
+                    .into()
+            )
+        );
         let err = KernelTable::configured(TableConfig::V100Paper, &dcu, 8).unwrap_err();
         assert!(
             err.to_string()

@@ -67,10 +67,12 @@ pub struct BenchArgs {
     /// accumulator (hash accumulator above it).
     #[arg(long)]
     dense_cutoff: Option<usize>,
-    /// GPU backends: how the numeric step sorts rows (bitonic, rank,
-    /// condense-bitonic).
-    #[arg(long, value_enum)]
-    sort: Option<Sort>,
+    /// GPU backends: how the numeric step sorts rows: auto (per table and
+    /// bin), bitonic (the whole hash table, DCU §5.3), rank (condense, then
+    /// rank sort, OpSparse §5.6.2), condense-bitonic (condense, then bitonic
+    /// sort of the entries only).
+    #[arg(long, default_value = "auto")]
+    sort: SortVariant,
     /// GPU backends: also run the product within this device-memory budget
     /// (bytes; suffixes K, M, G), in chunks of rows, and report the time
     /// against the unbounded product (both wall-clock, transfers included).
@@ -79,16 +81,6 @@ pub struct BenchArgs {
     /// Write the results as a JSON array to this file.
     #[arg(long)]
     json: Option<PathBuf>,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Sort {
-    /// Bitonic sort of the whole hash table (DCU §5.3).
-    Bitonic,
-    /// Condense, then rank sort (OpSparse §5.6.2).
-    Rank,
-    /// Condense, then bitonic sort of the entries only.
-    CondenseBitonic,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -220,13 +212,8 @@ pub fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let sort = args.sort.map(|sort| match sort {
-        Sort::Bitonic => SortVariant::Bitonic,
-        Sort::Rank => SortVariant::CondenseRank,
-        Sort::CondenseBitonic => SortVariant::CondenseBitonic,
-    });
     let options = GpuOptions {
-        sort: sort.unwrap_or_default(),
+        sort: args.sort,
         ..GpuOptions::default()
     };
     let backend = match (

@@ -94,40 +94,16 @@ struct Common {
     devices: Vec<usize>,
     /// GPU backends: kernel table: device (the device's own: the DCU
     /// paper's on gfx906, derived elsewhere), derived, v100-paper, dcu-paper.
-    #[arg(long, default_value = "device", value_parser = parse_table)]
+    #[arg(long, default_value = "device")]
     table: TableConfig,
     /// GPU backends: rows past the last shared-memory table: auto, dense,
     /// sorted-hash (DCU kernel 8), in-place-hash (DCU kernel 9).
-    #[arg(long, default_value = "auto", value_parser = parse_long_rows)]
+    #[arg(long, default_value = "auto")]
     long_rows: LongRows,
     /// GPU backends: accumulators of the bins: auto (dense in shared memory
     /// where C is narrow enough, hash tables elsewhere), hash.
-    #[arg(long, default_value = "auto", value_parser = parse_accumulator)]
+    #[arg(long, default_value = "auto")]
     accumulator: Accumulator,
-}
-
-fn parse_table(s: &str) -> Result<TableConfig, String> {
-    TableConfig::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = TableConfig::ALL.iter().map(|c| c.name()).collect();
-        format!("unknown kernel table '{s}' (one of: {})", names.join(", "))
-    })
-}
-
-fn parse_accumulator(s: &str) -> Result<Accumulator, String> {
-    Accumulator::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Accumulator::ALL.iter().map(|c| c.name()).collect();
-        format!("unknown accumulator '{s}' (one of: {})", names.join(", "))
-    })
-}
-
-fn parse_long_rows(s: &str) -> Result<LongRows, String> {
-    LongRows::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = LongRows::ALL.iter().map(|c| c.name()).collect();
-        format!(
-            "unknown long-row variant '{s}' (one of: {})",
-            names.join(", ")
-        )
-    })
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

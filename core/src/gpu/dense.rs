@@ -35,21 +35,10 @@ pub enum Accumulator {
     Hash,
 }
 
-impl Accumulator {
-    /// Every choice, in the order of [`Accumulator::name`]'s list.
-    pub const ALL: [Accumulator; 2] = [Accumulator::Auto, Accumulator::Hash];
-    /// Name on the command line: `auto`, `hash`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Accumulator::Auto => "auto",
-            Accumulator::Hash => "hash",
-        }
-    }
-    /// The choice called `name` (see [`Accumulator::name`]).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
+crate::choices::named_choices!(Accumulator, "accumulator", {
+    Auto => "auto",
+    Hash => "hash",
+});
 
 /// Resident blocks the numeric dense kernel is compiled for
 /// (`SPGEMM_DENSE_NUMERIC_BLOCKS`: 3 on NVIDIA; 2 on AMD, where shared

@@ -212,28 +212,12 @@ pub enum LongRows {
     InPlaceHash,
 }
 
-impl LongRows {
-    /// Every variant, in the order of [`LongRows::name`]'s list.
-    pub const ALL: [LongRows; 4] = [
-        LongRows::Auto,
-        LongRows::Dense,
-        LongRows::SortedHash,
-        LongRows::InPlaceHash,
-    ];
-    /// Name on the command line: `auto`, `dense`, `sorted-hash`, `in-place-hash`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LongRows::Auto => "auto",
-            LongRows::Dense => "dense",
-            LongRows::SortedHash => "sorted-hash",
-            LongRows::InPlaceHash => "in-place-hash",
-        }
-    }
-    /// The variant called `name` (see [`LongRows::name`]).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
+crate::choices::named_choices!(LongRows, "long-row variant", {
+    Auto => "auto",
+    Dense => "dense",
+    SortedHash => "sorted-hash",
+    InPlaceHash => "in-place-hash",
+});
 
 pub(super) struct KernelSet<D: Device> {
     pub(super) table: KernelTable,

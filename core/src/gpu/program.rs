@@ -51,16 +51,14 @@ impl SortVariant {
             code
         }
     }
-    /// Short name, used in program and cache file names.
-    pub fn name(self) -> &'static str {
-        match self {
-            SortVariant::Bitonic => "bitonic",
-            SortVariant::CondenseRank => "rank",
-            SortVariant::CondenseBitonic => "condense-bitonic",
-            SortVariant::Auto => "auto",
-        }
-    }
 }
+
+crate::choices::named_choices!(SortVariant, "sort", {
+    Bitonic => "bitonic",
+    CondenseRank => "rank",
+    CondenseBitonic => "condense-bitonic",
+    Auto => "auto",
+});
 
 /// Kernels that do not depend on the table.
 pub(crate) const FIXED: [&str; 15] = [
