@@ -33,6 +33,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+pub use spgemm_core::gpu::GpuConfig;
 pub use spgemm_core::{
     device, error, files, generate, gpu, interop, mtx, npz, reference, stats, table, verify,
     CsrMatrix, CsrView, Scalar,
@@ -101,51 +102,16 @@ pub use spgemm_cuda::{CudaDevice, CudaEngine};
 #[cfg(feature = "hip")]
 pub use spgemm_hip::{HipDevice, HipEngine};
 
-/// Options of the GPU backends; the CPU backend ignores them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GpuOptions {
-    /// Device ordinals to use together (rows of A split between them by
-    /// products, B copied to each); default `[0]`.
-    pub devices: Vec<usize>,
-    /// Device-memory budget per device in bytes (default: the free memory
-    /// at each product); larger products run in chunks of rows.
-    pub memory_budget: Option<usize>,
-    /// The numeric step's sort (default: [`gpu::SortVariant::Auto`]).
-    pub sort: gpu::SortVariant,
-    /// The kernel table (default: the device's own,
-    /// [`table::TableConfig::Device`]).
-    pub table: table::TableConfig,
-    /// How rows past the last shared-memory table are computed (default:
-    /// [`gpu::LongRows::Auto`]).
-    pub long_rows: gpu::LongRows,
-    /// Dense accumulators in shared memory or hash tables in the bins
-    /// (default: [`gpu::Accumulator::Auto`]).
-    pub accumulator: gpu::Accumulator,
-}
-
-impl Default for GpuOptions {
-    fn default() -> Self {
-        Self {
-            devices: vec![0],
-            memory_budget: None,
-            sort: gpu::SortVariant::default(),
-            table: table::TableConfig::default(),
-            long_rows: gpu::LongRows::default(),
-            accumulator: gpu::Accumulator::default(),
-        }
-    }
-}
-
 /// A ready backend.
 pub enum Backend {
     /// The CPU backend.
     Cpu(CpuBackend),
     /// NVIDIA GPUs (feature `cuda`): one engine per device of
-    /// [`GpuOptions::devices`].
+    /// [`GpuConfig::devices`].
     #[cfg(feature = "cuda")]
     Cuda(Box<gpu::MultiGpu<CudaDevice>>),
     /// AMD GPUs and Hygon DCUs (feature `hip`): one engine per device of
-    /// [`GpuOptions::devices`].
+    /// [`GpuConfig::devices`].
     #[cfg(feature = "hip")]
     Hip(Box<gpu::MultiGpu<HipDevice>>),
 }
@@ -161,26 +127,19 @@ impl std::fmt::Debug for Backend {
 #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))] // used by the GPU features
 fn open_engines<D: spgemm_core::device::Device>(
     backend: &'static str,
-    options: &GpuOptions,
+    options: &GpuConfig,
     open: impl Fn(usize) -> spgemm_core::Result<gpu::GpuEngine<D>>,
 ) -> Result<gpu::MultiGpu<D>> {
     let engines = options
         .devices
         .iter()
         .map(|&d| {
-            let e = open(d)
+            open(d)
                 .map_err(|e| Error::BackendUnavailable {
                     backend,
                     reason: e.to_string(),
-                })?
-                .with_sort(options.sort)
-                .with_table(options.table)
-                .with_long_rows(options.long_rows)
-                .with_accumulator(options.accumulator);
-            Ok(match options.memory_budget {
-                Some(bytes) => e.with_memory_budget(bytes),
-                None => e,
-            })
+                })
+                .map(|e| e.with_config(options.clone()))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(gpu::MultiGpu::new(engines)?)
@@ -194,7 +153,7 @@ impl Backend {
     /// [`Error::BackendUnavailable`] when a GPU backend is asked for but was
     /// not compiled in or finds no device.
     pub fn select(kind: BackendKind) -> Result<(Backend, String)> {
-        Self::select_with(kind, &GpuOptions::default())
+        Self::select_with(kind, &GpuConfig::default())
     }
 
     /// Opens the backend `kind` with GPU `options` and says why it was
@@ -203,7 +162,7 @@ impl Backend {
     /// # Errors
     /// As [`Backend::select`]; also [`Error::Core`] with
     /// `spgemm_core::Error::NoDevices` for an empty device list.
-    pub fn select_with(kind: BackendKind, options: &GpuOptions) -> Result<(Backend, String)> {
+    pub fn select_with(kind: BackendKind, options: &GpuConfig) -> Result<(Backend, String)> {
         let cpu = || Backend::Cpu(CpuBackend::new());
         match kind {
             BackendKind::Cpu => Ok((cpu(), "asked for".into())),
@@ -229,7 +188,7 @@ impl Backend {
     }
 
     /// Opens the HIP devices of `options`.
-    fn hip(options: &GpuOptions) -> Result<Backend> {
+    fn hip(options: &GpuConfig) -> Result<Backend> {
         #[cfg(feature = "hip")]
         {
             open_engines("hip", options, spgemm_hip::open).map(|m| Backend::Hip(Box::new(m)))
@@ -245,7 +204,7 @@ impl Backend {
     }
 
     /// Opens the CUDA devices of `options`.
-    fn cuda(options: &GpuOptions) -> Result<Backend> {
+    fn cuda(options: &GpuConfig) -> Result<Backend> {
         #[cfg(feature = "cuda")]
         {
             open_engines("cuda", options, spgemm_cuda::open).map(|m| Backend::Cuda(Box::new(m)))

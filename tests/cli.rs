@@ -332,7 +332,7 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
 
 #[test]
 fn an_empty_device_list_is_an_error() {
-    let options = spgemm::GpuOptions {
+    let options = spgemm::GpuConfig {
         devices: vec![],
         ..Default::default()
     };

@@ -33,7 +33,7 @@ mod suite_two_devices {
 /// a device we have. Hash tables in every bin (no dense accumulators), so
 /// the paper's paths run on narrow matrices too.
 fn open_dcu_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
-    let options = spgemm::GpuOptions {
+    let options = spgemm::GpuConfig {
         table: spgemm::table::TableConfig::DcuPaper,
         long_rows: spgemm::gpu::LongRows::SortedHash,
         accumulator: spgemm::gpu::Accumulator::Hash,
@@ -49,7 +49,7 @@ mod suite_dcu_paper_table {
 /// OpSparse's V100 table, with the longest rows through the in-place
 /// global hash (DCU kernel 9) and hash tables in every bin.
 fn open_v100_paper() -> Option<Box<dyn common::conformance::Multiplier>> {
-    let options = spgemm::GpuOptions {
+    let options = spgemm::GpuConfig {
         table: spgemm::table::TableConfig::V100Paper,
         long_rows: spgemm::gpu::LongRows::InPlaceHash,
         accumulator: spgemm::gpu::Accumulator::Hash,
@@ -65,6 +65,7 @@ mod suite_v100_paper_table {
 #[cfg(feature = "cuda")]
 mod plan {
     use spgemm::generate;
+    use spgemm::GpuConfig;
 
     fn engine() -> Option<spgemm::CudaEngine> {
         match spgemm_cuda::open(0) {
@@ -99,7 +100,10 @@ mod plan {
         use spgemm::gpu::Placement;
         let Some(e) = engine() else { return };
         let a = generate::uniform::<f64>(20_000, 20_000, 10, 6).unwrap();
-        let small = e.with_memory_budget(8 << 20);
+        let small = e.with_config(GpuConfig {
+            memory_budget: Some(8 << 20),
+            ..GpuConfig::default()
+        });
         let (c, how) = small.multiply_host_placed(&a, &a).unwrap();
         assert!(
             matches!(how, Placement::Chunked { chunks, budget: 8_388_608, after_out_of_memory: false } if chunks >= 8),
@@ -108,7 +112,10 @@ mod plan {
         spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
         let Some(e) = engine() else { return };
         let (whole, how) = e
-            .with_memory_budget(1 << 30)
+            .with_config(GpuConfig {
+                memory_budget: Some(1 << 30),
+                ..GpuConfig::default()
+            })
             .multiply_host_placed(&a, &a)
             .unwrap();
         assert_eq!(how, Placement::Whole);
@@ -195,7 +202,10 @@ mod plan {
         let few = generate::short_and_long_rows::<f64>(1 << 22, 3, 5, 6000, 21).unwrap();
         let many = generate::short_and_long_rows::<f64>(1 << 22, 3, 3 * sms, 4000, 22).unwrap();
         for variant in LongRows::ALL {
-            let eng = spgemm_cuda::open(0).unwrap().with_long_rows(variant);
+            let eng = spgemm_cuda::open(0).unwrap().with_config(GpuConfig {
+                long_rows: variant,
+                ..GpuConfig::default()
+            });
             for (what, a) in [("few", &few), ("many", &many)] {
                 let c = eng.multiply_host(a, a).unwrap();
                 let check = spgemm::verify::check_product(a, a, &c).unwrap();
@@ -219,7 +229,10 @@ mod plan {
         let a64 = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
         let a32 = generate::short_and_long_rows::<f32>(12_000, 30, 20, 3000, 32).unwrap();
         for acc in Accumulator::ALL {
-            let eng = spgemm_cuda::open(0).unwrap().with_accumulator(acc);
+            let eng = spgemm_cuda::open(0).unwrap().with_config(GpuConfig {
+                accumulator: acc,
+                ..GpuConfig::default()
+            });
             let c = eng.multiply_host(&a64, &a64).unwrap();
             assert!((0..c.nrows()).any(|i| c.row_nnz(i) > 10_000));
             let check = spgemm::verify::check_product(&a64, &a64, &c).unwrap();
@@ -233,9 +246,10 @@ mod plan {
     #[test]
     fn both_sort_variants_and_output_rows_over_a_million_entries() {
         let Some(e) = engine() else { return };
-        let rank = spgemm_cuda::open(0)
-            .unwrap()
-            .with_sort(spgemm::gpu::SortVariant::CondenseRank);
+        let rank = spgemm_cuda::open(0).unwrap().with_config(GpuConfig {
+            sort: spgemm::gpu::SortVariant::CondenseRank,
+            ..GpuConfig::default()
+        });
         let a = generate::uniform::<f64>(2000, 2000, 40, 3).unwrap();
         for eng in [&e, &rank] {
             let c = eng.multiply_host(&a, &a).unwrap();
@@ -254,9 +268,10 @@ mod plan {
             .collect();
         let vals = vec![1.0f64; rows.len()];
         let m = spgemm::CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
-        let sorted = spgemm_cuda::open(0)
-            .unwrap()
-            .with_long_rows(spgemm::gpu::LongRows::SortedHash);
+        let sorted = spgemm_cuda::open(0).unwrap().with_config(GpuConfig {
+            long_rows: spgemm::gpu::LongRows::SortedHash,
+            ..GpuConfig::default()
+        });
         for eng in [&e, &sorted] {
             let c = eng.multiply_host(&m, &m).unwrap();
             assert_eq!(c.row_nnz(0), 1_200_000);

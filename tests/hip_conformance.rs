@@ -19,7 +19,7 @@ mod suite {
 /// row count, and hash tables in every bin (the paper's kernels on narrow
 /// matrices too).
 fn open_with(long_rows: spgemm::gpu::LongRows) -> Option<Box<dyn common::conformance::Multiplier>> {
-    let options = spgemm::GpuOptions {
+    let options = spgemm::GpuConfig {
         long_rows,
         accumulator: spgemm::gpu::Accumulator::Hash,
         ..Default::default()

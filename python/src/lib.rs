@@ -50,7 +50,7 @@ pub(crate) fn open(name: &str, device: usize) -> PyResult<Arc<Backend>> {
     if let Some(b) = open.get(&key) {
         return Ok(b.clone());
     }
-    let options = spgemm::GpuOptions {
+    let options = spgemm::GpuConfig {
         devices: vec![device],
         ..Default::default()
     };

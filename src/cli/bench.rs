@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use spgemm::gpu::SortVariant;
-use spgemm::{Backend, CsrMatrix, GpuOptions, Scalar};
+use spgemm::{Backend, CsrMatrix, GpuConfig, Scalar};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -212,9 +212,9 @@ pub fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
-    let options = GpuOptions {
+    let options = GpuConfig {
         sort: args.sort,
-        ..GpuOptions::default()
+        ..GpuConfig::default()
     };
     let backend = match (
         open_backend(&args.common, options, args.common.verbose)?,

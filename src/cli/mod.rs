@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
 use spgemm::gpu::{Accumulator, LongRows};
 use spgemm::table::TableConfig;
-use spgemm::{Backend, BackendKind, GpuOptions, Scalar};
+use spgemm::{Backend, BackendKind, GpuConfig, Scalar};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -187,8 +187,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 /// Opens the backend with `options` (its device list from `common`) and
 /// tells the user which one and why when `verbose`, or when `auto` fell
 /// back to the CPU although a GPU backend was compiled in.
-fn open_backend(common: &Common, options: GpuOptions, verbose: bool) -> Result<Backend, CliError> {
-    let options = GpuOptions {
+fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Backend, CliError> {
+    let options = GpuConfig {
         devices: common.devices.clone(),
         table: common.table,
         long_rows: common.long_rows,
@@ -221,9 +221,9 @@ fn open_backend(common: &Common, options: GpuOptions, verbose: bool) -> Result<B
 }
 
 fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
-    let options = GpuOptions {
+    let options = GpuConfig {
         memory_budget: args.memory_budget,
-        ..GpuOptions::default()
+        ..GpuConfig::default()
     };
     let backend = open_backend(&args.common, options, args.common.verbose)?;
     let t = Instant::now();

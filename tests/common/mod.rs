@@ -85,12 +85,12 @@ pub fn partner<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
 #[allow(dead_code)] // used by the GPU conformance tests only
 pub fn open_gpu(
     kind: spgemm::BackendKind,
-    options: &spgemm::GpuOptions,
+    options: &spgemm::GpuConfig,
     device_lists: &[&[usize]],
 ) -> Option<Box<dyn conformance::Multiplier>> {
     let mut why = String::from("no device list");
     for devices in device_lists {
-        let options = spgemm::GpuOptions {
+        let options = spgemm::GpuConfig {
             devices: devices.to_vec(),
             ..options.clone()
         };

@@ -81,7 +81,7 @@ fn fits_whole<T: Scalar>(a: CsrView<'_, T>, b: CsrView<'_, T>, budget: usize) ->
 
 impl<D: Device> GpuEngine<D> {
     /// `C = A·B` on the host: upload, multiply, download, within the
-    /// engine's device-memory budget ([`GpuEngine::with_memory_budget`]).
+    /// engine's device-memory budget ([`GpuConfig::memory_budget`](super::GpuConfig::memory_budget)).
     /// See [`GpuEngine::multiply_host_placed`].
     ///
     /// # Errors

@@ -88,7 +88,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let t = &self.ks.table;
         let overflows = i + 1 == t.symbolic.len() && t.symbolic_overflows();
         let words = self.dense_words();
-        self.e.accumulator == Accumulator::Auto
+        self.e.config.accumulator == Accumulator::Auto
             && !overflows
             && dense_bin(self.dev().properties(), &t.symbolic[i], words, 4 * words, 1)
     }
@@ -97,7 +97,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// memory.
     pub(super) fn numeric_dense(&self, bin: &Bin) -> bool {
         let p = self.dev().properties();
-        self.e.accumulator == Accumulator::Auto
+        self.e.config.accumulator == Accumulator::Auto
             && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
     }
 

@@ -1,6 +1,6 @@
 //! The driver of the GPU pipeline (see the module docs of [`crate::gpu`]).
 
-use super::dense::Accumulator;
+use super::config::GpuConfig;
 use super::memory::{DeviceArray, Usage};
 use super::program::{self, SortVariant};
 use super::run::Run;
@@ -10,7 +10,7 @@ use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
-use crate::table::{KernelTable, TableConfig};
+use crate::table::KernelTable;
 use std::any::TypeId;
 use std::sync::{Arc, Mutex};
 
@@ -233,11 +233,7 @@ pub struct GpuEngine<D: Device> {
     pub(super) device: D,
     prelude: &'static str,
     body: &'static str,
-    sort: SortVariant,
-    table: TableConfig,
-    pub(super) long_rows: LongRows,
-    pub(super) accumulator: Accumulator,
-    budget: Option<usize>,
+    pub(super) config: GpuConfig,
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
     staging: StagingPool<D>,
@@ -262,57 +258,29 @@ impl<D: Device> GpuEngine<D> {
             device,
             prelude,
             body,
-            sort: SortVariant::default(),
-            table: TableConfig::default(),
-            long_rows: LongRows::default(),
-            accumulator: Accumulator::default(),
-            budget: None,
+            config: GpuConfig::default(),
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
             staging: StagingPool::default(),
         }
     }
 
-    /// Chooses the numeric step's sort (default: bitonic, DCU §5.3).
-    pub fn with_sort(mut self, sort: SortVariant) -> Self {
-        self.sort = sort;
+    /// The engine configured by `config` (every field but `devices`). Set
+    /// it before the first product: the kernel table and the sort are
+    /// compiled in once per value type.
+    pub fn with_config(mut self, config: GpuConfig) -> Self {
+        self.config = config;
         self
     }
 
-    /// Chooses the kernel table (default: the device's own,
-    /// [`KernelTable::for_device`]). Set it before the first product: the
-    /// kernels are compiled once per value type.
-    pub fn with_table(mut self, table: TableConfig) -> Self {
-        self.table = table;
-        self
-    }
-
-    /// Chooses how rows past the last shared-memory table are computed
-    /// (default: [`LongRows::Auto`]).
-    pub fn with_long_rows(mut self, long_rows: LongRows) -> Self {
-        self.long_rows = long_rows;
-        self
-    }
-
-    /// Chooses between dense accumulators in shared memory and hash tables
-    /// for the bins of both phases (default: [`Accumulator::Auto`]).
-    pub fn with_accumulator(mut self, accumulator: Accumulator) -> Self {
-        self.accumulator = accumulator;
-        self
-    }
-
-    /// Limits host-to-host products ([`GpuEngine::multiply_host`]) to
-    /// about `bytes` of device memory, splitting them into chunks of rows
-    /// when they would not fit. Default: the device's free memory at the
-    /// time of each product.
-    pub fn with_memory_budget(mut self, bytes: usize) -> Self {
-        self.budget = Some(bytes);
-        self
+    /// The engine's configuration.
+    pub fn config(&self) -> &GpuConfig {
+        &self.config
     }
 
     /// The explicit device-memory budget, if one was set.
     pub fn memory_budget(&self) -> Option<usize> {
-        self.budget
+        self.config.memory_budget
     }
 
     /// The device.
@@ -326,7 +294,7 @@ impl<D: Device> GpuEngine<D> {
     /// [`Error::TableDoesNotFit`] when the chosen table does not fit the device.
     pub fn table<T: Scalar>(&self) -> Result<KernelTable> {
         KernelTable::configured(
-            self.table,
+            self.config.table,
             self.device.properties(),
             std::mem::size_of::<T>(),
         )
@@ -342,7 +310,7 @@ impl<D: Device> GpuEngine<D> {
             self.prelude,
             self.body,
             &self.table::<T>()?,
-            self.sort,
+            self.config.sort,
         ))
     }
 
@@ -361,7 +329,7 @@ impl<D: Device> GpuEngine<D> {
             return Ok(set.clone());
         }
         let table = self.table::<T>()?;
-        let units = program::build::<T>(self.prelude, self.body, &table, self.sort);
+        let units = program::build::<T>(self.prelude, self.body, &table, self.config.sort);
         // Each unit on its own thread: compilers are single-threaded.
         let loaded = std::thread::scope(|s| {
             let handles: Vec<_> = units
@@ -376,7 +344,7 @@ impl<D: Device> GpuEngine<D> {
         let kernels = loaded.into_iter().flatten().collect();
         let set = Arc::new(KernelSet {
             table,
-            sort: self.sort,
+            sort: self.config.sort,
             kernels,
         });
         tables.push((TypeId::of::<T>(), set.clone()));

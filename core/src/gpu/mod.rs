@@ -21,6 +21,7 @@
 
 mod bandwidth;
 mod chunked;
+mod config;
 mod constants;
 mod dense;
 mod engine;
@@ -35,6 +36,7 @@ mod staging;
 mod symbolic;
 
 pub use chunked::{HostTimes, Placement};
+pub use config::GpuConfig;
 pub use dense::Accumulator;
 pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
 pub use multi::{MultiGpu, MultiOperands};

@@ -138,7 +138,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let value = std::mem::size_of::<T>();
         let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
-        let variant = match self.e.long_rows {
+        let variant = match self.e.config.long_rows {
             LongRows::Auto if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 => {
                 LongRows::Dense
             }

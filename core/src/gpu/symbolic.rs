@@ -195,7 +195,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         let blocks = n.min(self.sms() * 2).max(1);
         let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, threads));
         let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
-        let dense = match self.e.long_rows {
+        let dense = match self.e.config.long_rows {
             LongRows::Auto => (ncols as u64) <= 64 * max_nprod,
             LongRows::Dense => true,
             LongRows::SortedHash | LongRows::InPlaceHash => false,
