@@ -1,4 +1,5 @@
-//! The conformance suite on the HIP backend (AMD GPUs, Hygon DCU). Without
+//! The conformance and engine-level suites on the HIP backend (AMD GPUs,
+//! Hygon DCU). Without
 //! the `hip` feature or without a device every test is skipped with a
 //! message, unless `SPGEMM_REQUIRE_GPU=1`, which makes them fail instead:
 //! on a DCU, run `SPGEMM_REQUIRE_GPU=1 cargo test --release --features hip
@@ -33,4 +34,9 @@ mod suite_sorted_global_hash {
 
 mod suite_in_place_global_hash {
     crate::conformance_suite!(crate::open_with(spgemm::gpu::LongRows::InPlaceHash));
+}
+
+#[cfg(feature = "hip")]
+mod engine_level {
+    crate::engine_suite!(spgemm_hip::open, spgemm::HipDevice, "HIP");
 }

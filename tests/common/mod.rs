@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod conformance;
+pub mod engine_suite;
 
 use spgemm::{CsrMatrix, Scalar};
 use std::path::PathBuf;

@@ -1,0 +1,245 @@
+//! The engine-level tests (memory budgets and chunks, threads sharing an
+//! engine, plans, every long-row variant, both accumulators, the sorts,
+//! large outputs through the staging buffers), written once over
+//! `GpuEngine<D>` and instantiated per backend with [`engine_suite!`]:
+//! `engine_suite!(spgemm_cuda::open, spgemm::CudaDevice, "CUDA")`. Without
+//! a device every test skips with a message, unless
+//! `SPGEMM_REQUIRE_GPU=1`, which makes them fail instead.
+
+#[macro_export]
+macro_rules! engine_suite {
+    ($open:path, $device:ty, $name:literal) => {
+        use spgemm::generate;
+        use spgemm::GpuConfig;
+
+        fn engine() -> Option<spgemm::gpu::GpuEngine<$device>> {
+            match $open(0) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    assert!(
+                        std::env::var("SPGEMM_REQUIRE_GPU").map_or(true, |v| v != "1"),
+                        "SPGEMM_REQUIRE_GPU=1 but: {e}"
+                    );
+                    use std::io::Write;
+                    let _ = writeln!(std::io::stderr(), concat!("SKIPPED: no ", $name, " GPU: {}"), e);
+                    None
+                }
+            }
+        }
+
+        #[test]
+        fn product_over_the_memory_budget_runs_in_chunks() {
+            let Some(e) = engine() else { return };
+            let a = generate::uniform::<f64>(20_000, 20_000, 10, 5).unwrap();
+            let (c, chunks) = e.multiply_chunked(&a, &a, 8 << 20).unwrap();
+            assert!(chunks >= 8, "{chunks} chunks");
+            spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            assert!(c.same_structure(&e.multiply_host(&a, &a).unwrap()));
+            // A budget that cannot hold B is an error naming what did not fit.
+            let err = e.multiply_chunked(&a, &a, 1 << 20).unwrap_err();
+            assert!(err.to_string().contains("device bytes of B"), "{err}");
+        }
+
+        #[test]
+        fn memory_budget_decides_between_whole_and_chunks() {
+            use spgemm::gpu::Placement;
+            let Some(e) = engine() else { return };
+            let a = generate::uniform::<f64>(20_000, 20_000, 10, 6).unwrap();
+            let small = e.with_config(GpuConfig {
+                memory_budget: Some(8 << 20),
+                ..GpuConfig::default()
+            });
+            let (c, how) = small.multiply_host_placed(&a, &a).unwrap();
+            assert!(
+                matches!(how, Placement::Chunked { chunks, budget: 8_388_608, after_out_of_memory: false } if chunks >= 8),
+                "{how:?}"
+            );
+            spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            let Some(e) = engine() else { return };
+            let (whole, how) = e
+                .with_config(GpuConfig {
+                    memory_budget: Some(1 << 30),
+                    ..GpuConfig::default()
+                })
+                .multiply_host_placed(&a, &a)
+                .unwrap();
+            assert_eq!(how, Placement::Whole);
+            assert!(whole.same_structure(&c));
+        }
+
+        #[test]
+        fn one_engine_shared_by_threads_multiplying_at_once() {
+            fn send_sync<T: Send + Sync>() {}
+            send_sync::<spgemm::gpu::GpuEngine<$device>>();
+            send_sync::<spgemm::gpu::GpuMatrix<$device, f64>>();
+            send_sync::<spgemm::gpu::GpuPlan<$device, f64>>();
+            let Some(e) = engine() else { return };
+            let e = std::sync::Arc::new(e);
+            let handles: Vec<_> = (0..8u64)
+                .map(|seed| {
+                    let e = e.clone();
+                    std::thread::spawn(move || {
+                        for round in 0..4 {
+                            let a = generate::uniform::<f64>(
+                                3000 + 100 * seed as usize,
+                                2000,
+                                12,
+                                seed * 10 + round,
+                            )
+                            .unwrap();
+                            let b = generate::uniform::<f64>(
+                                2000,
+                                2500,
+                                9 + seed as usize,
+                                seed * 10 + round + 100,
+                            )
+                            .unwrap();
+                            let c = e.multiply_host(&a, &b).unwrap();
+                            spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        }
+
+        #[test]
+        fn plan_reruns_numeric_with_new_values_and_refuses_other_structure() {
+            let Some(e) = engine() else { return };
+            let a = generate::uniform::<f64>(3000, 3000, 12, 1).unwrap();
+            let ga = e.upload(&a).unwrap();
+            let plan = e.symbolic(&ga, &ga).unwrap();
+            let mut a2 = a.clone();
+            a2.values_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, v)| *v = (i % 7) as f64 - 3.0);
+            let ga2 = e.with_values(&ga, a2.values()).unwrap();
+            let (c, _) = e.numeric(&plan, &ga2, &ga2).unwrap();
+            let c = e.download(&c).unwrap();
+            spgemm::verify::check_product(&a2, &a2, &c)
+                .unwrap()
+                .unwrap();
+            assert_eq!(c.nnz(), plan.nnz());
+            // A fresh upload of the same structure is accepted too.
+            let ga3 = e.upload(&a2).unwrap();
+            assert!(e.numeric(&plan, &ga3, &ga3).is_ok());
+            let other = e
+                .upload(&generate::uniform::<f64>(3000, 3000, 12, 2).unwrap())
+                .unwrap();
+            let err = e.numeric(&plan, &other, &ga).map(|_| ()).unwrap_err();
+            assert!(err.to_string().contains("structure"), "{err}");
+        }
+
+        #[test]
+        fn every_long_row_variant_on_few_and_many_long_rows() {
+            use spgemm::gpu::LongRows;
+            let Some(e) = engine() else { return };
+            use spgemm::device::Device;
+            let sms = e.device().properties().multiprocessor_count as usize;
+            // Few long rows (kernel 8's case under Auto when C is wide), and
+            // more than two per multiprocessor (kernel 9's): C is wide (2^22
+            // columns), so Auto takes no dense path. About 3 entries of B per
+            // entry of A: rows of 12,000-18,000 entries in C, past the largest
+            // shared numeric table (about 9,500 on an H200).
+            let few = generate::short_and_long_rows::<f64>(1 << 22, 3, 5, 6000, 21).unwrap();
+            let many = generate::short_and_long_rows::<f64>(1 << 22, 3, 3 * sms, 4000, 22).unwrap();
+            for variant in LongRows::ALL {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    long_rows: variant,
+                    ..GpuConfig::default()
+                });
+                for (what, a) in [("few", &few), ("many", &many)] {
+                    let c = eng.multiply_host(a, a).unwrap();
+                    let check = spgemm::verify::check_product(a, a, &c).unwrap();
+                    assert!(check.is_ok(), "{} {what}: {:?}", variant.name(), check);
+                }
+            }
+        }
+
+        #[test]
+        fn dense_accumulators_and_hash_tables_agree_on_a_narrow_c() {
+            use spgemm::gpu::Accumulator;
+            if engine().is_none() {
+                return;
+            }
+            // C 12,000 columns wide: a bitmap of 375 words, a dense row of
+            // doubles in 94 KB, so the bins with a block per row (rows of about
+            // 900 products) accumulate densely under Auto, beside the global
+            // paths (20 rows of A with 3,000 entries: rows of C with about
+            // 12,000 entries, past the largest shared table) and rows of B of
+            // 3,000 entries. f32 as well as f64.
+            let a64 = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
+            let a32 = generate::short_and_long_rows::<f32>(12_000, 30, 20, 3000, 32).unwrap();
+            for acc in Accumulator::ALL {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    accumulator: acc,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a64, &a64).unwrap();
+                assert!((0..c.nrows()).any(|i| c.row_nnz(i) > 10_000));
+                let check = spgemm::verify::check_product(&a64, &a64, &c).unwrap();
+                assert!(check.is_ok(), "{} f64: {check:?}", acc.name());
+                let c = eng.multiply_host(&a32, &a32).unwrap();
+                let check = spgemm::verify::check_product(&a32, &a32, &c).unwrap();
+                assert!(check.is_ok(), "{} f32: {check:?}", acc.name());
+            }
+        }
+
+        #[test]
+        fn both_sort_variants_and_output_rows_over_a_million_entries() {
+            let Some(e) = engine() else { return };
+            let rank = $open(0).unwrap().with_config(GpuConfig {
+                sort: spgemm::gpu::SortVariant::CondenseRank,
+                ..GpuConfig::default()
+            });
+            let a = generate::uniform::<f64>(2000, 2000, 40, 3).unwrap();
+            for eng in [&e, &rank] {
+                let c = eng.multiply_host(&a, &a).unwrap();
+                spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            }
+            // One row of A touching 300 rows of B with 4,000 distinct columns each:
+            // 1.2 million entries in one output row.
+            let n = 1_300_000usize;
+            let rows: Vec<usize> = (0..300)
+                .map(|_| 0)
+                .chain((0..300).flat_map(|r| std::iter::repeat_n(r + 1, 4000)))
+                .collect();
+            let cols: Vec<u32> = (0..300u32)
+                .map(|k| k + 1)
+                .chain((0..300u32).flat_map(|r| (0..4000u32).map(move |j| r * 4000 + j)))
+                .collect();
+            let vals = vec![1.0f64; rows.len()];
+            let m = spgemm::CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
+            let sorted = $open(0).unwrap().with_config(GpuConfig {
+                long_rows: spgemm::gpu::LongRows::SortedHash,
+                ..GpuConfig::default()
+            });
+            for eng in [&e, &sorted] {
+                let c = eng.multiply_host(&m, &m).unwrap();
+                assert_eq!(c.row_nnz(0), 1_200_000);
+                spgemm::verify::check_product(&m, &m, &c).unwrap().unwrap();
+            }
+        }
+
+        #[test]
+        fn host_products_with_large_arrays_of_c_are_exact() {
+            // C of 7.3 million entries: its columns and values (29 and 58 MB)
+            // come back through the pinned staging buffers in many pieces, into
+            // host arrays touched while the numeric kernels ran.
+            let Some(e) = engine() else { return };
+            let a = generate::stencil_3d::<f64>(40, 27, 5).unwrap();
+            let c = e.multiply_host(&a, &a).unwrap();
+            assert!(c.nnz() * 8 > 32 << 20);
+            spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            // Again, with the staging buffers and pinned memory reused.
+            let again = e.multiply_host(&a, &a).unwrap();
+            assert!(again.same_structure(&c));
+            spgemm::verify::check_product(&a, &a, &again)
+                .unwrap()
+                .unwrap();
+        }
+    };
+}
