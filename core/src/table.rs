@@ -36,7 +36,7 @@ pub const OVERFLOW_FRACTION: f64 = 0.8;
 /// blocks that fit with this budget (on NVIDIA this is full occupancy; on
 /// AMD, whose compute units take 2,560 threads, it is 2,048).
 pub(crate) const KERNEL_REGISTERS: u32 = 32;
-/// Registers per thread of the numeric kernels: [`KERNEL_REGISTERS`], but 40
+/// Registers per thread of the numeric kernels: 32 registers (the budget the kernels are written for), but 40
 /// for `f64` on AMD, where a double takes two VGPRs and the numeric kernels
 /// need 34 (hipcc 5.2, gfx906; with 32 they spill). NVIDIA's fit in 32
 /// (ptxas, sm_70 and sm_90).

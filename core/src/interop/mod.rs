@@ -5,7 +5,7 @@
 //!
 //! Owned matrices convert both ways with `TryFrom` (arrays moved where the
 //! index types agree, converted where they do not); borrowed matrices
-//! convert to a [`CsrView`](crate::CsrView) when their arrays have our
+//! convert to a [`CsrView`] when their arrays have our
 //! types (`usize` row offsets, `u32` column indices), or to a
 //! [`CsrCow`] that borrows what it can and converts the rest, so that a
 //! product reads the caller's arrays. Every index that does not fit the
