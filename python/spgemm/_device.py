@@ -159,6 +159,10 @@ def _operands(kind: str, a, b, backend: str, precision, check: bool):
     from . import _precision as host_precision
 
     dtype = host_precision(_values_dtype(a, kind), _values_dtype(b, kind), precision)
+    for name, m in (("A", a), ("B", b)):
+        # The kernels read int32 column indices: wider columns would wrap.
+        if m.shape[1] > _I32_MAX:
+            raise ValueError(f"{name} has {m.shape[1]} columns, more than the int32 column indices of device products hold")
     operand = _cupy_operand if kind == "cupy" else _torch_operand
     oa, keep_a, dev_a = operand(a, dtype, check)
     ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
