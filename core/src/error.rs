@@ -151,6 +151,16 @@ pub enum Error {
     /// block than the device allows (names the table, the bin and both sizes).
     #[error("kernel table does not fit the device: {0}")]
     TableDoesNotFit(String),
+    /// A kernel launch refused on the host before it reached the device:
+    /// the arguments are another kernel's, or the compiled program lacks
+    /// the kernel. A bug of spgemm, never of its input.
+    #[error("kernel {kernel}: {message} (launch refused before it reached the device)")]
+    KernelArguments {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A list of devices to spread work over was empty.
     #[error("no devices were given")]
     NoDevices,

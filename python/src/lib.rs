@@ -28,7 +28,12 @@ pub(crate) fn to_py(e: spgemm::Error) -> PyErr {
         {
             PyMemoryError::new_err(e.to_string())
         }
-        spgemm::Error::Core(Core::Device(_) | Core::TableDoesNotFit(_) | Core::NoDevices) => {
+        spgemm::Error::Core(
+            Core::Device(_)
+            | Core::TableDoesNotFit(_)
+            | Core::NoDevices
+            | Core::KernelArguments { .. },
+        ) => {
             PyRuntimeError::new_err(e.to_string())
         }
         _ => PyValueError::new_err(e.to_string()),

@@ -8,7 +8,8 @@
 //! with a message, unless `SPGEMM_REQUIRE_NVRTC=1`.
 
 use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
-use spgemm_core::gpu::program::{self, SortVariant};
+use spgemm_core::gpu::program;
+use spgemm_core::gpu::SortVariant;
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
 use std::io::Write;
@@ -121,7 +122,8 @@ fn every_kernel_compiles_and_fits_its_table() {
                         sort,
                     )
                 };
-                for prog in &units {
+                for unit in &units {
+                    let prog = &unit.program;
                     let t = std::time::Instant::now();
                     let compiled = spgemm_cuda::nvrtc::compile(
                         &prog.name,
@@ -139,7 +141,8 @@ fn every_kernel_compiles_and_fits_its_table() {
                         t.elapsed().as_millis()
                     );
                     let report = parse(&compiled.log);
-                    for name in &prog.kernels {
+                    for kernel in &unit.kernels {
+                        let name = &kernel.name();
                         let &(regs, smem, stack, spills) = report.get(name).unwrap_or_else(|| {
                             panic!("{name} missing from the ptxas report:\n{}", compiled.log)
                         });
@@ -149,7 +152,7 @@ fn every_kernel_compiles_and_fits_its_table() {
                             prog.name
                         );
                         assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
-                        let bin = program::bin_of_kernel(table, sort, name);
+                        let bin = kernel.bin(table, sort);
                         if let Some((bin, shared)) = bin {
                             let blocks = bin.min_blocks;
                             assert!(

@@ -145,7 +145,9 @@ pub fn mi200_gfx90a() -> DeviceProperties {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spgemm_core::gpu::program::{self, k, SortVariant};
+    use spgemm_core::gpu::kernels::{Kernel, Phase, FIXED};
+    use spgemm_core::gpu::program;
+    use spgemm_core::gpu::SortVariant;
     use spgemm_core::table::{group_size, KernelTable};
 
     #[test]
@@ -209,21 +211,23 @@ mod tests {
     }
 
     #[test]
-    fn program_for_the_dcu_has_every_kernel_in_launch_order() {
+    fn program_for_the_dcu_has_every_kernel_of_its_table() {
         let props = dcu_gfx906();
         let t = KernelTable::for_device(&props, 8);
         let units = program::build::<f64>("", "", &t, SortVariant::Auto);
-        let names: Vec<&String> = units.iter().flat_map(|u| &u.kernels).collect();
-        assert_eq!(names[k::SETUP], "spgemm_setup");
-        assert_eq!(names[k::BIN_COUNT_SYMBOLIC], "spgemm_bin_count_symbolic");
+        let kernels: Vec<Kernel> = units.iter().flat_map(|u| u.kernels.clone()).collect();
+        assert_eq!(kernels[..FIXED.len()], FIXED);
+        assert_eq!(kernels[FIXED.len()], Kernel::BinCount(Phase::Symbolic));
         // Shared symbolic bins follow in table order (the global ninth has
         // no kernel of its own), then the shared numeric bins (the engine
         // launches them largest first).
+        let first = FIXED.len() + 4;
         for i in 0..8 {
-            assert_eq!(*names[k::FIRST_BIN + i], format!("spgemm_symbolic_bin{i}"));
+            assert_eq!(kernels[first + i], Kernel::SymbolicBin(i));
+            assert_eq!(kernels[first + 8 + i], Kernel::NumericBin(i));
         }
-        assert_eq!(*names[k::FIRST_BIN + 8], "spgemm_numeric_bin0");
-        assert_eq!(names.len(), k::FIRST_BIN + 8 + 8);
-        assert_eq!(names[k::SORT_TILES], "spgemm_sort_tiles");
+        assert_eq!(kernels.len(), first + 16);
+        let names: Vec<&String> = units.iter().flat_map(|u| &u.program.kernels).collect();
+        assert_eq!(names[first + 8], "spgemm_numeric_bin0");
     }
 }

@@ -13,7 +13,8 @@
 //! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is skipped
 //! with a message, unless `SPGEMM_REQUIRE_HIPRTC=1`.
 
-use spgemm_core::gpu::program::{self, SortVariant};
+use spgemm_core::gpu::program;
+use spgemm_core::gpu::SortVariant;
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
 use std::io::Write;
@@ -141,13 +142,15 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                     SortVariant::Auto,
                 )
             };
-            for prog in &units {
+            for unit in &units {
+                let prog = &unit.program;
                 let compiled = spgemm_hip::hiprtc::compile(&prog.name, &prog.source, arch)
                     .unwrap_or_else(|e| panic!("{arch} {}: {e}", prog.name));
                 let elf = dir.join(format!("{}.o", prog.name));
                 std::fs::write(&elf, &compiled.code).unwrap();
                 let meta = kernel_metadata(&run(Command::new(&readelf).arg("--notes").arg(&elf)));
-                for name in &prog.kernels {
+                for kernel in &unit.kernels {
+                    let name = &kernel.name();
                     let m = meta.get(name).unwrap_or_else(|| {
                         panic!("{arch} {}: {name} missing from the code object", prog.name)
                     });
@@ -164,7 +167,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                         "{arch} {}: {name} uses scratch",
                         prog.name
                     );
-                    let bin = program::bin_of_kernel(&table, SortVariant::Auto, name);
+                    let bin = kernel.bin(&table, SortVariant::Auto);
                     let Some((bin, shared)) = bin else { continue };
                     let lds = get("group_segment_fixed_size") as usize + shared;
                     assert!(

@@ -4,7 +4,8 @@
 //! its own streams, so one chunk's copies overlap another's kernels, and C
 //! is assembled in host memory.
 
-use super::engine::{GpuEngine, HostCsr};
+use super::engine::GpuEngine;
+use super::matrix::HostCsr;
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;

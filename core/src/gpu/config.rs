@@ -1,12 +1,9 @@
 //! How GPU products run: one configuration for the engine
 //! ([`GpuEngine::with_config`](super::GpuEngine::with_config)), the facade's
-//! GPU backends and the command line, each option an enum that parses from
-//! and prints as its command-line name.
+//! GPU backends and the command line, and its options, each an enum that
+//! parses from and prints as its command-line name.
 
-use super::dense::Accumulator;
-use super::engine::LongRows;
-use super::program::SortVariant;
-use crate::table::TableConfig;
+use crate::table::{Bin, KernelTable, TableConfig};
 
 /// The configuration of GPU products. An engine uses every field but
 /// `devices`, which says on which GPUs a backend opens engines.
@@ -43,3 +40,113 @@ impl Default for GpuConfig {
         }
     }
 }
+
+/// How the numeric step produces sorted rows from a shared-memory table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SortVariant {
+    /// Bitonic-sort the whole table, copy its first nnz slots (DCU §5.3).
+    Bitonic,
+    /// Condense occupied slots, then rank-sort them (OpSparse §5.6.2).
+    CondenseRank,
+    /// Condense with one shared atomic per warp segment, then bitonic-sort
+    /// only the condensed entries (the DCU sort on OpSparse's condensed row).
+    CondenseBitonic,
+    /// Bitonic over the whole table on tables that sort that way
+    /// ([`KernelTable::whole_table_sort`]: the DCU paper's); elsewhere per
+    /// bin, rank sort for bins of rows up to [`RANK_MAX_NNZ`] entries,
+    /// condense + bitonic above (measured on an H200: rank wins on rows of a
+    /// few hundred entries, bitonic on rows of thousands; `docs/benchmarks/`).
+    #[default]
+    Auto,
+}
+
+/// Largest nnz of a row that [`SortVariant::Auto`] rank-sorts.
+pub const RANK_MAX_NNZ: u64 = 1024;
+
+impl SortVariant {
+    /// The variant's number in the kernel source (`SORT` template argument)
+    /// for numeric bin `bin` of `table`. Condensing keeps a counter beside
+    /// the table, so a table that fills a block's shared memory is
+    /// bitonic-sorted whatever the variant.
+    pub fn code(self, table: &KernelTable, bin: &Bin) -> u32 {
+        let code = match self {
+            SortVariant::Bitonic => 0,
+            SortVariant::CondenseRank => 1,
+            SortVariant::CondenseBitonic => 2,
+            SortVariant::Auto if table.whole_table_sort => 0,
+            SortVariant::Auto if bin.max <= RANK_MAX_NNZ => 1,
+            SortVariant::Auto => 2,
+        };
+        let with_counter = bin.shared_bytes(table.numeric_entry_bytes(), true);
+        if with_counter > table.shared_per_block {
+            0
+        } else {
+            code
+        }
+    }
+}
+
+crate::choices::named_choices!(SortVariant, "sort", {
+    Bitonic => "bitonic",
+    CondenseRank => "rank",
+    CondenseBitonic => "condense-bitonic",
+    Auto => "auto",
+});
+
+/// How the rows past the last shared-memory table are computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LongRows {
+    /// Dense when C is narrow enough (numeric: at most 16 columns per
+    /// entry of the longest row; see [`LongRows::Dense`]); else, in the
+    /// numeric phase, [`LongRows::SortedHash`] for up to 8 rows per
+    /// multiprocessor, [`LongRows::InPlaceHash`] for more (the DCU paper
+    /// chooses by row count too, DCU §5.4; the measurements behind the
+    /// threshold are in `docs/benchmarks/h200-long-rows.md`).
+    #[default]
+    Auto,
+    /// A bitmap (symbolic) or a dense value array and bitmap (numeric) per
+    /// row in global memory, each row split into slices over several
+    /// blocks, written out in column order: no probing, no sort. Used when
+    /// the scratch fits in memory; else a hash variant.
+    Dense,
+    /// The DCU paper's first global variant (kernel 8): a hash table of
+    /// 1.5·nnz per row, each row split into slices over several blocks,
+    /// then a device-wide bitonic sort of the tables and a copy into C.
+    /// The symbolic phase uses a hash table per row (as `InPlaceHash`).
+    SortedHash,
+    /// The DCU paper's second global variant (kernel 9): a power-of-two
+    /// hash table of 2·nnz per row, one block a row, sorted in place. The
+    /// symbolic phase uses a hash table of 2·nprod per row, one block a row.
+    InPlaceHash,
+}
+
+crate::choices::named_choices!(LongRows, "long-row variant", {
+    Auto => "auto",
+    Dense => "dense",
+    SortedHash => "sorted-hash",
+    InPlaceHash => "in-place-hash",
+});
+
+/// Which accumulator the bins of both phases use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulator {
+    /// Dense accumulators in shared memory for the bins where they are
+    /// cheaper than a hash table: shared bins with a block per row whose
+    /// table has at least as many slots as a bitmap of C's columns has
+    /// 32-bit words, since clearing and reading the bitmap then costs no
+    /// more than clearing the table; in the numeric phase only when a dense
+    /// row (a value and a bit per column) fits twice in a multiprocessor's
+    /// shared memory. Hash tables elsewhere. Rows past the last shared
+    /// table (the last symbolic bin's overflow, the global bins) keep the
+    /// global paths of [`LongRows`](super::LongRows), which split a long
+    /// row between blocks.
+    #[default]
+    Auto,
+    /// Hash tables in every bin (OpSparse, DCU).
+    Hash,
+}
+
+crate::choices::named_choices!(Accumulator, "accumulator", {
+    Auto => "auto",
+    Hash => "hash",
+});

@@ -42,7 +42,7 @@ pub(crate) fn defines() -> String {
 mod tests {
     #[test]
     fn kernel_sources_leave_the_shared_constants_to_the_host() {
-        let body = spgemm_kernels_cuda::BODY;
+        let body = spgemm_kernels_shared::BODY;
         for name in [
             "SETUP_LANES",
             "HIST_BUCKETS",

@@ -6,39 +6,18 @@
 //! reading its bitmap in column order, with no sort. On Hopper a row of C
 //! of up to about 14,000 doubles fits twice per multiprocessor.
 
+use super::config::Accumulator;
 use super::constants::{DENSE_SYMBOLIC_BLOCKS, DENSE_THREADS};
-use super::engine::blocks_for;
+use super::kernels::{
+    DevicePtr, Kernel, NumericDenseSharedArgs, NumericRows, SymbolicDenseSharedArgs,
+};
+use super::launch::{blocks_for, shape};
 use super::memory::DeviceArray;
-use super::program::k;
-use super::run::{Run, U32};
-use crate::device::{Device, DeviceProperties, KernelArg};
+use super::product::Product;
+use crate::device::{Device, DeviceProperties};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::table::Bin;
-
-/// Which accumulator the bins of both phases use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Accumulator {
-    /// Dense accumulators in shared memory for the bins where they are
-    /// cheaper than a hash table: shared bins with a block per row whose
-    /// table has at least as many slots as a bitmap of C's columns has
-    /// 32-bit words, since clearing and reading the bitmap then costs no
-    /// more than clearing the table; in the numeric phase only when a dense
-    /// row (a value and a bit per column) fits twice in a multiprocessor's
-    /// shared memory. Hash tables elsewhere. Rows past the last shared
-    /// table (the last symbolic bin's overflow, the global bins) keep the
-    /// global paths of [`LongRows`](super::LongRows), which split a long
-    /// row between blocks.
-    #[default]
-    Auto,
-    /// Hash tables in every bin (OpSparse, DCU).
-    Hash,
-}
-
-crate::choices::named_choices!(Accumulator, "accumulator", {
-    Auto => "auto",
-    Hash => "hash",
-});
 
 /// Resident blocks the numeric dense kernel is compiled for
 /// (`SPGEMM_DENSE_NUMERIC_BLOCKS`: 3 on NVIDIA; 2 on AMD, where shared
@@ -72,94 +51,94 @@ fn dense_bin(p: &DeviceProperties, bin: &Bin, words: usize, bytes: usize, reside
             <= p.shared_memory_per_multiprocessor
 }
 
-impl<D: Device, T: Scalar> Run<'_, D, T> {
+impl<D: Device, T: Scalar> Product<'_, D, T> {
     fn dense_words(&self) -> usize {
         bitmap_words(self.b.ncols)
     }
 
     fn numeric_dense_bytes(&self) -> usize {
-        let warp = self.dev().properties().warp_width;
+        let warp = self.device().properties().warp_width;
         numeric_dense_bytes(self.dense_words(), std::mem::size_of::<T>(), warp)
     }
 
     /// Whether symbolic bin `i` counts with a bitmap in shared memory (not
     /// a last bin that hands its longest rows to the global kernels).
     pub(super) fn symbolic_dense(&self, i: usize) -> bool {
-        let t = &self.ks.table;
+        let t = self.launcher.table();
         let overflows = i + 1 == t.symbolic.len() && t.symbolic_overflows();
         let words = self.dense_words();
-        self.e.config.accumulator == Accumulator::Auto
+        self.options.accumulator == Accumulator::Auto
             && !overflows
-            && dense_bin(self.dev().properties(), &t.symbolic[i], words, 4 * words, 1)
+            && dense_bin(
+                self.device().properties(),
+                &t.symbolic[i],
+                words,
+                4 * words,
+                1,
+            )
     }
 
     /// Whether numeric bin `bin` accumulates in a dense row in shared
     /// memory.
     pub(super) fn numeric_dense(&self, bin: &Bin) -> bool {
-        let p = self.dev().properties();
-        self.e.config.accumulator == Accumulator::Auto
+        let p = self.device().properties();
+        self.options.accumulator == Accumulator::Auto
             && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
     }
 
     /// Blocks of a dense kernel over `n` rows: as many as fit the device
     /// at once with `bytes` each, up to `blocks` per multiprocessor.
     fn dense_grid(&self, n: usize, bytes: usize, blocks: usize) -> u32 {
-        let p = self.dev().properties();
+        let p = self.device().properties();
         let by_smem = p.shared_memory_per_multiprocessor
             / (bytes + STATIC_SLACK + p.reserved_shared_memory_per_block);
-        blocks_for(n, 1, blocks.min(by_smem).max(1) * self.sms())
+        blocks_for(n, 1, blocks.min(by_smem).max(1) * self.launcher.sms())
     }
 
-    /// Counts the `n` rows listed at `rows` with a bitmap per block
-    /// (`spgemm_symbolic_dense_shared`) on `stream`, marking rows whose
-    /// products all have their own column in `distinct`.
+    /// Counts the `n` rows listed at `bins` with a bitmap per block
+    /// ([`Kernel::SymbolicDenseShared`]) on `stream`, marking rows whose
+    /// products all have their own column in `distinct_rows`.
     pub(super) fn symbolic_dense_shared(
         &self,
         stream: usize,
-        rows: KernelArg,
+        bins: DevicePtr,
         n: usize,
         crpt: &DeviceArray<D, u64>,
         typical: usize,
-        distinct: KernelArg,
+        distinct_rows: DevicePtr,
     ) -> Result<()> {
-        let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, DENSE_THREADS));
-        args.extend([U32(self.dense_words() as u32), distinct]);
+        let g = self.group_size(typical, DENSE_THREADS);
+        let args = SymbolicDenseSharedArgs {
+            rows: self.symbolic_rows(bins, n, crpt, g),
+            words: self.dense_words() as u32,
+            distinct_rows,
+        };
         let bytes = 4 * self.dense_words();
         let grid = self.dense_grid(n, bytes, DENSE_SYMBOLIC_BLOCKS);
-        self.launch(
-            stream,
-            k::SYMBOLIC_DENSE_SHARED,
-            grid,
-            DENSE_THREADS,
-            bytes,
-            &args,
-        )
+        let grid = shape(grid, DENSE_THREADS, bytes);
+        self.launcher
+            .launch(stream, Kernel::SymbolicDenseShared, grid, &args)
     }
 
-    /// Computes the `n` rows of a numeric bin with a dense row per block
-    /// (`spgemm_numeric_dense_shared`) on `stream`; `args` are the bin's
-    /// (A, B, rows, count, C) as for the hash kernels, without G.
+    /// Computes the `n` rows of a numeric bin, `rows`, with a dense row per
+    /// block ([`Kernel::NumericDenseShared`]) on `stream`.
     pub(super) fn numeric_dense_shared(
         &self,
         stream: usize,
-        mut args: Vec<KernelArg>,
+        rows: NumericRows,
         n: usize,
         typical: usize,
     ) -> Result<()> {
-        args.extend([
-            self.g(typical, DENSE_THREADS),
-            U32(self.dense_words() as u32),
-        ]);
+        let args = NumericDenseSharedArgs {
+            rows,
+            g: self.group_size(typical, DENSE_THREADS),
+            words: self.dense_words() as u32,
+        };
         let bytes = self.numeric_dense_bytes();
         let grid = self.dense_grid(n, bytes, NUMERIC_DENSE_BLOCKS);
-        self.launch(
-            stream,
-            k::NUMERIC_DENSE_SHARED,
-            grid,
-            DENSE_THREADS,
-            bytes,
-            &args,
-        )
+        let grid = shape(grid, DENSE_THREADS, bytes);
+        self.launcher
+            .launch(stream, Kernel::NumericDenseShared, grid, &args)
     }
 }
 

@@ -1,14 +1,16 @@
 //! The driver of the GPU pipeline (see the module docs of [`crate::gpu`]).
 
 use super::config::GpuConfig;
+use super::launch::{KernelSet, Launcher, STREAMS};
+use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan, HostCsr, PhaseTimes, Structure};
 use super::memory::{DeviceArray, Usage};
-use super::program::{self, SortVariant};
-use super::run::Run;
+use super::product::{too_large, Product};
+use super::program;
 use super::staging::StagingPool;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
-use crate::error::{try_zeroed, Error, Result};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::table::KernelTable;
 use std::any::TypeId;
@@ -18,212 +20,6 @@ const _: () = assert!(
     std::mem::size_of::<usize>() == 8,
     "spgemm's GPU path needs 64-bit usize"
 );
-
-/// Streams one product spreads its bins over.
-pub(super) const STREAMS: usize = 4;
-/// Threads per block of the setup, binning and scan kernels.
-pub(super) const BLOCK: u32 = 256;
-pub(super) const SCAN_BLOCK: u32 = 1024;
-pub(super) const SCAN_TILE: usize = SCAN_BLOCK as usize * 4;
-
-/// Row structure of a matrix on the device, shared by every matrix that
-/// has it (see [`GpuMatrix::with_values`]), with a host copy when it came
-/// from the host (to check plans against).
-pub(super) struct Structure<D: Device> {
-    pub(super) rpt: DeviceArray<D, u64>,
-    pub(super) col: DeviceArray<D, u32>,
-    pub(super) host: Option<(Vec<usize>, Vec<u32>)>,
-}
-
-/// A CSR matrix in device memory: `nrows + 1` 64-bit row offsets, `nnz`
-/// `u32` columns and `nnz` values.
-pub struct GpuMatrix<D: Device, T> {
-    pub(super) nrows: usize,
-    pub(super) ncols: usize,
-    pub(super) nnz: usize,
-    pub(super) structure: Arc<Structure<D>>,
-    pub(super) val: DeviceArray<D, T>,
-    /// Rows sorted without duplicates (allows direct single-entry rows).
-    pub(super) sorted: bool,
-}
-
-impl<D: Device, T: Scalar> GpuMatrix<D, T> {
-    /// Rows.
-    pub fn nrows(&self) -> usize {
-        self.nrows
-    }
-    /// Columns.
-    pub fn ncols(&self) -> usize {
-        self.ncols
-    }
-    /// Stored entries.
-    pub fn nnz(&self) -> usize {
-        self.nnz
-    }
-    /// Whether `self` and `other` share their structure (offsets and columns).
-    pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
-        GpuMatrixRef::of(self).matches(other)
-    }
-    /// Device addresses of the row offsets (`nrows + 1` × `u64`), column
-    /// indices (`nnz` × `u32`) and values (`nnz` × `T`); 0 for an empty
-    /// array. Valid while the matrix lives, for handing C to another
-    /// library without a copy (the Python package's CuPy and PyTorch
-    /// results).
-    pub fn device_pointers(&self) -> (u64, u64, u64) {
-        (
-            self.structure.rpt.ptr_at(0),
-            self.structure.col.ptr_at(0),
-            self.val.ptr_at(0),
-        )
-    }
-}
-
-/// The host arrays of a CSR matrix, allocated before the matrix is
-/// downloaded into them.
-pub(super) struct HostCsr<T> {
-    offsets: Vec<usize>,
-    cols: Vec<u32>,
-    vals: Vec<T>,
-}
-
-impl<T: Scalar> HostCsr<T> {
-    /// Arrays for `nrows` rows and `nnz` entries, zero pages not yet touched.
-    pub(super) fn zeroed(nrows: usize, nnz: usize) -> Result<Self> {
-        Ok(Self {
-            offsets: try_zeroed(nrows + 1, "row offsets")?,
-            cols: try_zeroed(nnz, "column indices")?,
-            vals: try_zeroed(nnz, "values")?,
-        })
-    }
-
-    /// As [`HostCsr::zeroed`], with every page touched on all cores, so
-    /// that copying into them later runs at memory speed (done while the
-    /// device computes).
-    pub(super) fn touched(nrows: usize, nnz: usize) -> Result<Self> {
-        use rayon::prelude::*;
-        let mut h = Self::zeroed(nrows, nnz)?;
-        let touch = |bytes: &mut [u8]| bytes.par_chunks_mut(4096).for_each(|p| p[0] = 0);
-        touch(bytemuck::cast_slice_mut(&mut h.offsets));
-        touch(bytemuck::cast_slice_mut(&mut h.cols));
-        touch(bytemuck::cast_slice_mut(&mut h.vals));
-        Ok(h)
-    }
-}
-
-/// Milliseconds of each phase of one product, from device events, and the
-/// peak device memory it used beyond its inputs.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PhaseTimes {
-    /// Setup: products per row, B's longest row.
-    pub setup_ms: f64,
-    /// Symbolic binning, symbolic kernels and scan.
-    pub symbolic_ms: f64,
-    /// Numeric binning, C's allocation and numeric kernels.
-    pub numeric_ms: f64,
-    /// The whole product, first event to last.
-    pub total_ms: f64,
-    /// Peak device bytes beyond A and B.
-    pub peak_bytes: usize,
-}
-
-/// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the
-/// same process, for side-by-side benchmarks: device-event times, inputs
-/// already on the device, C's allocation included.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VendorRun {
-    /// Milliseconds of the whole product.
-    pub ms: f64,
-    /// Milliseconds of the library's own phases, in order.
-    pub phases_ms: Vec<(&'static str, f64)>,
-    /// nnz(C).
-    pub nnz_c: usize,
-    /// Work buffers plus C, bytes.
-    pub peak_bytes: usize,
-}
-
-/// The symbolic result of `C = A·B`: C's row offsets on the device. Only
-/// [`GpuEngine::symbolic`] makes one; [`GpuEngine::numeric`] reruns the
-/// numeric phase for matrices of the same structure and refuses others.
-pub struct GpuPlan<D: Device, T> {
-    a: GpuMatrixRef<D>,
-    b: GpuMatrixRef<D>,
-    pub(super) crpt: Arc<DeviceArray<D, u64>>,
-    pub(super) nnz: usize,
-    /// The typical row of B found by setup (chooses G).
-    pub(super) typical: usize,
-    _t: std::marker::PhantomData<T>,
-}
-
-struct GpuMatrixRef<D: Device> {
-    nrows: usize,
-    ncols: usize,
-    structure: Arc<Structure<D>>,
-}
-
-impl<D: Device> GpuMatrixRef<D> {
-    fn of<T: Scalar>(m: &GpuMatrix<D, T>) -> Self {
-        Self {
-            nrows: m.nrows,
-            ncols: m.ncols,
-            structure: m.structure.clone(),
-        }
-    }
-    /// Same shape, and the same structure arrays (shared), or equal host
-    /// copies of them.
-    fn matches<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> bool {
-        self.nrows == m.nrows
-            && self.ncols == m.ncols
-            && (Arc::ptr_eq(&self.structure, &m.structure)
-                || matches!((&self.structure.host, &m.structure.host), (Some(x), Some(y)) if x == y))
-    }
-}
-
-impl<D: Device, T> GpuPlan<D, T> {
-    /// nnz(C).
-    pub fn nnz(&self) -> usize {
-        self.nnz
-    }
-}
-
-/// How the rows past the last shared-memory table are computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LongRows {
-    /// Dense when C is narrow enough (numeric: at most 16 columns per
-    /// entry of the longest row; see [`LongRows::Dense`]); else, in the
-    /// numeric phase, [`LongRows::SortedHash`] for up to 8 rows per
-    /// multiprocessor, [`LongRows::InPlaceHash`] for more (the DCU paper
-    /// chooses by row count too, DCU §5.4; the measurements behind the
-    /// threshold are in `docs/benchmarks/h200-long-rows.md`).
-    #[default]
-    Auto,
-    /// A bitmap (symbolic) or a dense value array and bitmap (numeric) per
-    /// row in global memory, each row split into slices over several
-    /// blocks, written out in column order: no probing, no sort. Used when
-    /// the scratch fits in memory; else a hash variant.
-    Dense,
-    /// The DCU paper's first global variant (kernel 8): a hash table of
-    /// 1.5·nnz per row, each row split into slices over several blocks,
-    /// then a device-wide bitonic sort of the tables and a copy into C.
-    /// The symbolic phase uses a hash table per row (as `InPlaceHash`).
-    SortedHash,
-    /// The DCU paper's second global variant (kernel 9): a power-of-two
-    /// hash table of 2·nnz per row, one block a row, sorted in place. The
-    /// symbolic phase uses a hash table of 2·nprod per row, one block a row.
-    InPlaceHash,
-}
-
-crate::choices::named_choices!(LongRows, "long-row variant", {
-    Auto => "auto",
-    Dense => "dense",
-    SortedHash => "sorted-hash",
-    InPlaceHash => "in-place-hash",
-});
-
-pub(super) struct KernelSet<D: Device> {
-    pub(super) table: KernelTable,
-    pub(super) sort: SortVariant,
-    pub(super) kernels: Vec<D::Kernel>,
-}
 
 /// SpGEMM on one device: compiled kernels per value type, a pool of streams.
 ///
@@ -237,18 +33,6 @@ pub struct GpuEngine<D: Device> {
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
     staging: StagingPool<D>,
-}
-
-pub(super) fn too_large(what: &'static str, value: usize) -> Error {
-    Error::TooLarge {
-        what,
-        value: value as u128,
-        limit: u32::MAX as u128,
-    }
-}
-
-pub(super) fn blocks_for(n: usize, per_block: usize, cap: usize) -> u32 {
-    n.div_ceil(per_block.max(1)).clamp(1, cap) as u32
 }
 
 impl<D: Device> GpuEngine<D> {
@@ -306,12 +90,13 @@ impl<D: Device> GpuEngine<D> {
     /// # Errors
     /// As [`GpuEngine::table`].
     pub fn program<T: Scalar>(&self) -> Result<Vec<KernelProgram>> {
-        Ok(program::build::<T>(
+        let units = program::build::<T>(
             self.prelude,
             self.body,
             &self.table::<T>()?,
             self.config.sort,
-        ))
+        );
+        Ok(units.into_iter().map(|u| u.program).collect())
     }
 
     /// Compiles (or loads from the cache) the kernels for `T` now rather
@@ -334,14 +119,18 @@ impl<D: Device> GpuEngine<D> {
         let loaded = std::thread::scope(|s| {
             let handles: Vec<_> = units
                 .iter()
-                .map(|u| s.spawn(|| self.device.load(u)))
+                .map(|u| s.spawn(|| self.device.load(&u.program)))
                 .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect::<std::result::Result<Vec<_>, _>>()
         })?;
-        let kernels = loaded.into_iter().flatten().collect();
+        let kernels = units
+            .iter()
+            .flat_map(|u| u.kernels.iter().copied())
+            .zip(loaded.into_iter().flatten())
+            .collect();
         let set = Arc::new(KernelSet {
             table,
             sort: self.config.sort,
@@ -594,7 +383,7 @@ impl<D: Device> GpuEngine<D> {
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
     ) -> Result<GpuPlan<D, T>> {
-        let sym = self.with_run(a, b, |r| r.symbolic())?.0;
+        let sym = self.with_product(a, b, |p| p.symbolic())?.0;
         let (crpt, nnz, typical) = (sym.crpt, sym.nnz, sym.typical);
         Ok(GpuPlan {
             a: GpuMatrixRef::of(a),
@@ -646,7 +435,8 @@ impl<D: Device> GpuEngine<D> {
         plan: Option<&GpuPlan<D, T>>,
         while_numeric: &mut dyn FnMut(usize),
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        let ((c, mut times), peak) = self.with_run(a, b, |r| r.all(plan, while_numeric))?;
+        let ((c, mut times), peak) =
+            self.with_product(a, b, |p| p.multiply(plan, while_numeric))?;
         times.peak_bytes = peak;
         Ok((c, times))
     }
@@ -655,24 +445,27 @@ impl<D: Device> GpuEngine<D> {
     /// memory accounting) after checking the shapes; returns its result
     /// and the peak device bytes it used. The streams go back to the pool
     /// whatever the outcome.
-    fn with_run<T: Scalar, R>(
+    fn with_product<T: Scalar, R>(
         &self,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
-        f: impl FnOnce(&Run<'_, D, T>) -> Result<R>,
+        f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
-        let ks = self.kernels::<T>()?;
+        let kernels = self.kernels::<T>()?;
         let streams = self.take_streams()?;
         let usage = Usage::default();
-        let r = Run {
-            e: self,
-            ks: &ks,
-            s: &streams,
-            usage: &usage,
+        let product = Product {
+            launcher: Launcher {
+                device: &self.device,
+                kernels: &kernels,
+                streams: &streams,
+                usage: &usage,
+            },
+            options: &self.config,
             a,
             b,
         };
-        let out = r.check().and_then(|_| f(&r));
+        let out = product.check().and_then(|_| f(&product));
         self.give_streams(streams);
         Ok((out?, usage.peak()))
     }

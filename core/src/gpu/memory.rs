@@ -1,7 +1,8 @@
 //! Typed views of device buffers and the accounting of device memory a
 //! product uses beyond its inputs.
 
-use crate::device::{Device, DeviceBuffer, KernelArg};
+use super::kernels::DevicePtr;
+use crate::device::{Device, DeviceBuffer};
 use crate::error::Result;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -76,9 +77,14 @@ impl<D: Device, T: bytemuck::Pod> DeviceArray<D, T> {
         })
     }
 
-    /// The array as a kernel argument.
-    pub(crate) fn arg(&self) -> KernelArg {
-        KernelArg::Ptr(self.ptr_at(0))
+    /// Device address of the array, as a kernel argument.
+    pub(crate) fn ptr(&self) -> DevicePtr {
+        DevicePtr(self.ptr_at(0))
+    }
+
+    /// Device address of element `i`, as a kernel argument.
+    pub(crate) fn ptr_to(&self, i: usize) -> DevicePtr {
+        DevicePtr(self.ptr_at(i))
     }
 
     /// Copies elements `start..start + out.len()` to `out` (waits for `stream`).

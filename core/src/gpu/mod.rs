@@ -25,19 +25,24 @@ mod config;
 mod constants;
 mod dense;
 mod engine;
+#[doc(hidden)]
+pub mod kernels;
+mod launch;
+mod matrix;
 mod memory;
+mod meta;
 mod multi;
 mod numeric;
+mod pipeline;
+mod product;
 #[doc(hidden)]
 pub mod program;
 mod rows;
-mod run;
 mod staging;
 mod symbolic;
 
 pub use chunked::{HostTimes, Placement};
-pub use config::GpuConfig;
-pub use dense::Accumulator;
-pub use engine::{GpuEngine, GpuMatrix, GpuPlan, LongRows, PhaseTimes, VendorRun};
+pub use config::{Accumulator, GpuConfig, LongRows, SortVariant, RANK_MAX_NNZ};
+pub use engine::GpuEngine;
+pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use multi::{MultiGpu, MultiOperands};
-pub use program::SortVariant;

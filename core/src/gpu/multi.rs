@@ -5,7 +5,8 @@
 //! pipelining of Wu 2015, §3.3, with devices in place of chunks).
 
 use super::chunked::HostTimes;
-use super::engine::{GpuEngine, GpuMatrix, PhaseTimes};
+use super::engine::GpuEngine;
+use super::matrix::{GpuMatrix, PhaseTimes};
 use super::rows::{rows_of, split_balanced, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;

@@ -1,14 +1,20 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
+use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
-use super::engine::{blocks_for, LongRows, BLOCK};
+use super::kernels::{
+    FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
+    NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
+};
+use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
-use super::program::{self, k};
-use super::run::{offset, Counts, Meta, Run, U32, U64};
+use super::meta::{Counts, Meta};
+use super::product::Product;
+use super::program;
 use super::symbolic::distinct_rows;
-use crate::device::{Device, KernelArg};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -21,7 +27,7 @@ use crate::scalar::Scalar;
 /// rows were not measured.
 const SORTED_ROWS_PER_SM: usize = 8;
 
-impl<D: Device, T: Scalar> Run<'_, D, T> {
+impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
     /// `counts`) and one kernel per bin, largest first on several streams:
     /// direct copies for single-entry rows of A, shared tables, and global
@@ -34,47 +40,39 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         meta: Meta<D>,
         counts: Counts,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let dev = self.dev();
+        let (dev, l) = (self.device(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let ccol =
-            DeviceArray::<D, u32>::alloc(dev, &self.s[0], nnz, "C column indices", self.usage)?;
-        let cval = DeviceArray::<D, T>::alloc(dev, &self.s[0], nnz, "C values", self.usage)?;
+        let ccol = l.alloc::<u32>(0, nnz, "C column indices")?;
+        let cval = l.alloc::<T>(0, nnz, "C values")?;
         if nnz == 0 {
             return Ok((ccol, cval));
         }
-        let table = &self.ks.table;
-        let (nsym, nbins) = (table.shared_symbolic_bins(), table.numeric.len());
-        self.fill_bins(&meta, crpt, k::BIN_FILL_NUMERIC)?;
-        self.fork()?;
+        let table = l.table();
+        let nbins = table.numeric.len();
+        self.fill_bins(&meta, crpt, Phase::Numeric)?;
+        l.fork()?;
         let offsets = counts.offsets();
-        let common = [
-            a.rpt.arg(),
-            a.col.arg(),
-            self.a.val.arg(),
-            b.rpt.arg(),
-            b.col.arg(),
-            self.b.val.arg(),
-        ];
-        let rows = |i: usize| -> Vec<KernelArg> {
-            let mut v = common.to_vec();
-            v.extend([
-                meta.bins(offsets[i]),
-                U32(counts.sizes[i]),
-                crpt.arg(),
-                ccol.arg(),
-                cval.arg(),
-            ]);
-            v
+        let rows = |i: usize| NumericRows {
+            arpt: a.rpt.ptr(),
+            acol: a.col.ptr(),
+            aval: self.a.val.ptr(),
+            brpt: b.rpt.ptr(),
+            bcol: b.col.ptr(),
+            bval: self.b.val.ptr(),
+            bins: meta.bins(offsets[i]),
+            nrows: counts.sizes[i],
+            crpt: crpt.ptr(),
+            ccol: ccol.ptr(),
+            cval: cval.ptr(),
         };
         let direct = counts.sizes[nbins] as usize;
         if direct > 0 {
             let warps = (BLOCK / dev.properties().warp_width) as usize;
-            self.launch(
-                Self::stream_of(1),
-                k::NUMERIC_DIRECT,
-                self.grid(direct, warps),
-                BLOCK,
-                0,
+            let grid = shape(l.grid(direct, warps), BLOCK, 0);
+            l.launch(
+                Launcher::<D>::stream_of(1),
+                Kernel::NumericDirect,
+                grid,
                 &rows(nbins),
             )?;
         }
@@ -84,36 +82,28 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             if n == 0 {
                 continue;
             }
-            let stream = Self::stream_of(order);
+            let stream = Launcher::<D>::stream_of(order);
             if self.numeric_dense(bin) {
                 self.numeric_dense_shared(stream, rows(i), n, typical)?;
                 continue;
             }
-            let mut args = rows(i);
-            args.push(self.g(typical, bin.row_threads));
+            let g = self.group_size(typical, bin.row_threads);
             if bin.global() {
-                scratch.push(self.numeric_global(
-                    stream,
-                    bin.block_threads,
-                    n,
-                    counts.max,
-                    args,
-                )?);
+                let threads = bin.block_threads;
+                scratch.push(self.numeric_global(stream, threads, n, counts.max, rows(i), g)?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                let shared = program::numeric_shared_bytes(table, i, self.ks.sort);
-                args.push(distinct_rows(crpt, self.a.nrows));
-                self.launch(
-                    stream,
-                    k::FIRST_BIN + nsym + i,
-                    blocks,
-                    bin.block_threads,
-                    shared,
-                    &args,
-                )?;
+                let shared = program::numeric_shared_bytes(table, i, l.kernels.sort);
+                let args = NumericBinArgs {
+                    rows: rows(i),
+                    g,
+                    distinct_rows: distinct_rows(crpt, self.m()),
+                };
+                let grid = shape(blocks, bin.block_threads, shared);
+                l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
             }
         }
-        self.join()?;
+        l.join()?;
         drop(scratch);
         Ok((ccol, cval))
     }
@@ -130,30 +120,23 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         threads: u32,
         n: usize,
         max_nnz: u64,
-        mut args: Vec<KernelArg>,
+        rows: NumericRows,
+        g: u32,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, s) = (self.dev(), &self.s[stream]);
+        let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
         let ncols = self.b.ncols;
         let words = bitmap_words(ncols);
         let value = std::mem::size_of::<T>();
         let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
-        let variant = match self.e.config.long_rows {
+        let variant = match self.options.long_rows {
             LongRows::Auto if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 => {
                 LongRows::Dense
             }
-            LongRows::Auto if n <= SORTED_ROWS_PER_SM * self.sms() => LongRows::SortedHash,
+            LongRows::Auto if n <= SORTED_ROWS_PER_SM * l.sms() => LongRows::SortedHash,
             LongRows::Auto => LongRows::InPlaceHash,
             LongRows::Dense if rows_at_once == 0 => LongRows::InPlaceHash,
             chosen => chosen,
-        };
-        // Batches of rows over the bin's list (argument 6) and count (7).
-        let bins = args[6];
-        let batches = |rows_at_once: usize| {
-            (0..n).step_by(rows_at_once.max(1)).map(move |start| {
-                let rows = (n - start).min(rows_at_once);
-                (offset(bins, 4 * start as u64), rows)
-            })
         };
         match variant {
             LongRows::Dense => {
@@ -164,24 +147,34 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     ["numeric dense bitmaps", "numeric dense accumulators"],
                 )?;
                 vals.zero(dev, s, 0, vals.len())?;
-                args.extend([vals.arg(), bits.arg(), U32(words as u32), U32(slices)]);
+                let mut args = NumericDenseArgs {
+                    rows,
+                    g,
+                    dense_all: vals.ptr(),
+                    bits_all: bits.ptr(),
+                    words: words as u32,
+                    slices,
+                };
                 // Slices accumulate, then slices of each row's bitmap write
                 // it out, leaving the values zero for the next batch; the
                 // bitmaps (read by every slice of their row for its first
                 // position) are cleared before each batch.
-                for (list, rows) in batches(rows_at_once) {
-                    (args[6], args[7]) = (list, U32(rows as u32));
-                    bits.zero(dev, s, 0, rows * words)?;
-                    let grid = (rows as u64 * slices as u64) as u32;
-                    self.launch(stream, k::NUMERIC_DENSE, grid, threads, 0, &args)?;
+                for start in (0..n).step_by(rows_at_once) {
+                    let count = (n - start).min(rows_at_once);
+                    args.rows.bins = rows.bins.add(4 * start as u64);
+                    args.rows.nrows = count as u32;
+                    bits.zero(dev, s, 0, count * words)?;
+                    let grid = (count as u64 * slices as u64) as u32;
+                    l.launch(stream, Kernel::NumericDense, shape(grid, threads, 0), &args)?;
                     let scan = 4 * (threads / dev.properties().warp_width) as usize;
-                    self.launch(stream, k::NUMERIC_DENSE_COMPACT, grid, threads, scan, &args)?;
+                    let compact = shape(grid, threads, scan);
+                    l.launch(stream, Kernel::NumericDenseCompact, compact, &args)?;
                 }
                 Ok((bits, vals))
             }
-            LongRows::SortedHash => self.numeric_sorted_hash(stream, n, max_nnz, args),
+            LongRows::SortedHash => self.numeric_sorted_hash(stream, n, max_nnz, rows, g),
             _ => {
-                let blocks = n.min(self.sms()).max(1);
+                let blocks = n.min(l.sms()).max(1);
                 let tsize = (2 * max_nnz.max(1)).next_power_of_two() as usize;
                 let (keys, vals) = self.scratch(
                     stream,
@@ -189,8 +182,15 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
                     blocks * tsize,
                     ["numeric global hash keys", "numeric global hash values"],
                 )?;
-                args.extend([keys.arg(), vals.arg(), U32(tsize as u32)]);
-                self.launch(stream, k::NUMERIC_GLOBAL, blocks as u32, threads, 0, &args)?;
+                let args = NumericGlobalArgs {
+                    rows,
+                    g,
+                    table_keys: keys.ptr(),
+                    table_vals: vals.ptr(),
+                    max_tsize: tsize as u32,
+                };
+                let grid = shape(blocks as u32, threads, 0);
+                l.launch(stream, Kernel::NumericGlobal, grid, &args)?;
                 Ok((keys, vals))
             }
         }
@@ -207,9 +207,10 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         stream: usize,
         n: usize,
         max_nnz: u64,
-        mut args: Vec<KernelArg>,
+        rows: NumericRows,
+        g: u32,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, s) = (self.dev(), &self.s[stream]);
+        let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
         let tsize = (3 * max_nnz.max(1)).div_ceil(2);
         if tsize > 1 << 31 {
             return Err(Error::TooLarge {
@@ -228,69 +229,72 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             rows_at_once * tsize,
             ["sorted hash keys", "sorted hash values"],
         )?;
-        let (bins, crpt, ccol, cval) = (args[6], args[8], args[9], args[10]);
-        args.extend([keys.arg(), vals.arg(), U32(tsize as u32), U32(slices)]);
+        let mut args = NumericHashSlicesArgs {
+            rows,
+            g,
+            keys_all: keys.ptr(),
+            vals_all: vals.ptr(),
+            tsize: tsize as u32,
+            slices,
+        };
         let p2 = tsize.next_power_of_two();
         let tiles = tsize.div_ceil(SORT_TILE) as u32;
         for start in (0..n).step_by(rows_at_once) {
-            let rows = (n - start).min(rows_at_once);
-            let list = offset(bins, 4 * start as u64);
-            let slots = rows * tsize;
-            let fill = [keys.arg(), U64(slots as u64)];
-            self.launch(
-                stream,
-                k::FILL_EMPTY,
-                self.grid(slots, BLOCK as usize),
-                BLOCK,
-                0,
-                &fill,
-            )?;
+            let count = (n - start).min(rows_at_once);
+            let bins = rows.bins.add(4 * start as u64);
+            let slots = count * tsize;
+            let fill = FillEmptyArgs {
+                keys: keys.ptr(),
+                n: slots as u64,
+            };
+            let fill_grid = shape(l.grid(slots, BLOCK as usize), BLOCK, 0);
+            l.launch(stream, Kernel::FillEmpty, fill_grid, &fill)?;
             vals.zero(dev, s, 0, slots)?;
-            (args[6], args[7]) = (list, U32(rows as u32));
-            let grid = (rows as u64 * slices as u64) as u32;
-            self.launch(stream, k::NUMERIC_HASH_SLICES, grid, 1024, 0, &args)?;
+            args.rows.bins = bins;
+            args.rows.nrows = count as u32;
+            let grid = (count as u64 * slices as u64) as u32;
+            l.launch(
+                stream,
+                Kernel::NumericHashSlices,
+                shape(grid, 1024, 0),
+                &args,
+            )?;
             // Stage 0 sorts each tile; stage k > tile finishes merge stage k
             // inside the tiles; the pass that completes the sort writes C.
             let tile_pass = |stage: usize| {
                 let last = stage.max(SORT_TILE) >= p2;
-                let targs = [
-                    keys.arg(),
-                    vals.arg(),
-                    U32(tsize as u32),
-                    U32(tiles),
-                    U32(stage as u32),
-                    list,
-                    crpt,
-                    ccol,
-                    cval,
-                    U32(last as u32),
-                ];
-                let grid = rows as u32 * tiles;
-                self.launch(stream, k::SORT_TILES, grid, SORT_TILE as u32 / 2, 0, &targs)
+                let targs = SortTilesArgs {
+                    keys_all: keys.ptr(),
+                    vals_all: vals.ptr(),
+                    tsize: tsize as u32,
+                    tiles,
+                    stage: stage as u32,
+                    bins,
+                    crpt: rows.crpt,
+                    ccol: rows.ccol,
+                    cval: rows.cval,
+                    write_out: last as u32,
+                };
+                let grid = shape(count as u32 * tiles, SORT_TILE as u32 / 2, 0);
+                l.launch(stream, Kernel::SortTiles, grid, &targs)
             };
             tile_pass(0)?;
             let mut stage = 2 * SORT_TILE;
             while stage <= p2 {
                 let mut j = stage / 2;
                 while j >= SORT_TILE {
-                    let sargs = [
-                        keys.arg(),
-                        vals.arg(),
-                        U32(tsize as u32),
-                        U32(p2 as u32),
-                        U32(stage as u32),
-                        U32(j as u32),
-                        U32(rows as u32),
-                    ];
-                    let pairs = rows * p2 / 2;
-                    self.launch(
-                        stream,
-                        k::SORT_STEP,
-                        self.grid(pairs, BLOCK as usize),
-                        BLOCK,
-                        0,
-                        &sargs,
-                    )?;
+                    let sargs = SortStepArgs {
+                        keys_all: keys.ptr(),
+                        vals_all: vals.ptr(),
+                        tsize: tsize as u32,
+                        p2: p2 as u32,
+                        k: stage as u32,
+                        j: j as u32,
+                        nrows: count as u32,
+                    };
+                    let pairs = count * p2 / 2;
+                    let grid = shape(l.grid(pairs, BLOCK as usize), BLOCK, 0);
+                    l.launch(stream, Kernel::SortStep, grid, &sargs)?;
                     j /= 2;
                 }
                 tile_pass(stage)?;
@@ -309,10 +313,10 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         vals: usize,
         what: [&'static str; 2],
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, s) = (self.dev(), &self.s[stream]);
+        let l = &self.launcher;
         Ok((
-            DeviceArray::alloc(dev, s, keys, what[0], self.usage)?,
-            DeviceArray::alloc(dev, s, vals, what[1], self.usage)?,
+            l.alloc(stream, keys, what[0])?,
+            l.alloc(stream, vals, what[1])?,
         ))
     }
 }

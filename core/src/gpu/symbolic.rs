@@ -1,13 +1,19 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
+use super::config::LongRows;
 use super::constants::SETUP_LANES;
 use super::dense::bitmap_words;
-use super::engine::{blocks_for, LongRows, BLOCK};
+use super::kernels::{
+    DevicePtr, Kernel, Phase, SetupArgs, SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs,
+    SymbolicRows,
+};
+use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
-use super::program::{self, k};
-use super::run::{offset, Meta, Run, U32};
-use crate::device::{Device, KernelArg};
+use super::meta::Meta;
+use super::product::Product;
+use super::program;
+use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -35,17 +41,17 @@ pub(super) struct Offsets<D: Device> {
 /// the shared symbolic kernels when nnz(i) = nprod(i) (every product of the
 /// row has its own column), so the numeric kernels store each product's
 /// value instead of adding it. Zero until then.
-pub(super) fn distinct_rows<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> KernelArg {
-    KernelArg::Ptr(crpt.ptr_at(m + 1))
+pub(super) fn distinct_rows<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> DevicePtr {
+    crpt.ptr_to(m + 1)
 }
 
-impl<D: Device, T: Scalar> Run<'_, D, T> {
+impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Setup, symbolic binning and kernels, scan, and nnz(C) read back (for
     /// plans).
     pub(super) fn symbolic(&self) -> Result<Symbolic<D>> {
         let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
         let mut nnz = [0u64];
-        crpt.read(self.dev(), &self.s[0], self.a.nrows, &mut nnz)?;
+        crpt.read(self.device(), self.stream(0), self.m(), &mut nnz)?;
         Ok(Symbolic {
             crpt,
             nnz: nnz[0] as usize,
@@ -57,86 +63,77 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     /// device, not read back), the event after setup when timing, and the
     /// typical row of B.
     pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
-        let (dev, m) = (self.dev(), self.a.nrows);
+        let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         // Row offsets and the distinct-row bits in one allocation, the last
         // offset and the bits zeroed at once.
         let words = m.div_ceil(64);
-        let crpt = DeviceArray::<D, u64>::alloc(
-            dev,
-            &self.s[0],
-            m + 1 + words,
-            "C row offsets",
-            self.usage,
-        )?;
-        crpt.zero(dev, &self.s[0], m, 1 + words)?;
+        let crpt = l.alloc::<u64>(0, m + 1 + words, "C row offsets")?;
+        crpt.zero(dev, self.stream(0), m, 1 + words)?;
         let distinct = distinct_rows(&crpt, m);
-        let table = &self.ks.table;
+        let table = l.table();
         let nbins = table.symbolic.len();
-        let meta = Meta::new(self, nbins)?;
+        let meta = Meta::new(l, m, nbins)?;
         // Setup: SETUP_LANES lanes per row of A (a warp for long rows).
-        let setup_grid = self.grid(m * SETUP_LANES, BLOCK as usize);
-        let setup = [
-            a.rpt.arg(),
-            a.col.arg(),
-            b.rpt.arg(),
-            U32(m as u32),
-            crpt.arg(),
-            meta.stats(),
-            meta.hist(),
-        ];
-        self.launch(0, k::SETUP, setup_grid, BLOCK, 0, &setup)?;
+        let setup = SetupArgs {
+            arpt: a.rpt.ptr(),
+            acol: a.col.ptr(),
+            brpt: b.rpt.ptr(),
+            m: m as u32,
+            crpt: crpt.ptr(),
+            stats: meta.stats(),
+            hist: meta.hist(),
+        };
+        let setup_grid = shape(l.grid(m * SETUP_LANES, BLOCK as usize), BLOCK, 0);
+        l.launch(0, Kernel::Setup, setup_grid, &setup)?;
         let after_setup = if timed {
-            Some(dev.record(&self.s[0])?)
+            Some(dev.record(self.stream(0))?)
         } else {
             None
         };
-        let counts = self.count_bins(&meta, &crpt, k::BIN_COUNT_SYMBOLIC)?;
+        let counts = self.count_bins(&meta, &crpt, Phase::Symbolic)?;
         if counts.stats[0] > 0 {
-            self.fill_bins(&meta, &crpt, k::BIN_FILL_SYMBOLIC)?;
-            self.fork()?;
+            self.fill_bins(&meta, &crpt, Phase::Symbolic)?;
+            l.fork()?;
             let offsets = counts.offsets();
             for (order, (i, bin)) in table.symbolic.iter().enumerate().rev().enumerate() {
                 let n = counts.sizes[i] as usize;
                 if n == 0 {
                     continue;
                 }
+                let stream = Launcher::<D>::stream_of(order);
+                let bins = meta.bins(offsets[i]);
                 if self.symbolic_dense(i) {
-                    let rows = meta.bins(offsets[i]);
-                    let stream = Self::stream_of(order);
-                    self.symbolic_dense_shared(stream, rows, n, &crpt, counts.typical, distinct)?;
+                    self.symbolic_dense_shared(stream, bins, n, &crpt, counts.typical, distinct)?;
                     continue;
                 }
                 if bin.global() {
                     // The DCU table's global bin (DCU §5.4, kernel 8): on
                     // stream 0 (the largest bin comes first), where its
                     // scratch is allocated and freed.
-                    debug_assert_eq!(Self::stream_of(order), 0);
-                    let rows = meta.bins(offsets[i]);
-                    self.symbolic_global(&crpt, rows, n, counts.stats[1], counts.typical)?;
+                    debug_assert_eq!(stream, 0);
+                    self.symbolic_global(&crpt, bins, n, counts.stats[1], counts.typical)?;
                     continue;
                 }
-                let g = self.g(counts.typical, bin.row_threads);
-                let mut args = self.symbolic_args(meta.bins(offsets[i]), n, &crpt, g);
-                args.extend([
-                    U32(table.overflow_threshold()),
-                    meta.overflow(),
-                    meta.noverflow(),
-                    distinct,
-                ]);
+                let g = self.group_size(counts.typical, bin.row_threads);
+                let args = SymbolicBinArgs {
+                    rows: self.symbolic_rows(bins, n, &crpt, g),
+                    threshold: table.overflow_threshold(),
+                    overflow: meta.overflow(),
+                    noverflow: meta.noverflow(),
+                    distinct_rows: distinct,
+                };
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                self.launch(
-                    Self::stream_of(order),
-                    k::FIRST_BIN + i,
+                let grid = shape(
                     blocks,
                     bin.block_threads,
                     program::symbolic_shared_bytes(table, i),
-                    &args,
-                )?;
+                );
+                l.launch(stream, Kernel::SymbolicBin(i), grid, &args)?;
             }
-            self.join()?;
+            l.join()?;
             if table.symbolic_overflows() && counts.sizes[nbins - 1] > 0 {
-                let overflow = meta.read(self)?.overflow as usize;
+                let overflow = meta.read(l)?.overflow as usize;
                 if overflow > 0 {
                     let rows = meta.overflow();
                     self.symbolic_global(&crpt, rows, overflow, counts.stats[1], counts.typical)?;
@@ -144,7 +141,7 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
             }
         }
         drop(meta);
-        self.scan(crpt.ptr_at(0), m + 1)?;
+        l.scan(crpt.ptr(), m + 1)?;
         Ok(Offsets {
             crpt,
             after_setup,
@@ -152,27 +149,27 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
         })
     }
 
-    /// The arguments every symbolic kernel starts with: A's and B's row
-    /// offsets and columns, the `n` rows listed at `rows`, C's row offsets
-    /// and G.
-    pub(super) fn symbolic_args(
+    /// The arguments every symbolic kernel over listed rows starts with:
+    /// A's and B's structure, the `n` rows listed at `bins`, C's row
+    /// offsets and G.
+    pub(super) fn symbolic_rows(
         &self,
-        rows: KernelArg,
+        bins: DevicePtr,
         n: usize,
         crpt: &DeviceArray<D, u64>,
-        g: KernelArg,
-    ) -> Vec<KernelArg> {
+        g: u32,
+    ) -> SymbolicRows {
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        vec![
-            a.rpt.arg(),
-            a.col.arg(),
-            b.rpt.arg(),
-            b.col.arg(),
-            rows,
-            U32(n as u32),
-            crpt.arg(),
+        SymbolicRows {
+            arpt: a.rpt.ptr(),
+            acol: a.col.ptr(),
+            brpt: b.rpt.ptr(),
+            bcol: b.col.ptr(),
+            bins,
+            nrows: n as u32,
+            crpt: crpt.ptr(),
             g,
-        ]
+        }
     }
 
     /// Counts the `n` rows listed at `rows` (those the last shared bin gave
@@ -184,61 +181,56 @@ impl<D: Device, T: Scalar> Run<'_, D, T> {
     fn symbolic_global(
         &self,
         crpt: &DeviceArray<D, u64>,
-        rows: KernelArg,
+        bins: DevicePtr,
         n: usize,
         max_nprod: u64,
         typical: usize,
     ) -> Result<()> {
-        let threads = 1024u32.min(self.dev().properties().max_threads_per_block);
+        let l = &self.launcher;
+        let threads = 1024u32.min(self.device().properties().max_threads_per_block);
         let ncols = self.b.ncols;
         let words = bitmap_words(ncols);
-        let blocks = n.min(self.sms() * 2).max(1);
-        let mut args = self.symbolic_args(rows, n, crpt, self.g(typical, threads));
+        let blocks = n.min(l.sms() * 2).max(1);
+        let rows = self.symbolic_rows(bins, n, crpt, self.group_size(typical, threads));
         let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
-        let dense = match self.e.config.long_rows {
+        let dense = match self.options.long_rows {
             LongRows::Auto => (ncols as u64) <= 64 * max_nprod,
             LongRows::Dense => true,
             LongRows::SortedHash | LongRows::InPlaceHash => false,
         };
         if dense && rows_at_once >= 1 {
-            let bits = DeviceArray::<D, u32>::alloc(
-                self.dev(),
-                &self.s[0],
-                rows_at_once * words,
-                "symbolic dense bitmaps",
-                self.usage,
-            )?;
-            let tickets = DeviceArray::<D, u32>::alloc(
-                self.dev(),
-                &self.s[0],
-                rows_at_once,
-                "symbolic dense tickets",
-                self.usage,
-            )?;
-            bits.zero(self.dev(), &self.s[0], 0, bits.len())?;
-            tickets.zero(self.dev(), &self.s[0], 0, tickets.len())?;
-            args.extend([bits.arg(), U32(words as u32), U32(slices), tickets.arg()]);
+            let bits = l.alloc::<u32>(0, rows_at_once * words, "symbolic dense bitmaps")?;
+            let tickets = l.alloc::<u32>(0, rows_at_once, "symbolic dense tickets")?;
+            bits.zero(self.device(), self.stream(0), 0, bits.len())?;
+            tickets.zero(self.device(), self.stream(0), 0, tickets.len())?;
+            let mut args = SymbolicDenseArgs {
+                rows,
+                bits_all: bits.ptr(),
+                words: words as u32,
+                slices,
+                tickets: tickets.ptr(),
+            };
             // Batches of rows; the kernel leaves bitmaps and tickets zero.
             for start in (0..n).step_by(rows_at_once) {
                 let count = (n - start).min(rows_at_once);
-                args[4] = offset(rows, 4 * start as u64);
-                args[5] = U32(count as u32);
+                args.rows.bins = bins.add(4 * start as u64);
+                args.rows.nrows = count as u32;
                 let grid = (count as u64 * slices as u64) as u32;
-                self.launch(0, k::SYMBOLIC_DENSE, grid, threads, 0, &args)?;
+                l.launch(0, Kernel::SymbolicDense, shape(grid, threads, 0), &args)?;
             }
-            self.usage.sub(4 * (bits.len() + tickets.len()));
+            l.release(bits);
+            l.release(tickets);
         } else {
             let tsize = (2 * max_nprod.min(ncols as u64).max(1)).next_power_of_two() as usize;
-            let table = DeviceArray::<D, u32>::alloc(
-                self.dev(),
-                &self.s[0],
-                blocks * tsize,
-                "symbolic global hash tables",
-                self.usage,
-            )?;
-            args.extend([table.arg(), U32(tsize as u32)]);
-            self.launch(0, k::SYMBOLIC_GLOBAL, blocks as u32, threads, 0, &args)?;
-            self.usage.sub(4 * table.len());
+            let table = l.alloc::<u32>(0, blocks * tsize, "symbolic global hash tables")?;
+            let args = SymbolicGlobalArgs {
+                rows,
+                table_all: table.ptr(),
+                tsize: tsize as u32,
+            };
+            let grid = shape(blocks as u32, threads, 0);
+            l.launch(0, Kernel::SymbolicGlobal, grid, &args)?;
+            l.release(table);
         }
         Ok(())
     }

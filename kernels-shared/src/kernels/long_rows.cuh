@@ -7,7 +7,7 @@
 // up on: one block per row (grid-stride), a power-of-two table of `tsize`
 // keys per block in `table`.
 SPGEMM_FIXED_KERNEL void spgemm_symbolic_global(const u64* arpt, const u32* acol, const u64* brpt,
-                                                  const u32* bcol, const u32* rows, u32 nrows, u64* crpt, u32 g,
+                                                  const u32* bcol, const u32* bins, u32 nrows, u64* crpt, u32 g,
                                                   u32* table_all, u32 tsize) {
     __shared__ u32 s_count;
     u32* table = table_all + (u64)blockIdx.x * tsize;
@@ -15,7 +15,7 @@ SPGEMM_FIXED_KERNEL void spgemm_symbolic_global(const u64* arpt, const u32* acol
         for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) table[t] = SPGEMM_EMPTY;
         if (threadIdx.x == 0) s_count = 0;
         __syncthreads();
-        const u32 row = rows[r];
+        const u32 row = bins[r];
         u32 n = 0;
         for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
                      [&](u32 col, value_t) { n += insert_key(table, tsize, true, col); });
@@ -99,14 +99,14 @@ __device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* to
 // (ticket in tickets[r]) counts the row's bits into crpt[row], clearing the
 // bitmap and the ticket for the next batch of rows.
 SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
-                                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32* bits_all,
+                                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32* bits_all,
                                                  u32 words, u32 slices, u32* tickets) {
     __shared__ u32 s_count;
     __shared__ bool s_last;
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     u32* bits = bits_all + (u64)r * words;
-    const u32 row = rows[r];
+    const u32 row = bins[r];
     for_slice_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, sl, slices, g,
                        [&](u32 col, value_t) { atomicOr(&bits[col >> 5], 1u << (col & 31)); });
     __threadfence();

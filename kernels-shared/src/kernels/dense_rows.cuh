@@ -15,14 +15,14 @@
 // symbolic_shared does.
 SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_SYMBOLIC_BLOCKS)
     spgemm_symbolic_dense_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
-                                 const u32* rows, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows) {
+                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows) {
     extern __shared__ u32 s_bits[];
     __shared__ u32 s_count;
     for (u32 t = threadIdx.x; t < words; t += blockDim.x) s_bits[t] = 0;
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads();
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        const u32 row = rows[r];
+        const u32 row = bins[r];
         for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
                      [&](u32 col, value_t) {
                          atomicOr(&s_bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
@@ -63,7 +63,7 @@ __device__ __forceinline__ bool negative_zero(float x) { return __float_as_uint(
 // bit counts, each slot reset as it is read.
 SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
     spgemm_numeric_dense_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
-                                const u32* bcol, const value_t* bval, const u32* rows, u32 nrows, const u64* crpt,
+                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
                                 u32* ccol, value_t* cval, u32 g, u32 words) {
     extern __shared__ u64 s_dense[];
     value_t* dense = (value_t*)s_dense;
@@ -76,7 +76,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
     const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
     const u32 w1 = w0 + per < words ? w0 + per : words;
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
-        const u32 row = rows[r];
+        const u32 row = bins[r];
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
             if (negative_zero(atomicAdd(&dense[col], v)))
                 atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));

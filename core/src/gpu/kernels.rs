@@ -1,0 +1,563 @@
+//! The kernel catalogue: every kernel of the GPU program named once
+//! ([`Kernel`]), with the typed arguments it is launched with (one struct
+//! per parameter list, after candle's kernel ids and cudarc's launch
+//! arguments). The compiled names, the order of the program's kernels, the
+//! generated wrappers' C signatures and the offline resource checks all
+//! derive from it; a test compares the parameter lists with the `extern "C"`
+//! kernels of the shared body (`spgemm-kernels-shared`).
+//!
+//! A launch takes a kernel and its argument struct: a missing, extra or
+//! mistyped argument does not compile, and a struct given to a kernel of
+//! another parameter list is an error before the launch.
+
+use crate::device::KernelArg;
+use crate::table::{Bin, KernelTable};
+use std::any::TypeId;
+
+use super::config::SortVariant;
+
+/// Which phase a binning kernel bins for: nprod(i) (symbolic) or nnz(i)
+/// (numeric), each against its own bin ranges (OpSparse Alg. 1–2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Bins by products per row, for the symbolic kernels.
+    Symbolic,
+    /// Bins by entries of C per row, for the numeric kernels.
+    Numeric,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Symbolic => "symbolic",
+            Phase::Numeric => "numeric",
+        }
+    }
+}
+
+/// Every kernel of the program, in the order of the pipeline (OpSparse §5,
+/// DCU §5; the table in `docs/architecture.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `spgemm_setup`: nprod(i) into C's row offsets, their total and
+    /// maximum, the histogram of products by the length of their row of B.
+    Setup,
+    /// `spgemm_bin_count_{phase}`: binning pass 1, rows per bin.
+    BinCount(Phase),
+    /// `spgemm_bin_fill_{phase}`: binning pass 2, row ids at per-bin offsets.
+    BinFill(Phase),
+    /// `spgemm_symbolic_bin{i}`: nnz(i) of the rows of shared symbolic bin
+    /// `i` in a shared-memory hash table (OpSparse §5.6.1).
+    SymbolicBin(usize),
+    /// `spgemm_symbolic_dense_shared`: nnz(i) by a bitmap in shared memory
+    /// (rows of a narrow C; KokkosKernels §3.3).
+    SymbolicDenseShared,
+    /// `spgemm_symbolic_global`: nnz(i) of rows past the last shared table
+    /// in a global hash table (OpSparse kernel 8, DCU §5.4).
+    SymbolicGlobal,
+    /// `spgemm_symbolic_dense`: nnz(i) of rows past the last shared table
+    /// by a global bitmap, rows split into slices over blocks.
+    SymbolicDense,
+    /// `spgemm_scan_tiles`: exclusive scan within tiles.
+    ScanTiles,
+    /// `spgemm_scan_add`: adds the scanned tile sums.
+    ScanAdd,
+    /// `spgemm_numeric_direct`: rows of A with one entry, copied from B
+    /// (DCU §5.2).
+    NumericDirect,
+    /// `spgemm_numeric_bin{i}`: the rows of shared numeric bin `i` in a
+    /// shared-memory hash table, sorted (OpSparse §5.6.2, DCU §5.3).
+    NumericBin(usize),
+    /// `spgemm_numeric_dense_shared`: rows of a narrow C in a dense row in
+    /// shared memory.
+    NumericDenseShared,
+    /// `spgemm_numeric_global`: the longest rows in global hash tables,
+    /// sorted in place (DCU kernel 9).
+    NumericGlobal,
+    /// `spgemm_numeric_dense`: the longest rows accumulated densely in
+    /// global memory, rows split into slices over blocks.
+    NumericDense,
+    /// `spgemm_numeric_dense_compact`: writes the dense rows out in column
+    /// order.
+    NumericDenseCompact,
+    /// `spgemm_fill_empty`: marks hash keys empty.
+    FillEmpty,
+    /// `spgemm_numeric_hash_slices`: global hash tables of the longest
+    /// rows, rows split into slices over blocks (DCU kernel 8).
+    NumericHashSlices,
+    /// `spgemm_sort_step`: one compare-exchange step of a device-wide
+    /// bitonic sort of those tables.
+    SortStep,
+    /// `spgemm_sort_tiles`: the steps within tiles, and the copy of the
+    /// sorted rows into C.
+    SortTiles,
+}
+
+/// The kernels written out in the shared body (the others are wrappers the
+/// program builder generates per table), in the order they are compiled.
+pub const FIXED: [Kernel; 15] = [
+    Kernel::Setup,
+    Kernel::SymbolicGlobal,
+    Kernel::ScanTiles,
+    Kernel::ScanAdd,
+    Kernel::NumericGlobal,
+    Kernel::NumericDirect,
+    Kernel::SymbolicDense,
+    Kernel::NumericDense,
+    Kernel::NumericDenseCompact,
+    Kernel::FillEmpty,
+    Kernel::NumericHashSlices,
+    Kernel::SortStep,
+    Kernel::SortTiles,
+    Kernel::SymbolicDenseShared,
+    Kernel::NumericDenseShared,
+];
+
+impl Kernel {
+    /// The kernel's name in the program (its `extern "C"` symbol).
+    pub fn name(self) -> String {
+        let fixed = match self {
+            Kernel::Setup => "spgemm_setup",
+            Kernel::BinCount(p) => return format!("spgemm_bin_count_{}", p.name()),
+            Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
+            Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
+            Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
+            Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
+            Kernel::SymbolicGlobal => "spgemm_symbolic_global",
+            Kernel::SymbolicDense => "spgemm_symbolic_dense",
+            Kernel::ScanTiles => "spgemm_scan_tiles",
+            Kernel::ScanAdd => "spgemm_scan_add",
+            Kernel::NumericDirect => "spgemm_numeric_direct",
+            Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
+            Kernel::NumericGlobal => "spgemm_numeric_global",
+            Kernel::NumericDense => "spgemm_numeric_dense",
+            Kernel::NumericDenseCompact => "spgemm_numeric_dense_compact",
+            Kernel::FillEmpty => "spgemm_fill_empty",
+            Kernel::NumericHashSlices => "spgemm_numeric_hash_slices",
+            Kernel::SortStep => "spgemm_sort_step",
+            Kernel::SortTiles => "spgemm_sort_tiles",
+        };
+        fixed.to_string()
+    }
+
+    /// The argument struct the kernel is launched with, and its parameter
+    /// list.
+    fn args(self) -> (TypeId, fn(&mut Vec<Param>)) {
+        fn of<A: KernelArgs>() -> (TypeId, fn(&mut Vec<Param>)) {
+            (TypeId::of::<A>(), A::params)
+        }
+        match self {
+            Kernel::Setup => of::<SetupArgs>(),
+            Kernel::BinCount(_) => of::<BinCountArgs>(),
+            Kernel::BinFill(_) => of::<BinFillArgs>(),
+            Kernel::SymbolicBin(_) => of::<SymbolicBinArgs>(),
+            Kernel::SymbolicDenseShared => of::<SymbolicDenseSharedArgs>(),
+            Kernel::SymbolicGlobal => of::<SymbolicGlobalArgs>(),
+            Kernel::SymbolicDense => of::<SymbolicDenseArgs>(),
+            Kernel::ScanTiles => of::<ScanTilesArgs>(),
+            Kernel::ScanAdd => of::<ScanAddArgs>(),
+            Kernel::NumericDirect => of::<NumericRows>(),
+            Kernel::NumericBin(_) => of::<NumericBinArgs>(),
+            Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
+            Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
+            Kernel::NumericDense | Kernel::NumericDenseCompact => of::<NumericDenseArgs>(),
+            Kernel::FillEmpty => of::<FillEmptyArgs>(),
+            Kernel::NumericHashSlices => of::<NumericHashSlicesArgs>(),
+            Kernel::SortStep => of::<SortStepArgs>(),
+            Kernel::SortTiles => of::<SortTilesArgs>(),
+        }
+    }
+
+    /// The kernel's parameters, in order.
+    pub fn params(self) -> Vec<Param> {
+        let mut out = Vec::new();
+        (self.args().1)(&mut out);
+        out
+    }
+
+    /// The kernel's C parameter list (`const u64* arpt, u32 m, …`).
+    pub fn c_params(self) -> String {
+        let params: Vec<String> = self
+            .params()
+            .iter()
+            .map(|p| format!("{} {}", p.ctype, p.name))
+            .collect();
+        params.join(", ")
+    }
+
+    /// Whether `A` is this kernel's argument struct.
+    pub(crate) fn takes<A: KernelArgs>(self) -> bool {
+        self.args().0 == TypeId::of::<A>()
+    }
+
+    /// The bin a per-bin kernel computes with `table` and `sort`, and the
+    /// dynamic shared memory it is launched with, bytes (`None` for the
+    /// other kernels): lets resource checks compare a compiled kernel with
+    /// its table.
+    pub fn bin(self, table: &KernelTable, sort: SortVariant) -> Option<(Bin, usize)> {
+        match self {
+            Kernel::SymbolicBin(i) if i < table.symbolic.len() => Some((
+                table.symbolic[i],
+                super::program::symbolic_shared_bytes(table, i),
+            )),
+            Kernel::NumericBin(i) if i < table.numeric.len() => Some((
+                table.numeric[i],
+                super::program::numeric_shared_bytes(table, i, sort),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// One kernel parameter: its C type and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// C type, as in the kernel source (`const u64*`, `u32`, `value_t*`).
+    pub ctype: &'static str,
+    /// Parameter name.
+    pub name: &'static str,
+}
+
+/// A device address passed to a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DevicePtr(pub(crate) u64);
+
+impl DevicePtr {
+    /// The address `bytes` further on.
+    pub(crate) fn add(self, bytes: u64) -> Self {
+        Self(self.0 + bytes)
+    }
+}
+
+/// A value a kernel parameter of one kind takes.
+pub(crate) trait ArgValue: Copy {
+    fn arg(self) -> KernelArg;
+}
+
+impl ArgValue for DevicePtr {
+    fn arg(self) -> KernelArg {
+        KernelArg::Ptr(self.0)
+    }
+}
+
+impl ArgValue for u32 {
+    fn arg(self) -> KernelArg {
+        KernelArg::U32(self)
+    }
+}
+
+impl ArgValue for u64 {
+    fn arg(self) -> KernelArg {
+        KernelArg::U64(self)
+    }
+}
+
+/// The arguments of a parameter list, as a struct with a field per
+/// parameter.
+pub(crate) trait KernelArgs: 'static {
+    /// Appends the parameters, in order.
+    fn params(out: &mut Vec<Param>);
+    /// Appends the arguments, in the order of [`KernelArgs::params`].
+    fn push(&self, out: &mut Vec<KernelArg>);
+}
+
+/// Argument structs: a field per parameter (`name: Rust type = "C type"`),
+/// optionally after a group of parameters several kernels start with.
+macro_rules! kernel_args {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $([$group:ident: $gty:ident])? {
+            $($field:ident: $ty:ident = $ctype:literal),* $(,)?
+        }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name {
+            $(pub(crate) $group: $gty,)?
+            $(pub(crate) $field: $ty,)*
+        }
+
+        impl KernelArgs for $name {
+            fn params(out: &mut Vec<Param>) {
+                $(<$gty as KernelArgs>::params(out);)?
+                $(out.push(Param { ctype: $ctype, name: stringify!($field) });)*
+            }
+            fn push(&self, out: &mut Vec<KernelArg>) {
+                $(self.$group.push(out);)?
+                $(out.push(self.$field.arg());)*
+            }
+        }
+    )*};
+}
+
+kernel_args! {
+    /// [`Kernel::Setup`].
+    SetupArgs {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        brpt: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        crpt: DevicePtr = "u64*",
+        stats: DevicePtr = "u64*",
+        hist: DevicePtr = "u64*",
+    }
+    /// [`Kernel::BinCount`]: `crpt` holds the binned value per row.
+    BinCountArgs {
+        crpt: DevicePtr = "const u64*",
+        arpt: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        direct_ok: u32 = "u32",
+        sizes: DevicePtr = "u32*",
+        max_value: DevicePtr = "u64*",
+    }
+    /// [`Kernel::BinFill`].
+    BinFillArgs {
+        crpt: DevicePtr = "const u64*",
+        arpt: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        direct_ok: u32 = "u32",
+        sizes: DevicePtr = "const u32*",
+        cursor: DevicePtr = "u32*",
+        bins: DevicePtr = "u32*",
+    }
+    /// [`Kernel::ScanTiles`].
+    ScanTilesArgs {
+        data: DevicePtr = "u64*",
+        n: u64 = "u64",
+        sums: DevicePtr = "u64*",
+    }
+    /// [`Kernel::ScanAdd`].
+    ScanAddArgs {
+        data: DevicePtr = "u64*",
+        n: u64 = "u64",
+        sums: DevicePtr = "const u64*",
+    }
+    /// What every symbolic kernel over listed rows starts with: A's and B's
+    /// structure, the `nrows` rows listed at `bins`, C's row offsets and G.
+    SymbolicRows {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bins: DevicePtr = "const u32*",
+        nrows: u32 = "u32",
+        crpt: DevicePtr = "u64*",
+        g: u32 = "u32",
+    }
+    /// [`Kernel::SymbolicBin`].
+    SymbolicBinArgs [rows: SymbolicRows] {
+        threshold: u32 = "u32",
+        overflow: DevicePtr = "u32*",
+        noverflow: DevicePtr = "u32*",
+        distinct_rows: DevicePtr = "u32*",
+    }
+    /// [`Kernel::SymbolicDenseShared`].
+    SymbolicDenseSharedArgs [rows: SymbolicRows] {
+        words: u32 = "u32",
+        distinct_rows: DevicePtr = "u32*",
+    }
+    /// [`Kernel::SymbolicGlobal`].
+    SymbolicGlobalArgs [rows: SymbolicRows] {
+        table_all: DevicePtr = "u32*",
+        tsize: u32 = "u32",
+    }
+    /// [`Kernel::SymbolicDense`].
+    SymbolicDenseArgs [rows: SymbolicRows] {
+        bits_all: DevicePtr = "u32*",
+        words: u32 = "u32",
+        slices: u32 = "u32",
+        tickets: DevicePtr = "u32*",
+    }
+    /// What every numeric kernel over listed rows starts with (and all
+    /// [`Kernel::NumericDirect`] takes): A, B, the `nrows` rows listed at
+    /// `bins`, and C.
+    NumericRows {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        aval: DevicePtr = "const value_t*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        bins: DevicePtr = "const u32*",
+        nrows: u32 = "u32",
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::NumericBin`].
+    NumericBinArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        distinct_rows: DevicePtr = "const u32*",
+    }
+    /// [`Kernel::NumericDenseShared`].
+    NumericDenseSharedArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        words: u32 = "u32",
+    }
+    /// [`Kernel::NumericGlobal`].
+    NumericGlobalArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        table_keys: DevicePtr = "u32*",
+        table_vals: DevicePtr = "value_t*",
+        max_tsize: u32 = "u32",
+    }
+    /// [`Kernel::NumericDense`] and [`Kernel::NumericDenseCompact`].
+    NumericDenseArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        dense_all: DevicePtr = "value_t*",
+        bits_all: DevicePtr = "u32*",
+        words: u32 = "u32",
+        slices: u32 = "u32",
+    }
+    /// [`Kernel::FillEmpty`].
+    FillEmptyArgs {
+        keys: DevicePtr = "u32*",
+        n: u64 = "u64",
+    }
+    /// [`Kernel::NumericHashSlices`].
+    NumericHashSlicesArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        keys_all: DevicePtr = "u32*",
+        vals_all: DevicePtr = "value_t*",
+        tsize: u32 = "u32",
+        slices: u32 = "u32",
+    }
+    /// [`Kernel::SortStep`].
+    SortStepArgs {
+        keys_all: DevicePtr = "u32*",
+        vals_all: DevicePtr = "value_t*",
+        tsize: u32 = "u32",
+        p2: u32 = "u32",
+        k: u32 = "u32",
+        j: u32 = "u32",
+        nrows: u32 = "u32",
+    }
+    /// [`Kernel::SortTiles`].
+    SortTilesArgs {
+        keys_all: DevicePtr = "u32*",
+        vals_all: DevicePtr = "value_t*",
+        tsize: u32 = "u32",
+        tiles: u32 = "u32",
+        stage: u32 = "u32",
+        bins: DevicePtr = "const u32*",
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+        write_out: u32 = "u32",
+    }
+}
+
+/// The arguments of `args` for a launch of `kernel`, in order.
+///
+/// # Errors
+/// A message naming both when `args` is another kernel's struct.
+pub(crate) fn launch_args<A: KernelArgs>(
+    kernel: Kernel,
+    args: &A,
+) -> Result<Vec<KernelArg>, String> {
+    if !kernel.takes::<A>() {
+        return Err(format!(
+            "{} is not launched with {}",
+            kernel.name(),
+            std::any::type_name::<A>()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default()
+        ));
+    }
+    let mut out = Vec::with_capacity(16);
+    args.push(&mut out);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `extern "C"` kernels of the shared body and their parameter
+    /// lists (`ctype name`, `__restrict__` dropped).
+    fn body_signatures() -> Vec<(String, Vec<String>)> {
+        let body = spgemm_kernels_shared::BODY;
+        let mut out = Vec::new();
+        for piece in body.split("SPGEMM_FIXED_KERNEL void").skip(1) {
+            let open = piece.find('(').unwrap();
+            let mut head = piece[..open].trim();
+            if head.starts_with("SPGEMM_LAUNCH_BOUNDS") {
+                // `SPGEMM_LAUNCH_BOUNDS(a, b) name(`: the name follows the
+                // bounds' closing parenthesis.
+                let close = piece.find(')').unwrap();
+                let rest = &piece[close + 1..];
+                let open2 = rest.find('(').unwrap();
+                head = rest[..open2].trim();
+                let end = rest[open2..].find(')').unwrap();
+                out.push((
+                    head.to_string(),
+                    split_params(&rest[open2 + 1..open2 + end]),
+                ));
+                continue;
+            }
+            let end = piece[open..].find(')').unwrap();
+            out.push((head.to_string(), split_params(&piece[open + 1..open + end])));
+        }
+        out
+    }
+
+    fn split_params(list: &str) -> Vec<String> {
+        list.split(',')
+            .map(|p| {
+                p.replace("__restrict__", "")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .replace(" *", "*")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn catalogue_matches_the_kernels_of_the_shared_body() {
+        let body = body_signatures();
+        assert_eq!(body.len(), FIXED.len(), "{body:?}");
+        for kernel in FIXED {
+            let (_, params) = body
+                .iter()
+                .find(|(name, _)| *name == kernel.name())
+                .unwrap_or_else(|| panic!("{} is not in the body", kernel.name()));
+            let ours: Vec<String> = kernel
+                .params()
+                .iter()
+                .map(|p| format!("{} {}", p.ctype, p.name))
+                .collect();
+            assert_eq!(&ours, params, "{}", kernel.name());
+        }
+    }
+
+    #[test]
+    fn a_struct_of_another_kernel_is_refused_before_launch() {
+        let args = FillEmptyArgs {
+            keys: DevicePtr(1 << 40),
+            n: 9,
+        };
+        assert_eq!(
+            launch_args(Kernel::FillEmpty, &args).unwrap(),
+            vec![KernelArg::Ptr(1 << 40), KernelArg::U64(9)]
+        );
+        let e = launch_args(Kernel::SortStep, &args).unwrap_err();
+        assert_eq!(e, "spgemm_sort_step is not launched with FillEmptyArgs");
+    }
+
+    #[test]
+    fn grouped_parameters_come_first() {
+        let p = Kernel::NumericBin(3).params();
+        assert_eq!(p.len(), 13);
+        assert_eq!(
+            (p[6].name, p[11].name, p[12].name),
+            ("bins", "g", "distinct_rows")
+        );
+        assert_eq!(
+            Kernel::SymbolicDenseShared.c_params(),
+            "const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, \
+             const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows"
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! Matrices and plans on the device, the host arrays products are
+//! downloaded into, and what a product reports (phase times, vendor runs).
+
+use super::memory::DeviceArray;
+use crate::device::Device;
+use crate::error::{try_zeroed, Result};
+use crate::scalar::Scalar;
+use std::sync::Arc;
+
+/// Row structure of a matrix on the device, shared by every matrix that
+/// has it (see [`GpuMatrix::with_values`]), with a host copy when it came
+/// from the host (to check plans against).
+pub(super) struct Structure<D: Device> {
+    pub(super) rpt: DeviceArray<D, u64>,
+    pub(super) col: DeviceArray<D, u32>,
+    pub(super) host: Option<(Vec<usize>, Vec<u32>)>,
+}
+
+/// A CSR matrix in device memory: `nrows + 1` 64-bit row offsets, `nnz`
+/// `u32` columns and `nnz` values.
+pub struct GpuMatrix<D: Device, T> {
+    pub(super) nrows: usize,
+    pub(super) ncols: usize,
+    pub(super) nnz: usize,
+    pub(super) structure: Arc<Structure<D>>,
+    pub(super) val: DeviceArray<D, T>,
+    /// Rows sorted without duplicates (allows direct single-entry rows).
+    pub(super) sorted: bool,
+}
+
+impl<D: Device, T: Scalar> GpuMatrix<D, T> {
+    /// Rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+    /// Columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// Whether `self` and `other` share their structure (offsets and columns).
+    pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
+        GpuMatrixRef::of(self).matches(other)
+    }
+    /// Device addresses of the row offsets (`nrows + 1` × `u64`), column
+    /// indices (`nnz` × `u32`) and values (`nnz` × `T`); 0 for an empty
+    /// array. Valid while the matrix lives, for handing C to another
+    /// library without a copy (the Python package's CuPy and PyTorch
+    /// results).
+    pub fn device_pointers(&self) -> (u64, u64, u64) {
+        (
+            self.structure.rpt.ptr_at(0),
+            self.structure.col.ptr_at(0),
+            self.val.ptr_at(0),
+        )
+    }
+}
+
+/// The host arrays of a CSR matrix, allocated before the matrix is
+/// downloaded into them.
+pub(super) struct HostCsr<T> {
+    pub(super) offsets: Vec<usize>,
+    pub(super) cols: Vec<u32>,
+    pub(super) vals: Vec<T>,
+}
+
+impl<T: Scalar> HostCsr<T> {
+    /// Arrays for `nrows` rows and `nnz` entries, zero pages not yet touched.
+    pub(super) fn zeroed(nrows: usize, nnz: usize) -> Result<Self> {
+        Ok(Self {
+            offsets: try_zeroed(nrows + 1, "row offsets")?,
+            cols: try_zeroed(nnz, "column indices")?,
+            vals: try_zeroed(nnz, "values")?,
+        })
+    }
+
+    /// As [`HostCsr::zeroed`], with every page touched on all cores, so
+    /// that copying into them later runs at memory speed (done while the
+    /// device computes).
+    pub(super) fn touched(nrows: usize, nnz: usize) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut h = Self::zeroed(nrows, nnz)?;
+        let touch = |bytes: &mut [u8]| bytes.par_chunks_mut(4096).for_each(|p| p[0] = 0);
+        touch(bytemuck::cast_slice_mut(&mut h.offsets));
+        touch(bytemuck::cast_slice_mut(&mut h.cols));
+        touch(bytemuck::cast_slice_mut(&mut h.vals));
+        Ok(h)
+    }
+}
+
+/// Milliseconds of each phase of one product, from device events, and the
+/// peak device memory it used beyond its inputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimes {
+    /// Setup: products per row, B's longest row.
+    pub setup_ms: f64,
+    /// Symbolic binning, symbolic kernels and scan.
+    pub symbolic_ms: f64,
+    /// Numeric binning, C's allocation and numeric kernels.
+    pub numeric_ms: f64,
+    /// The whole product, first event to last.
+    pub total_ms: f64,
+    /// Peak device bytes beyond A and B.
+    pub peak_bytes: usize,
+}
+
+/// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the
+/// same process, for side-by-side benchmarks: device-event times, inputs
+/// already on the device, C's allocation included.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VendorRun {
+    /// Milliseconds of the whole product.
+    pub ms: f64,
+    /// Milliseconds of the library's own phases, in order.
+    pub phases_ms: Vec<(&'static str, f64)>,
+    /// nnz(C).
+    pub nnz_c: usize,
+    /// Work buffers plus C, bytes.
+    pub peak_bytes: usize,
+}
+
+/// The symbolic result of `C = A·B`: C's row offsets on the device. Only
+/// [`GpuEngine::symbolic`] makes one; [`GpuEngine::numeric`] reruns the
+/// numeric phase for matrices of the same structure and refuses others.
+pub struct GpuPlan<D: Device, T> {
+    pub(super) a: GpuMatrixRef<D>,
+    pub(super) b: GpuMatrixRef<D>,
+    pub(super) crpt: Arc<DeviceArray<D, u64>>,
+    pub(super) nnz: usize,
+    /// The typical row of B found by setup (chooses G).
+    pub(super) typical: usize,
+    pub(super) _t: std::marker::PhantomData<T>,
+}
+
+/// The shape and structure of a matrix a plan was built for.
+pub(super) struct GpuMatrixRef<D: Device> {
+    pub(super) nrows: usize,
+    pub(super) ncols: usize,
+    structure: Arc<Structure<D>>,
+}
+
+impl<D: Device> GpuMatrixRef<D> {
+    pub(super) fn of<T: Scalar>(m: &GpuMatrix<D, T>) -> Self {
+        Self {
+            nrows: m.nrows,
+            ncols: m.ncols,
+            structure: m.structure.clone(),
+        }
+    }
+    /// Same shape, and the same structure arrays (shared), or equal host
+    /// copies of them.
+    pub(super) fn matches<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> bool {
+        self.nrows == m.nrows
+            && self.ncols == m.ncols
+            && (Arc::ptr_eq(&self.structure, &m.structure)
+                || matches!((&self.structure.host, &m.structure.host), (Some(x), Some(y)) if x == y))
+    }
+}
+
+impl<D: Device, T> GpuPlan<D, T> {
+    /// nnz(C).
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+}

@@ -1,0 +1,175 @@
+//! One product in flight: its operands, its options and its launch
+//! context, with what both phases share: the shape check, the thread-group
+//! size G, and the two binning passes (OpSparse Alg. 1–2, DCU Alg. 2–3).
+//! The phases are in `symbolic.rs`, `numeric.rs` and `dense.rs`, their
+//! sequence in `pipeline.rs`.
+
+use super::config::GpuConfig;
+use super::kernels::{BinCountArgs, BinFillArgs, Kernel, Phase};
+use super::launch::{shape, Launcher, BLOCK};
+use super::matrix::GpuMatrix;
+use super::memory::DeviceArray;
+use super::meta::{Counts, Meta};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use crate::table::group_size;
+
+/// Least work (products or entries of C) a block of the dense global paths
+/// gets when a long row is split between blocks.
+pub(super) const DENSE_SLICE_WORK: u64 = 16_384;
+
+/// `C = A·B` in flight.
+pub(super) struct Product<'a, D: Device, T: Scalar> {
+    /// Device, kernels, streams and workspace.
+    pub(super) launcher: Launcher<'a, D>,
+    /// Accumulator and long-row choices.
+    pub(super) options: &'a GpuConfig,
+    pub(super) a: &'a GpuMatrix<D, T>,
+    pub(super) b: &'a GpuMatrix<D, T>,
+}
+
+/// [`Error::TooLarge`] for a count past `u32::MAX`.
+pub(super) fn too_large(what: &'static str, value: usize) -> Error {
+    Error::TooLarge {
+        what,
+        value: value as u128,
+        limit: u32::MAX as u128,
+    }
+}
+
+impl<D: Device, T: Scalar> Product<'_, D, T> {
+    /// The device.
+    pub(super) fn device(&self) -> &D {
+        self.launcher.device
+    }
+
+    /// Stream number `i` of the product.
+    pub(super) fn stream(&self, i: usize) -> &D::Stream {
+        &self.launcher.streams[i]
+    }
+
+    /// Rows of A (and of C).
+    pub(super) fn m(&self) -> usize {
+        self.a.nrows
+    }
+
+    /// Checks that A's columns match B's rows and that every count a
+    /// kernel takes as `u32` fits one.
+    pub(super) fn check(&self) -> Result<()> {
+        if self.a.ncols != self.b.nrows {
+            return Err(Error::DimensionMismatch {
+                a_rows: self.a.nrows,
+                a_cols: self.a.ncols,
+                b_rows: self.b.nrows,
+                b_cols: self.b.ncols,
+            });
+        }
+        for (what, n) in [
+            ("rows of A", self.a.nrows),
+            ("rows of B", self.b.nrows),
+            ("columns of B", self.b.ncols),
+        ] {
+            if n >= u32::MAX as usize {
+                return Err(too_large(what, n));
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread-group size G for rows of B: DCU §5.1's rule (about 8 entries
+    /// of B per thread) applied to the rows of B the median product comes
+    /// from (`typical`, from setup) rather than to B's longest row; the
+    /// kernels hand rows of B far longer than that to whole warps.
+    pub(super) fn group_size(&self, typical: usize, row_threads: u32) -> u32 {
+        group_size(typical, self.device().properties().warp_width, row_threads)
+    }
+
+    /// Whether single-entry rows of A may be copied directly (1) or not
+    /// (0): B's rows are sorted without duplicates.
+    pub(super) fn direct_ok(&self) -> u32 {
+        self.b.sorted as u32
+    }
+
+    /// How the dense global paths split `n` long rows: rows at once (at
+    /// most two per multiprocessor, each with `row_bytes` of scratch, within
+    /// [`Launcher::global_budget`]; 0 when not even one fits) and slices per
+    /// row, so that a batch fills the device with blocks of at least
+    /// [`DENSE_SLICE_WORK`] products or entries (`max_work`, the largest
+    /// row's).
+    pub(super) fn dense_batches(
+        &self,
+        n: usize,
+        max_work: u64,
+        row_bytes: usize,
+    ) -> Result<(usize, u32)> {
+        let sms = self.launcher.sms();
+        // At most two rows per multiprocessor at once: enough blocks with
+        // the slices, and scratch far below the budget for products with
+        // many long rows (measured on R-MAT 18: 15 GB peak instead of 46 GB,
+        // 358 ms instead of 275 ms).
+        let rows = n
+            .min(2 * sms)
+            .min(self.launcher.global_budget()? / row_bytes.max(1));
+        let fill = (4 * sms).div_ceil(rows.max(1)) as u64;
+        let slices = fill
+            .min(max_work.div_ceil(DENSE_SLICE_WORK))
+            .clamp(1, 1 << 16);
+        Ok((rows, slices as u32))
+    }
+
+    /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2) for `phase`: counts
+    /// rows per bin of `crpt`'s values and reads the counters back.
+    pub(super) fn count_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        phase: Phase,
+    ) -> Result<Counts> {
+        self.launch_count_bins(meta, crpt, phase)?;
+        meta.read(&self.launcher)
+    }
+
+    /// Launches binning pass 1 without reading the counters back.
+    pub(super) fn launch_count_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        phase: Phase,
+    ) -> Result<()> {
+        let m = self.m();
+        let args = BinCountArgs {
+            crpt: crpt.ptr(),
+            arpt: self.a.structure.rpt.ptr(),
+            m: m as u32,
+            direct_ok: self.direct_ok(),
+            sizes: meta.sizes(),
+            max_value: meta.max_value(),
+        };
+        let grid = shape(self.launcher.grid(m, BLOCK as usize), BLOCK, 0);
+        self.launcher
+            .launch(0, Kernel::BinCount(phase), grid, &args)
+    }
+
+    /// Binning, pass 2 (OpSparse Alg. 2, DCU Alg. 3) for `phase`: writes
+    /// row ids at per-bin offsets.
+    pub(super) fn fill_bins(
+        &self,
+        meta: &Meta<D>,
+        crpt: &DeviceArray<D, u64>,
+        phase: Phase,
+    ) -> Result<()> {
+        let m = self.m();
+        let args = BinFillArgs {
+            crpt: crpt.ptr(),
+            arpt: self.a.structure.rpt.ptr(),
+            m: m as u32,
+            direct_ok: self.direct_ok(),
+            sizes: meta.sizes(),
+            cursor: meta.cursors(),
+            bins: meta.bins(0),
+        };
+        let grid = shape(self.launcher.grid(m, BLOCK as usize), BLOCK, 0);
+        self.launcher.launch(0, Kernel::BinFill(phase), grid, &args)
+    }
+}

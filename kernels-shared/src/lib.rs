@@ -1,0 +1,37 @@
+//! # spgemm-kernels-shared
+//!
+//! The kernel body of spgemm, as data (after candle's kernels crate and
+//! Ginkgo's `common/cuda_hip`): one source shared by every GPU vendor,
+//! which the vendor crates `spgemm-kernels-cuda` and `spgemm-kernels-hip`
+//! put a thin prelude in front of. `spgemm-core` assembles a program from
+//! a prelude, this body and the device's kernel table; the backends
+//! compile it at run time (NVRTC, hiprtc).
+//!
+//! The body uses only what a prelude defines (`SPGEMM_WARP_SIZE`,
+//! shuffles, ballots, `u32`, `u64`, launch bounds), what the program
+//! builder emits (`value_t`, the constants of `spgemm_core::gpu`, the bin
+//! ranges) and never a literal warp width. The parameter lists of its
+//! `extern "C"` kernels are the kernel catalogue's
+//! (`spgemm_core::gpu::kernels`), which a test of `spgemm-core` compares
+//! with this text.
+#![warn(missing_docs)]
+
+/// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
+/// pipeline (`spgemm.cuh`), then the kernels for rows past the last
+/// shared-memory table (`long_rows.cuh`), then dense accumulators in
+/// shared memory for rows of a narrow C (`dense_rows.cuh`).
+pub const BODY: &str = concat!(
+    include_str!("kernels/spgemm.cuh"),
+    include_str!("kernels/long_rows.cuh"),
+    include_str!("kernels/dense_rows.cuh")
+);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn body_never_hard_codes_a_warp_width() {
+        for bad in ["warpSize", "0xffffffff)", "% 32", "/ 32", "* 32"] {
+            assert!(!super::BODY.contains(bad), "kernel body contains {bad:?}");
+        }
+    }
+}
