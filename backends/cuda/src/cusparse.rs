@@ -61,11 +61,15 @@ pub fn time<T: Scalar>(
         sys::cudaDataType::CUDA_R_32F
     };
     let s = dev.create_stream()?;
-    let upload = |m: &CsrMatrix<T>| -> DeviceResult<(crate::CudaBuffer, crate::CudaBuffer, crate::CudaBuffer)> {
+    let upload = |m: &CsrMatrix<T>| -> DeviceResult<(crate::Buffer, crate::Buffer, crate::Buffer)> {
         i32_of("nnz", m.nnz())?;
         let rpt: Vec<i32> = m.row_offsets().iter().map(|&o| o as i32).collect();
         let col: Vec<i32> = m.col_indices().iter().map(|&c| c as i32).collect();
-        let bufs = (dev.alloc(&s, 4 * rpt.len())?, dev.alloc(&s, 4 * col.len())?, dev.alloc(&s, std::mem::size_of_val(m.values()))?);
+        let bufs = (
+            dev.alloc(&s, 4 * rpt.len())?,
+            dev.alloc(&s, 4 * col.len())?,
+            dev.alloc(&s, std::mem::size_of_val(m.values()))?,
+        );
         dev.copy_to_device(&s, bytemuck::cast_slice(&rpt), &bufs.0, 0)?;
         dev.copy_to_device(&s, bytemuck::cast_slice(&col), &bufs.1, 0)?;
         dev.copy_to_device(&s, bytemuck::cast_slice(m.values()), &bufs.2, 0)?;
@@ -73,7 +77,7 @@ pub fn time<T: Scalar>(
     };
     let (ga, gb) = (upload(a)?, upload(b)?);
     use spgemm_core::device::DeviceBuffer;
-    let ptr = |x: &crate::CudaBuffer| x.device_ptr() as *mut c_void;
+    let ptr = |x: &crate::Buffer| x.device_ptr() as *mut c_void;
     let (m, kdim, n) = (
         i32_of("rows of A", a.nrows())?,
         i32_of("rows of B", b.nrows())?,
@@ -97,7 +101,7 @@ pub fn time<T: Scalar>(
         check("cusparseCreate", sys::cusparseCreate(&mut handle))?;
         check(
             "cusparseSetStream",
-            sys::cusparseSetStream(handle, s.0 as _),
+            sys::cusparseSetStream(handle, s.raw() as _),
         )?;
         let (mut da, mut db) = (std::ptr::null_mut(), std::ptr::null_mut());
         check(

@@ -65,13 +65,20 @@ pub struct CudaDevice {
 
 /// A CUDA stream (blocking with respect to the legacy default stream, on
 /// which buffers are freed, so a free waits for every stream's work).
-pub struct CudaStream(pub(crate) sys::CUstream, Arc<Context>);
+pub struct Stream(sys::CUstream, Arc<Context>);
 // SAFETY: stream handles are usable from any thread.
-unsafe impl Send for CudaStream {}
+unsafe impl Send for Stream {}
 // SAFETY: as above; the driver serialises work submitted to one stream.
-unsafe impl Sync for CudaStream {}
+unsafe impl Sync for Stream {}
 
-impl Drop for CudaStream {
+impl Stream {
+    /// The raw `CUstream`, for libraries that take one (cuSPARSE).
+    pub fn raw(&self) -> sys::CUstream {
+        self.0
+    }
+}
+
+impl Drop for Stream {
     fn drop(&mut self) {
         let _ = self.1.bind();
         // SAFETY: the handle came from `cuStreamCreate` in this context,
@@ -81,13 +88,13 @@ impl Drop for CudaStream {
 }
 
 /// A CUDA event (timing enabled).
-pub struct CudaEvent(sys::CUevent, Arc<Context>);
+pub struct Event(sys::CUevent, Arc<Context>);
 // SAFETY: event handles are usable from any thread.
-unsafe impl Send for CudaEvent {}
+unsafe impl Send for Event {}
 // SAFETY: as above.
-unsafe impl Sync for CudaEvent {}
+unsafe impl Sync for Event {}
 
-impl Drop for CudaEvent {
+impl Drop for Event {
     fn drop(&mut self) {
         let _ = self.1.bind();
         // SAFETY: created by `cuEventCreate` in this live context, destroyed once.
@@ -96,7 +103,7 @@ impl Drop for CudaEvent {
 }
 
 /// Device memory from the stream-ordered pool.
-pub struct CudaBuffer {
+pub struct Buffer {
     ptr: sys::CUdeviceptr,
     len: usize,
     ctx: Arc<Context>,
@@ -104,11 +111,11 @@ pub struct CudaBuffer {
     owned: bool,
 }
 // SAFETY: a device address is valid in its context from any thread.
-unsafe impl Send for CudaBuffer {}
+unsafe impl Send for Buffer {}
 // SAFETY: as above.
-unsafe impl Sync for CudaBuffer {}
+unsafe impl Sync for Buffer {}
 
-impl DeviceBuffer for CudaBuffer {
+impl DeviceBuffer for Buffer {
     fn device_ptr(&self) -> u64 {
         self.ptr
     }
@@ -117,7 +124,7 @@ impl DeviceBuffer for CudaBuffer {
     }
 }
 
-impl Drop for CudaBuffer {
+impl Drop for Buffer {
     fn drop(&mut self) {
         if !self.owned {
             return;
@@ -135,17 +142,17 @@ impl Drop for CudaBuffer {
 }
 
 /// Page-locked host memory from `cuMemHostAlloc`.
-pub struct CudaPinned {
+pub struct Pinned {
     ptr: *mut u8,
     len: usize,
     ctx: Arc<Context>,
 }
 // SAFETY: plain host memory, owned; access goes through & / &mut.
-unsafe impl Send for CudaPinned {}
+unsafe impl Send for Pinned {}
 // SAFETY: as above.
-unsafe impl Sync for CudaPinned {}
+unsafe impl Sync for Pinned {}
 
-impl PinnedBuffer for CudaPinned {
+impl PinnedBuffer for Pinned {
     fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes allocated at `ptr`, live while `self` is.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
@@ -156,7 +163,7 @@ impl PinnedBuffer for CudaPinned {
     }
 }
 
-impl Drop for CudaPinned {
+impl Drop for Pinned {
     fn drop(&mut self) {
         let _ = self.ctx.bind();
         // SAFETY: allocated by `cuMemHostAlloc` in this live context and
@@ -166,11 +173,11 @@ impl Drop for CudaPinned {
 }
 
 /// A loaded kernel.
-pub struct CudaKernel(sys::CUfunction);
+pub struct Kernel(sys::CUfunction);
 // SAFETY: function handles are usable from any thread.
-unsafe impl Send for CudaKernel {}
+unsafe impl Send for Kernel {}
 // SAFETY: as above.
-unsafe impl Sync for CudaKernel {}
+unsafe impl Sync for Kernel {}
 
 fn attr(dev: sys::CUdevice, a: sys::CUdevice_attribute) -> DeviceResult<i32> {
     // SAFETY: `dev` is a valid device handle.
@@ -289,11 +296,11 @@ impl CudaDevice {
 }
 
 impl Device for CudaDevice {
-    type Stream = CudaStream;
-    type Event = CudaEvent;
-    type Buffer = CudaBuffer;
-    type Kernel = CudaKernel;
-    type Pinned = CudaPinned;
+    type Stream = Stream;
+    type Event = Event;
+    type Buffer = Buffer;
+    type Kernel = Kernel;
+    type Pinned = Pinned;
 
     fn properties(&self) -> &DeviceProperties {
         &self.props
@@ -321,19 +328,19 @@ impl Device for CudaDevice {
         Ok((free.saturating_add(idle).min(total), total))
     }
 
-    fn create_stream(&self) -> DeviceResult<CudaStream> {
+    fn create_stream(&self) -> DeviceResult<Stream> {
         self.bind()?;
         let s = result::stream::create(result::stream::StreamKind::Default)
             .map_err(|e| driver("cuStreamCreate", e))?;
-        Ok(CudaStream(s, self.ctx.clone()))
+        Ok(Stream(s, self.ctx.clone()))
     }
 
-    fn alloc(&self, stream: &CudaStream, bytes: usize) -> DeviceResult<CudaBuffer> {
+    fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {
         self.bind()?;
         // SAFETY: a live stream of this context.
         let ptr = unsafe { result::malloc_async(stream.0, bytes.max(1)) }
             .map_err(|e| driver("cuMemAllocAsync", e))?;
-        Ok(CudaBuffer {
+        Ok(Buffer {
             ptr,
             len: bytes,
             ctx: self.ctx.clone(),
@@ -341,8 +348,8 @@ impl Device for CudaDevice {
         })
     }
 
-    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> CudaBuffer {
-        CudaBuffer {
+    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> Buffer {
+        Buffer {
             ptr,
             len: bytes,
             ctx: self.ctx.clone(),
@@ -350,12 +357,12 @@ impl Device for CudaDevice {
         }
     }
 
-    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<CudaPinned> {
+    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<Pinned> {
         self.bind()?;
         // SAFETY: a plain allocation in the current context; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }
             .map_err(|e| driver(format!("cuMemHostAlloc ({bytes} bytes)"), e))?;
-        Ok(CudaPinned {
+        Ok(Pinned {
             ptr: ptr as *mut u8,
             len: bytes,
             ctx: self.ctx.clone(),
@@ -364,11 +371,11 @@ impl Device for CudaDevice {
 
     unsafe fn copy_to_device_async(
         &self,
-        stream: &CudaStream,
-        src: &CudaPinned,
+        stream: &Stream,
+        src: &Pinned,
         src_offset: usize,
         bytes: usize,
-        dst: &CudaBuffer,
+        dst: &Buffer,
         offset: usize,
     ) -> DeviceResult<()> {
         Self::check_range(
@@ -393,10 +400,10 @@ impl Device for CudaDevice {
 
     unsafe fn copy_to_host_async(
         &self,
-        stream: &CudaStream,
-        src: &CudaBuffer,
+        stream: &Stream,
+        src: &Buffer,
         offset: usize,
-        dst: &mut CudaPinned,
+        dst: &mut Pinned,
         dst_offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -420,7 +427,7 @@ impl Device for CudaDevice {
         .map_err(|e| driver("cuMemcpyDtoHAsync", e))
     }
 
-    fn sync_event(&self, event: &CudaEvent) -> DeviceResult<()> {
+    fn sync_event(&self, event: &Event) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: a recorded event of this context.
         unsafe { result::event::synchronize(event.0) }.map_err(|e| driver("cuEventSynchronize", e))
@@ -428,9 +435,9 @@ impl Device for CudaDevice {
 
     fn copy_to_device(
         &self,
-        stream: &CudaStream,
+        stream: &Stream,
         src: &[u8],
-        dst: &CudaBuffer,
+        dst: &Buffer,
         offset: usize,
     ) -> DeviceResult<()> {
         Self::check_range("cuMemcpyHtoDAsync", dst.len, offset, src.len())?;
@@ -443,8 +450,8 @@ impl Device for CudaDevice {
 
     fn copy_to_host(
         &self,
-        stream: &CudaStream,
-        src: &CudaBuffer,
+        stream: &Stream,
+        src: &Buffer,
         offset: usize,
         dst: &mut [u8],
     ) -> DeviceResult<()> {
@@ -460,10 +467,10 @@ impl Device for CudaDevice {
 
     fn copy_device(
         &self,
-        stream: &CudaStream,
-        src: &CudaBuffer,
+        stream: &Stream,
+        src: &Buffer,
         src_offset: usize,
-        dst: &CudaBuffer,
+        dst: &Buffer,
         dst_offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -489,8 +496,8 @@ impl Device for CudaDevice {
 
     fn fill_zero(
         &self,
-        stream: &CudaStream,
-        dst: &CudaBuffer,
+        stream: &Stream,
+        dst: &Buffer,
         offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -501,7 +508,7 @@ impl Device for CudaDevice {
             .map_err(|e| driver("cuMemsetD8Async", e))
     }
 
-    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<CudaKernel>> {
+    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<Kernel>> {
         let cubin = nvrtc::cached(&program.name, &program.source, &self.props.arch)?;
         self.bind()?;
         // SAFETY: `cubin` is a complete image produced by NVRTC for this
@@ -540,15 +547,15 @@ impl Device for CudaDevice {
                     )
                 })?;
             }
-            out.push(CudaKernel(f));
+            out.push(Kernel(f));
         }
         Ok(out)
     }
 
     unsafe fn launch(
         &self,
-        stream: &CudaStream,
-        kernel: &CudaKernel,
+        stream: &Stream,
+        kernel: &Kernel,
         shape: LaunchShape,
         args: &[KernelArg],
     ) -> DeviceResult<()> {
@@ -580,16 +587,16 @@ impl Device for CudaDevice {
         })
     }
 
-    fn record(&self, stream: &CudaStream) -> DeviceResult<CudaEvent> {
+    fn record(&self, stream: &Stream) -> DeviceResult<Event> {
         self.bind()?;
         let ev = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
             .map_err(|e| driver("cuEventCreate", e))?;
         // SAFETY: both handles are live.
         unsafe { result::event::record(ev, stream.0) }.map_err(|e| driver("cuEventRecord", e))?;
-        Ok(CudaEvent(ev, self.ctx.clone()))
+        Ok(Event(ev, self.ctx.clone()))
     }
 
-    fn wait(&self, stream: &CudaStream, event: &CudaEvent) -> DeviceResult<()> {
+    fn wait(&self, stream: &Stream, event: &Event) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: both handles are live.
         unsafe {
@@ -602,7 +609,7 @@ impl Device for CudaDevice {
         .map_err(|e| driver("cuStreamWaitEvent", e))
     }
 
-    fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> DeviceResult<f32> {
+    fn elapsed_ms(&self, start: &Event, end: &Event) -> DeviceResult<f32> {
         self.bind()?;
         // SAFETY: both events were recorded.
         unsafe {
@@ -611,7 +618,7 @@ impl Device for CudaDevice {
         }
     }
 
-    fn synchronize(&self, stream: &CudaStream) -> DeviceResult<()> {
+    fn synchronize(&self, stream: &Stream) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: a live stream.
         unsafe { result::stream::synchronize(stream.0) }

@@ -19,7 +19,7 @@ mod device;
 mod error;
 pub mod nvrtc;
 
-pub use device::{CudaBuffer, CudaDevice, CudaEvent, CudaKernel, CudaPinned, CudaStream};
+pub use device::{Buffer, CudaDevice, Event, Kernel, Pinned, Stream};
 
 /// SpGEMM on an NVIDIA GPU.
 pub type CudaEngine = spgemm_core::gpu::GpuEngine<CudaDevice>;

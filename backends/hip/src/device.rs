@@ -1,7 +1,8 @@
 //! `Device` for AMD GPUs and Hygon DCUs on the HIP runtime ([`runtime`]):
-//! RAII streams, events, device memory (`HipSlice<T>`, stream-ordered from
-//! the device's pool where the runtime has one), modules and functions
-//! compiled by hiprtc and cached on disk.
+//! RAII streams, events, device memory ([`Buffer`], stream-ordered from
+//! the device's pool where the runtime has one), pinned host memory and
+//! kernels compiled by hiprtc and cached on disk; the same names as the
+//! CUDA backend's.
 //!
 //! The HIP runtime keeps a current device per host thread, so every call
 //! selects this device first (`bind`).
@@ -14,7 +15,6 @@ use spgemm_core::device::{
     KernelProgram, LaunchShape, PinnedBuffer,
 };
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// One device as every handle of it needs it: the runtime, the ordinal,
@@ -51,20 +51,20 @@ pub struct HipDevice {
 
 /// A HIP stream (blocking with respect to the null stream, on which
 /// memory is freed, so a free waits for every stream's work).
-pub struct HipStream(runtime::Stream, Arc<Context>);
+pub struct Stream(runtime::Stream, Arc<Context>);
 // SAFETY: stream handles are usable from any thread.
-unsafe impl Send for HipStream {}
+unsafe impl Send for Stream {}
 // SAFETY: as above; the runtime serialises work submitted to one stream.
-unsafe impl Sync for HipStream {}
+unsafe impl Sync for Stream {}
 
-impl HipStream {
+impl Stream {
     /// The raw `hipStream_t`, for libraries that take one (rocSPARSE).
     pub fn raw(&self) -> runtime::Stream {
         self.0
     }
 }
 
-impl Drop for HipStream {
+impl Drop for Stream {
     fn drop(&mut self) {
         let _ = self.1.bind();
         // SAFETY: created by hipStreamCreateWithFlags, destroyed once.
@@ -73,13 +73,13 @@ impl Drop for HipStream {
 }
 
 /// A HIP event (timing enabled).
-pub struct HipEvent(runtime::Event, Arc<Context>);
+pub struct Event(runtime::Event, Arc<Context>);
 // SAFETY: event handles are usable from any thread.
-unsafe impl Send for HipEvent {}
+unsafe impl Send for Event {}
 // SAFETY: as above.
-unsafe impl Sync for HipEvent {}
+unsafe impl Sync for Event {}
 
-impl Drop for HipEvent {
+impl Drop for Event {
     fn drop(&mut self) {
         let _ = self.1.bind();
         // SAFETY: created by hipEventCreateWithFlags, destroyed once.
@@ -87,33 +87,21 @@ impl Drop for HipEvent {
     }
 }
 
-/// `len` elements of `T` in device memory, freed (in stream order where
-/// the device has a pool) on drop. The engine uses `HipSlice<u8>`.
-pub struct HipSlice<T> {
+/// `len` bytes of device memory, freed (in stream order where the device
+/// has a pool) on drop.
+pub struct Buffer {
     ptr: DevicePtr,
     len: usize,
     ctx: Arc<Context>,
     /// Allocated by us (freed on drop), or borrowed (`Device::borrow`).
     owned: bool,
-    _t: PhantomData<T>,
 }
 // SAFETY: a device address, usable from any thread.
-unsafe impl<T> Send for HipSlice<T> {}
+unsafe impl Send for Buffer {}
 // SAFETY: as above.
-unsafe impl<T> Sync for HipSlice<T> {}
+unsafe impl Sync for Buffer {}
 
-impl<T> HipSlice<T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the slice holds no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl<T> Drop for HipSlice<T> {
+impl Drop for Buffer {
     fn drop(&mut self) {
         if !self.owned {
             return;
@@ -130,7 +118,7 @@ impl<T> Drop for HipSlice<T> {
     }
 }
 
-impl DeviceBuffer for HipSlice<u8> {
+impl DeviceBuffer for Buffer {
     fn device_ptr(&self) -> u64 {
         self.ptr as u64
     }
@@ -140,17 +128,17 @@ impl DeviceBuffer for HipSlice<u8> {
 }
 
 /// Page-locked host memory from `hipHostMalloc`.
-pub struct HipPinned {
+pub struct Pinned {
     ptr: *mut u8,
     len: usize,
     ctx: Arc<Context>,
 }
 // SAFETY: plain host memory, owned; access goes through & / &mut.
-unsafe impl Send for HipPinned {}
+unsafe impl Send for Pinned {}
 // SAFETY: as above.
-unsafe impl Sync for HipPinned {}
+unsafe impl Sync for Pinned {}
 
-impl PinnedBuffer for HipPinned {
+impl PinnedBuffer for Pinned {
     fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes allocated at `ptr`, live while `self` is.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
@@ -161,7 +149,7 @@ impl PinnedBuffer for HipPinned {
     }
 }
 
-impl Drop for HipPinned {
+impl Drop for Pinned {
     fn drop(&mut self) {
         let _ = self.ctx.bind();
         // SAFETY: allocated by hipHostMalloc, freed once.
@@ -170,13 +158,13 @@ impl Drop for HipPinned {
 }
 
 /// A loaded code object, unloaded when its last function is dropped.
-pub struct HipModule(runtime::Module, Arc<Context>);
+pub(crate) struct Module(runtime::Module, Arc<Context>);
 // SAFETY: module handles are usable from any thread.
-unsafe impl Send for HipModule {}
+unsafe impl Send for Module {}
 // SAFETY: as above.
-unsafe impl Sync for HipModule {}
+unsafe impl Sync for Module {}
 
-impl Drop for HipModule {
+impl Drop for Module {
     fn drop(&mut self) {
         let _ = self.1.bind();
         // SAFETY: loaded by hipModuleLoadData, unloaded once, after every
@@ -185,15 +173,15 @@ impl Drop for HipModule {
     }
 }
 
-/// A kernel of a [`HipModule`] (which it keeps loaded).
-pub struct HipFunction {
+/// A compiled kernel (it keeps its code object loaded).
+pub struct Kernel {
     f: runtime::Function,
-    _module: Arc<HipModule>,
+    _module: Arc<Module>,
 }
 // SAFETY: function handles are usable from any thread.
-unsafe impl Send for HipFunction {}
+unsafe impl Send for Kernel {}
 // SAFETY: as above.
-unsafe impl Sync for HipFunction {}
+unsafe impl Sync for Kernel {}
 
 impl HipDevice {
     /// Opens device `ordinal`. The architecture comes from the runtime
@@ -309,7 +297,7 @@ impl HipDevice {
         spgemm_core::device::check_range("hip", what, len, offset, bytes)
     }
 
-    fn at(buf: &HipSlice<u8>, offset: usize) -> DevicePtr {
+    fn at(buf: &Buffer, offset: usize) -> DevicePtr {
         (buf.ptr as usize + offset) as DevicePtr
     }
 
@@ -325,11 +313,11 @@ impl HipDevice {
 }
 
 impl Device for HipDevice {
-    type Stream = HipStream;
-    type Event = HipEvent;
-    type Buffer = HipSlice<u8>;
-    type Kernel = HipFunction;
-    type Pinned = HipPinned;
+    type Stream = Stream;
+    type Event = Event;
+    type Buffer = Buffer;
+    type Kernel = Kernel;
+    type Pinned = Pinned;
 
     fn properties(&self) -> &DeviceProperties {
         &self.props
@@ -352,17 +340,17 @@ impl Device for HipDevice {
         Ok((free, total))
     }
 
-    fn create_stream(&self) -> DeviceResult<HipStream> {
+    fn create_stream(&self) -> DeviceResult<Stream> {
         self.bind()?;
         let mut s: runtime::Stream = std::ptr::null_mut();
         // SAFETY: a live out-pointer; flags 0 = hipStreamDefault.
         self.ctx.call("hipStreamCreateWithFlags", unsafe {
             (self.ctx.api.stream_create_with_flags)(&mut s, 0)
         })?;
-        Ok(HipStream(s, self.ctx.clone()))
+        Ok(Stream(s, self.ctx.clone()))
     }
 
-    fn alloc(&self, stream: &HipStream, bytes: usize) -> DeviceResult<HipSlice<u8>> {
+    fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {
         self.bind()?;
         let mut ptr: DevicePtr = std::ptr::null_mut();
         let api = self.ctx.api;
@@ -377,26 +365,24 @@ impl Device for HipDevice {
             }
         };
         self.ctx.call(call, s)?;
-        Ok(HipSlice {
+        Ok(Buffer {
             ptr,
             len: bytes,
             ctx: self.ctx.clone(),
             owned: true,
-            _t: PhantomData,
         })
     }
 
-    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> HipSlice<u8> {
-        HipSlice {
+    unsafe fn borrow(&self, ptr: u64, bytes: usize) -> Buffer {
+        Buffer {
             ptr: ptr as DevicePtr,
             len: bytes,
             ctx: self.ctx.clone(),
             owned: false,
-            _t: PhantomData,
         }
     }
 
-    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<HipPinned> {
+    fn alloc_pinned(&self, bytes: usize) -> DeviceResult<Pinned> {
         self.bind()?;
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: a live out-pointer; flags 0 = hipHostMallocDefault.
@@ -404,7 +390,7 @@ impl Device for HipDevice {
             .call(format!("hipHostMalloc ({bytes} bytes)"), unsafe {
                 (self.ctx.api.host_malloc)(&mut ptr, bytes.max(1), 0)
             })?;
-        Ok(HipPinned {
+        Ok(Pinned {
             ptr: ptr as *mut u8,
             len: bytes,
             ctx: self.ctx.clone(),
@@ -413,11 +399,11 @@ impl Device for HipDevice {
 
     unsafe fn copy_to_device_async(
         &self,
-        stream: &HipStream,
-        src: &HipPinned,
+        stream: &Stream,
+        src: &Pinned,
         src_offset: usize,
         bytes: usize,
-        dst: &HipSlice<u8>,
+        dst: &Buffer,
         offset: usize,
     ) -> DeviceResult<()> {
         Self::check_range(
@@ -442,10 +428,10 @@ impl Device for HipDevice {
 
     unsafe fn copy_to_host_async(
         &self,
-        stream: &HipStream,
-        src: &HipSlice<u8>,
+        stream: &Stream,
+        src: &Buffer,
         offset: usize,
-        dst: &mut HipPinned,
+        dst: &mut Pinned,
         dst_offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -469,7 +455,7 @@ impl Device for HipDevice {
         })
     }
 
-    fn sync_event(&self, event: &HipEvent) -> DeviceResult<()> {
+    fn sync_event(&self, event: &Event) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: a recorded event.
         self.ctx.call("hipEventSynchronize", unsafe {
@@ -479,9 +465,9 @@ impl Device for HipDevice {
 
     fn copy_to_device(
         &self,
-        stream: &HipStream,
+        stream: &Stream,
         src: &[u8],
-        dst: &HipSlice<u8>,
+        dst: &Buffer,
         offset: usize,
     ) -> DeviceResult<()> {
         Self::check_range("hipMemcpyHtoDAsync", dst.len, offset, src.len())?;
@@ -506,8 +492,8 @@ impl Device for HipDevice {
 
     fn copy_to_host(
         &self,
-        stream: &HipStream,
-        src: &HipSlice<u8>,
+        stream: &Stream,
+        src: &Buffer,
         offset: usize,
         dst: &mut [u8],
     ) -> DeviceResult<()> {
@@ -533,10 +519,10 @@ impl Device for HipDevice {
 
     fn copy_device(
         &self,
-        stream: &HipStream,
-        src: &HipSlice<u8>,
+        stream: &Stream,
+        src: &Buffer,
         src_offset: usize,
-        dst: &HipSlice<u8>,
+        dst: &Buffer,
         dst_offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -561,8 +547,8 @@ impl Device for HipDevice {
 
     fn fill_zero(
         &self,
-        stream: &HipStream,
-        dst: &HipSlice<u8>,
+        stream: &Stream,
+        dst: &Buffer,
         offset: usize,
         bytes: usize,
     ) -> DeviceResult<()> {
@@ -574,18 +560,18 @@ impl Device for HipDevice {
         })
     }
 
-    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<HipFunction>> {
+    fn load(&self, program: &KernelProgram) -> DeviceResult<Vec<Kernel>> {
         let code = hiprtc::cached(&program.name, &program.source, &self.props.arch)?;
         self.bind()?;
         let api = self.ctx.api;
         let mut module: runtime::Module = std::ptr::null_mut();
         // SAFETY: `code` is a complete code object produced by hiprtc for
-        // this architecture; the module is unloaded by HipModule's Drop.
+        // this architecture; the module is unloaded by Module's Drop.
         self.ctx
             .call(format!("hipModuleLoadData ({})", program.name), unsafe {
                 (api.module_load_data)(&mut module, code.as_ptr() as *const c_void)
             })?;
-        let module = Arc::new(HipModule(module, self.ctx.clone()));
+        let module = Arc::new(Module(module, self.ctx.clone()));
         program
             .kernels
             .iter()
@@ -593,12 +579,12 @@ impl Device for HipDevice {
                 let cname = CString::new(name.as_str()).expect("kernel names have no NUL");
                 let mut f: runtime::Function = std::ptr::null_mut();
                 // SAFETY: the module is loaded; the function lives as long
-                // as it (HipFunction holds the module).
+                // as it (Kernel holds the module).
                 self.ctx
                     .call(format!("hipModuleGetFunction({name})"), unsafe {
                         (api.module_get_function)(&mut f, module.0, cname.as_ptr())
                     })?;
-                Ok(HipFunction {
+                Ok(Kernel {
                     f,
                     _module: module.clone(),
                 })
@@ -608,8 +594,8 @@ impl Device for HipDevice {
 
     unsafe fn launch(
         &self,
-        stream: &HipStream,
-        kernel: &HipFunction,
+        stream: &Stream,
+        kernel: &Kernel,
         shape: LaunchShape,
         args: &[KernelArg],
     ) -> DeviceResult<()> {
@@ -644,7 +630,7 @@ impl Device for HipDevice {
         )
     }
 
-    fn record(&self, stream: &HipStream) -> DeviceResult<HipEvent> {
+    fn record(&self, stream: &Stream) -> DeviceResult<Event> {
         self.bind()?;
         let api = self.ctx.api;
         let mut e: runtime::Event = std::ptr::null_mut();
@@ -652,7 +638,7 @@ impl Device for HipDevice {
         self.ctx.call("hipEventCreateWithFlags", unsafe {
             (api.event_create_with_flags)(&mut e, 0)
         })?;
-        let event = HipEvent(e, self.ctx.clone());
+        let event = Event(e, self.ctx.clone());
         // SAFETY: a live event and stream of this device.
         self.ctx.call("hipEventRecord", unsafe {
             (api.event_record)(event.0, stream.0)
@@ -660,7 +646,7 @@ impl Device for HipDevice {
         Ok(event)
     }
 
-    fn wait(&self, stream: &HipStream, event: &HipEvent) -> DeviceResult<()> {
+    fn wait(&self, stream: &Stream, event: &Event) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: a live stream and a recorded event.
         self.ctx.call("hipStreamWaitEvent", unsafe {
@@ -668,7 +654,7 @@ impl Device for HipDevice {
         })
     }
 
-    fn elapsed_ms(&self, start: &HipEvent, end: &HipEvent) -> DeviceResult<f32> {
+    fn elapsed_ms(&self, start: &Event, end: &Event) -> DeviceResult<f32> {
         self.bind()?;
         let api = self.ctx.api;
         let mut ms = 0f32;
@@ -684,7 +670,7 @@ impl Device for HipDevice {
         Ok(ms)
     }
 
-    fn synchronize(&self, stream: &HipStream) -> DeviceResult<()> {
+    fn synchronize(&self, stream: &Stream) -> DeviceResult<()> {
         self.bind()?;
         // SAFETY: a live stream.
         self.ctx.call("hipStreamSynchronize", unsafe {

@@ -1,7 +1,8 @@
 //! hiprtc, the HIP run-time compiler, loaded from libamdhip64 at run time
-//! and declared by hand (the few functions spgemm needs; hip-runtime-sys
-//! does not bind hiprtc). Layered like cudarc: raw symbols, then calls
-//! that return `Result`, then [`compile`].
+//! and declared by hand like the runtime ([`crate::library`]; the few
+//! functions spgemm needs; hip-runtime-sys does not bind hiprtc). Layered
+//! like cudarc: raw symbols, then calls that return `Result`, then
+//! [`compile`].
 //!
 //! Only architectures from [`VALIDATED_ARCHS`] are passed to hiprtc: given
 //! an unknown one, hiprtc aborts the whole process instead of failing.
@@ -18,76 +19,41 @@ pub const VALIDATED_ARCHS: [&str; 6] =
 pub const OPTIONS: [&str; 2] = ["-O3", "-std=c++17"];
 
 /// The library that carries hiprtc in ROCm 5.
-const LIBRARIES: [&str; 2] = ["libamdhip64.so", "libamdhip64.so.5"];
+pub const LIBRARIES: [&str; 2] = ["libamdhip64.so", "libamdhip64.so.5"];
 
 type Program = *mut c_void;
-type CreateFn = unsafe extern "C" fn(
-    *mut Program,
-    *const c_char,
-    *const c_char,
-    c_int,
-    *const *const c_char,
-    *const *const c_char,
-) -> c_int;
-type CompileFn = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int;
-type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
-type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
-type DestroyFn = unsafe extern "C" fn(*mut Program) -> c_int;
-type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
 
-/// The loaded library and its hiprtc entry points.
-struct Hiprtc {
-    _lib: libloading::Library,
-    create: CreateFn,
-    compile: CompileFn,
-    log_size: SizeFn,
-    log: GetFn,
-    code_size: SizeFn,
-    code: GetFn,
-    destroy: DestroyFn,
-    error_string: ErrorStringFn,
+/// Every symbol [`compile`] loads, for checks against the library.
+pub const SYMBOLS: &[&str] = Hiprtc::SYMBOLS;
+
+crate::library::dynamic_library! {
+    /// hiprtc's entry points in the loaded library.
+    struct Hiprtc from LIBRARIES;
+    create = "hiprtcCreateProgram": fn(
+        *mut Program,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int;
+    compile = "hiprtcCompileProgram": fn(Program, c_int, *const *const c_char) -> c_int;
+    log_size = "hiprtcGetProgramLogSize": fn(Program, *mut usize) -> c_int;
+    log = "hiprtcGetProgramLog": fn(Program, *mut c_char) -> c_int;
+    code_size = "hiprtcGetCodeSize": fn(Program, *mut usize) -> c_int;
+    code = "hiprtcGetCode": fn(Program, *mut c_char) -> c_int;
+    destroy = "hiprtcDestroyProgram": fn(*mut Program) -> c_int;
+    error_string = "hiprtcGetErrorString": fn(c_int) -> *const c_char;
 }
 
 impl Hiprtc {
-    fn load() -> DeviceResult<Self> {
-        // SAFETY: loading libamdhip64 runs its initialisers only.
-        let lib = LIBRARIES
-            .iter()
-            .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
-            .ok_or_else(|| {
-                err(
-                    DeviceErrorKind::NoDriver,
-                    "loading hiprtc",
-                    format!("none of {LIBRARIES:?} could be loaded"),
-                )
-            })?;
-        fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> DeviceResult<T> {
-            // SAFETY: each symbol is looked up by its C name with the
-            // signature hiprtc.h declares for it (the `T` of each use below);
-            // the pointers are kept together with `lib`, which outlives them.
-            unsafe { lib.get::<T>(name.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|e| {
-                    err(
-                        DeviceErrorKind::NoDriver,
-                        format!("looking up {name}"),
-                        e.to_string(),
-                    )
-                })
-        }
-        {
-            Ok(Self {
-                create: sym(&lib, "hiprtcCreateProgram")?,
-                compile: sym(&lib, "hiprtcCompileProgram")?,
-                log_size: sym(&lib, "hiprtcGetProgramLogSize")?,
-                log: sym(&lib, "hiprtcGetProgramLog")?,
-                code_size: sym(&lib, "hiprtcGetCodeSize")?,
-                code: sym(&lib, "hiprtcGetCode")?,
-                destroy: sym(&lib, "hiprtcDestroyProgram")?,
-                error_string: sym(&lib, "hiprtcGetErrorString")?,
-                _lib: lib,
-            })
-        }
+    /// The library, loaded.
+    ///
+    /// # Errors
+    /// [`DeviceErrorKind::NoDriver`] naming the libraries tried or the
+    /// missing symbol.
+    fn open() -> DeviceResult<Self> {
+        Self::load().map_err(|e| err(DeviceErrorKind::NoDriver, "loading hiprtc", e))
     }
 
     fn check(&self, call: &str, status: c_int) -> DeviceResult<()> {
@@ -110,7 +76,7 @@ impl Hiprtc {
 
 /// Whether hiprtc can be loaded.
 pub fn present() -> bool {
-    Hiprtc::load().is_ok()
+    Hiprtc::open().is_ok()
 }
 
 /// A compiled code object (an AMDGPU ELF) and the compiler's log.
@@ -136,7 +102,7 @@ pub fn compile(name: &str, source: &str, arch: &str) -> DeviceResult<Compiled> {
             format!("architecture {arch} is not in the validated list {VALIDATED_ARCHS:?}"),
         ));
     }
-    let rtc = Hiprtc::load()?;
+    let rtc = Hiprtc::open()?;
     let src = CString::new(source).map_err(|_| {
         err(
             DeviceErrorKind::Compile,

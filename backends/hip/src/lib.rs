@@ -23,11 +23,12 @@
 
 mod device;
 pub mod hiprtc;
+mod library;
 pub mod properties;
 pub mod rocsparse;
 pub mod runtime;
 
-pub use device::{HipDevice, HipEvent, HipFunction, HipModule, HipPinned, HipSlice, HipStream};
+pub use device::{Buffer, Event, HipDevice, Kernel, Pinned, Stream};
 
 /// SpGEMM on an AMD GPU or Hygon DCU.
 pub type HipEngine = spgemm_core::gpu::GpuEngine<HipDevice>;

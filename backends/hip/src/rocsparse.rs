@@ -27,149 +27,46 @@ const OPERATION_NONE: c_int = 111;
 /// The library names tried, in order.
 pub const LIBRARIES: [&str; 2] = ["librocsparse.so", "librocsparse.so.0"];
 
-type BufferSizeFn = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    i32,
-    i32,
-    i32,
-    *const c_void,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    *const c_void,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    Info,
-    *mut usize,
-) -> c_int;
-type NnzFn = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    i32,
-    i32,
-    i32,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    Descr,
-    i32,
-    *const i32,
-    *const i32,
-    Descr,
-    *mut i32,
-    *mut i32,
-    Info,
-    *mut c_void,
-) -> c_int;
-type GemmFn = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    i32,
-    i32,
-    i32,
-    *const c_void,
-    Descr,
-    i32,
-    *const c_void,
-    *const i32,
-    *const i32,
-    Descr,
-    i32,
-    *const c_void,
-    *const i32,
-    *const i32,
-    *const c_void,
-    Descr,
-    i32,
-    *const c_void,
-    *const i32,
-    *const i32,
-    Descr,
-    *mut c_void,
-    *const i32,
-    *mut i32,
-    Info,
-    *mut c_void,
-) -> c_int;
-type CreateFn = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
-type DestroyFn = unsafe extern "C" fn(*mut c_void) -> c_int;
-type SetStreamFn = unsafe extern "C" fn(Handle, *mut c_void) -> c_int;
-
 /// Every symbol [`time`] loads, for checks against the library.
-pub const SYMBOLS: [&str; 12] = [
-    "rocsparse_create_handle",
-    "rocsparse_destroy_handle",
-    "rocsparse_set_stream",
-    "rocsparse_create_mat_descr",
-    "rocsparse_destroy_mat_descr",
-    "rocsparse_create_mat_info",
-    "rocsparse_destroy_mat_info",
-    "rocsparse_scsrgemm_buffer_size",
-    "rocsparse_dcsrgemm_buffer_size",
-    "rocsparse_csrgemm_nnz",
-    "rocsparse_scsrgemm",
-    "rocsparse_dcsrgemm",
-];
+pub const SYMBOLS: &[&str] = Lib::SYMBOLS;
 
-struct Lib {
-    _lib: libloading::Library,
-    create_handle: CreateFn,
-    destroy_handle: DestroyFn,
-    set_stream: SetStreamFn,
-    create_descr: CreateFn,
-    destroy_descr: DestroyFn,
-    create_info: CreateFn,
-    destroy_info: DestroyFn,
-    buffer_size: [BufferSizeFn; 2],
-    nnz: NnzFn,
-    gemm: [GemmFn; 2],
-}
-
-impl Lib {
-    fn load() -> Result<Self, String> {
-        // SAFETY: loading librocsparse runs its initialisers only.
-        let lib = LIBRARIES
-            .iter()
-            .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
-            .ok_or_else(|| format!("none of {LIBRARIES:?} could be loaded"))?;
-        fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
-            // SAFETY: looked up by its C name with the signature
-            // rocsparse-functions.h declares; kept with the library, which
-            // is never unloaded.
-            unsafe { lib.get::<T>(name.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|e| format!("{name}: {e}"))
-        }
-        Ok(Self {
-            create_handle: sym(&lib, SYMBOLS[0])?,
-            destroy_handle: sym(&lib, SYMBOLS[1])?,
-            set_stream: sym(&lib, SYMBOLS[2])?,
-            create_descr: sym(&lib, SYMBOLS[3])?,
-            destroy_descr: sym(&lib, SYMBOLS[4])?,
-            create_info: sym(&lib, SYMBOLS[5])?,
-            destroy_info: sym(&lib, SYMBOLS[6])?,
-            buffer_size: [sym(&lib, SYMBOLS[7])?, sym(&lib, SYMBOLS[8])?],
-            nnz: sym(&lib, SYMBOLS[9])?,
-            gemm: [sym(&lib, SYMBOLS[10])?, sym(&lib, SYMBOLS[11])?],
-            _lib: lib,
-        })
-    }
+crate::library::dynamic_library! {
+    /// rocSPARSE's entry points spgemm compares with.
+    struct Lib from LIBRARIES;
+    create_handle = "rocsparse_create_handle": fn(*mut Handle) -> c_int;
+    destroy_handle = "rocsparse_destroy_handle": fn(Handle) -> c_int;
+    set_stream = "rocsparse_set_stream": fn(Handle, *mut c_void) -> c_int;
+    create_descr = "rocsparse_create_mat_descr": fn(*mut Descr) -> c_int;
+    destroy_descr = "rocsparse_destroy_mat_descr": fn(Descr) -> c_int;
+    create_info = "rocsparse_create_mat_info": fn(*mut Info) -> c_int;
+    destroy_info = "rocsparse_destroy_mat_info": fn(Info) -> c_int;
+    sbuffer_size = "rocsparse_scsrgemm_buffer_size": fn(
+        Handle, c_int, c_int, i32, i32, i32, *const c_void, Descr, i32, *const i32, *const i32,
+        Descr, i32, *const i32, *const i32, *const c_void, Descr, i32, *const i32, *const i32,
+        Info, *mut usize,
+    ) -> c_int;
+    dbuffer_size = "rocsparse_dcsrgemm_buffer_size": fn(
+        Handle, c_int, c_int, i32, i32, i32, *const c_void, Descr, i32, *const i32, *const i32,
+        Descr, i32, *const i32, *const i32, *const c_void, Descr, i32, *const i32, *const i32,
+        Info, *mut usize,
+    ) -> c_int;
+    nnz = "rocsparse_csrgemm_nnz": fn(
+        Handle, c_int, c_int, i32, i32, i32, Descr, i32, *const i32, *const i32, Descr, i32,
+        *const i32, *const i32, Descr, i32, *const i32, *const i32, Descr, *mut i32, *mut i32,
+        Info, *mut c_void,
+    ) -> c_int;
+    scsrgemm = "rocsparse_scsrgemm": fn(
+        Handle, c_int, c_int, i32, i32, i32, *const c_void, Descr, i32, *const c_void,
+        *const i32, *const i32, Descr, i32, *const c_void, *const i32, *const i32,
+        *const c_void, Descr, i32, *const c_void, *const i32, *const i32, Descr, *mut c_void,
+        *const i32, *mut i32, Info, *mut c_void,
+    ) -> c_int;
+    dcsrgemm = "rocsparse_dcsrgemm": fn(
+        Handle, c_int, c_int, i32, i32, i32, *const c_void, Descr, i32, *const c_void,
+        *const i32, *const i32, Descr, i32, *const c_void, *const i32, *const i32,
+        *const c_void, Descr, i32, *const c_void, *const i32, *const i32, Descr, *mut c_void,
+        *const i32, *mut i32, Info, *mut c_void,
+    ) -> c_int;
 }
 
 fn lib() -> DeviceResult<&'static Lib> {
@@ -216,13 +113,14 @@ pub fn time<T: Scalar>(
     reps: usize,
 ) -> DeviceResult<Vec<VendorRun>> {
     let lib = lib()?;
-    let which = usize::from(T::NAME == "f64");
+    let f64 = T::NAME == "f64";
+    let (buffer_size, csrgemm) = if f64 {
+        (lib.dbuffer_size, lib.dcsrgemm)
+    } else {
+        (lib.sbuffer_size, lib.scsrgemm)
+    };
     let s = dev.create_stream()?;
-    type Bufs = (
-        crate::HipSlice<u8>,
-        crate::HipSlice<u8>,
-        crate::HipSlice<u8>,
-    );
+    type Bufs = (crate::Buffer, crate::Buffer, crate::Buffer);
     let upload = |m: &CsrMatrix<T>| -> DeviceResult<Bufs> {
         i32_of("nnz", m.nnz())?;
         let rpt: Vec<i32> = m.row_offsets().iter().map(|&o| o as i32).collect();
@@ -238,7 +136,7 @@ pub fn time<T: Scalar>(
         Ok(bufs)
     };
     let (ga, gb) = (upload(a)?, upload(b)?);
-    let p = |x: &crate::HipSlice<u8>| x.device_ptr() as *mut c_void;
+    let p = |x: &crate::Buffer| x.device_ptr() as *mut c_void;
     let (m, kdim, n) = (
         i32_of("rows of A", a.nrows())?,
         i32_of("rows of B", b.nrows())?,
@@ -268,7 +166,7 @@ pub fn time<T: Scalar>(
                 let mut size = 0usize;
                 check(
                     "rocsparse_?csrgemm_buffer_size",
-                    (lib.buffer_size[which])(
+                    buffer_size(
                         handle, op, op, m, n, kdim, alpha, descr, na, ar, ac, descr, nb, br, bc,
                         null, null, 0, nuli, nuli, info, &mut size,
                     ),
@@ -312,7 +210,7 @@ pub fn time<T: Scalar>(
                 );
                 check(
                     "rocsparse_?csrgemm",
-                    (lib.gemm[which])(
+                    csrgemm(
                         handle,
                         op,
                         op,

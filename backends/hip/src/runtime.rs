@@ -1,7 +1,8 @@
 //! The HIP runtime, loaded from libamdhip64 at run time and declared by
 //! hand: the functions spgemm calls and the constants it passes, with the
 //! values of ROCm's `hip_runtime_api.h` (checked against the installed
-//! header by `tests/declarations.rs`). Layered like cudarc: raw entry
+//! header by `tests/declarations.rs`), declared like every library this
+//! backend loads ([`crate::library`]). Layered like cudarc: raw entry
 //! points ([`Api`]), then [`check`], which turns a status into a
 //! `DeviceError` without assuming the status is one this file knows.
 //!
@@ -94,46 +95,12 @@ pub mod pool_attribute {
 /// The library names tried, in order (ROCm 5, 6 and the unversioned link).
 pub const LIBRARIES: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"];
 
-macro_rules! api {
-    ($($field:ident = $symbol:literal : fn($($arg:ty),*) -> $ret:ty;)*) => {
-        /// The runtime's entry points, loaded once per process.
-        pub struct Api {
-            _lib: libloading::Library,
-            $(
-                #[doc = concat!("`", $symbol, "`.")]
-                pub $field: unsafe extern "C" fn($($arg),*) -> $ret,
-            )*
-        }
+/// Every symbol [`Api`] loads, for checks against the library.
+pub const SYMBOLS: &[&str] = Api::SYMBOLS;
 
-        /// Every symbol [`Api`] loads, for checks against the library.
-        pub const SYMBOLS: &[&str] = &[$($symbol),*];
-
-        impl Api {
-            fn load() -> Result<Self, String> {
-                // SAFETY: loading libamdhip64 runs its initialisers only.
-                let lib = LIBRARIES
-                    .iter()
-                    .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
-                    .ok_or_else(|| format!("none of {LIBRARIES:?} could be loaded"))?;
-                // SAFETY: each symbol is looked up by its C name with the
-                // signature hip_runtime_api.h declares for it; the pointers
-                // are stored with the library, which is never unloaded.
-                unsafe {
-                    Ok(Self {
-                        $(
-                            $field: *lib
-                                .get::<unsafe extern "C" fn($($arg),*) -> $ret>($symbol.as_bytes())
-                                .map_err(|e| format!("{}: {e}", $symbol))?,
-                        )*
-                        _lib: lib,
-                    })
-                }
-            }
-        }
-    };
-}
-
-api! {
+crate::library::dynamic_library! {
+    /// The runtime's entry points, loaded once per process.
+    pub struct Api from LIBRARIES;
     init = "hipInit": fn(c_uint) -> Status;
     runtime_get_version = "hipRuntimeGetVersion": fn(*mut c_int) -> Status;
     get_device_count = "hipGetDeviceCount": fn(*mut c_int) -> Status;

@@ -188,9 +188,14 @@ fn every_runtime_symbol_is_in_libamdhip64() {
 }
 
 #[test]
+fn every_hiprtc_symbol_is_in_its_library() {
+    symbols_resolve(&spgemm_hip::hiprtc::LIBRARIES, spgemm_hip::hiprtc::SYMBOLS);
+}
+
+#[test]
 fn every_rocsparse_symbol_is_in_librocsparse() {
     symbols_resolve(
         &spgemm_hip::rocsparse::LIBRARIES,
-        &spgemm_hip::rocsparse::SYMBOLS,
+        spgemm_hip::rocsparse::SYMBOLS,
     );
 }
