@@ -145,7 +145,7 @@ pub fn mi200_gfx90a() -> DeviceProperties {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spgemm_core::gpu::kernels::{Kernel, Phase, FIXED};
+    use spgemm_core::gpu::kernels::{self, Kernel, Phase, FIXED};
     use spgemm_core::gpu::program;
     use spgemm_core::gpu::SortVariant;
     use spgemm_core::table::{group_size, KernelTable};
@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(t.name, "dcu-paper");
         assert_eq!((t.symbolic.len(), t.numeric.len()), (9, 9));
         for (i, bin) in t.symbolic.iter().enumerate().filter(|(_, b)| !b.global()) {
-            let bytes = program::symbolic_shared_bytes(&t, i);
+            let bytes = kernels::symbolic_shared_bytes(&t, i);
             assert!(bytes <= DCU_SHARED_PER_BLOCK, "{bin:?}");
             assert_eq!(bin.block_threads % 64, 0, "{bin:?}: whole wavefronts");
         }
@@ -192,7 +192,7 @@ mod tests {
             // Every sort fits: condensing ones fall back to the whole-table
             // bitonic sort where the counter would pass 48 KB.
             for sort in [SortVariant::Auto, SortVariant::CondenseRank] {
-                let bytes = program::numeric_shared_bytes(&t, i, sort);
+                let bytes = kernels::numeric_shared_bytes(&t, i, sort);
                 assert!(bytes <= DCU_SHARED_PER_BLOCK, "{bin:?} {sort:?}");
             }
             assert_eq!(SortVariant::Auto.code(&t, bin), 0, "whole-table bitonic");

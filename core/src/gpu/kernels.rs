@@ -196,17 +196,29 @@ impl Kernel {
     /// its table.
     pub fn bin(self, table: &KernelTable, sort: SortVariant) -> Option<(Bin, usize)> {
         match self {
-            Kernel::SymbolicBin(i) if i < table.symbolic.len() => Some((
-                table.symbolic[i],
-                super::program::symbolic_shared_bytes(table, i),
-            )),
-            Kernel::NumericBin(i) if i < table.numeric.len() => Some((
-                table.numeric[i],
-                super::program::numeric_shared_bytes(table, i, sort),
-            )),
+            Kernel::SymbolicBin(i) if i < table.symbolic.len() => {
+                Some((table.symbolic[i], symbolic_shared_bytes(table, i)))
+            }
+            Kernel::NumericBin(i) if i < table.numeric.len() => {
+                Some((table.numeric[i], numeric_shared_bytes(table, i, sort)))
+            }
             _ => None,
         }
     }
+}
+
+/// Dynamic shared memory of the kernel of symbolic bin `i`, bytes: its
+/// tables, and a counter per row in the bin that records overflowing rows.
+pub fn symbolic_shared_bytes(table: &KernelTable, i: usize) -> usize {
+    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
+    table.symbolic[i].shared_bytes(4, overflow)
+}
+
+/// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
+/// bytes: its tables, and a counter per row when the sort condenses.
+pub fn numeric_shared_bytes(table: &KernelTable, i: usize, sort: SortVariant) -> usize {
+    let bin = &table.numeric[i];
+    bin.shared_bytes(table.numeric_entry_bytes(), sort.code(table, bin) != 0)
 }
 
 /// One kernel parameter: its C type and name.

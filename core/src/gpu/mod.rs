@@ -46,3 +46,56 @@ pub use config::{Accumulator, GpuConfig, LongRows, SortVariant, RANK_MAX_NNZ};
 pub use engine::GpuEngine;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use multi::{MultiGpu, MultiOperands};
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The modules of `core/src/gpu` each module names through `super::`
+    /// outside its tests.
+    fn imports() -> BTreeMap<String, BTreeSet<String>> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu");
+        let mut graph = BTreeMap::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let deps = code
+                .split("super::")
+                .skip(1)
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                .filter(|d| *d != name && dir.join(format!("{d}.rs")).exists())
+                .collect();
+            graph.insert(name, deps);
+        }
+        graph
+    }
+
+    #[test]
+    fn gpu_modules_import_each_other_without_a_circle() {
+        let graph = imports();
+        assert!(graph["pipeline"].contains("product"), "{graph:?}");
+        // Depth-first search from every module for a path back to itself.
+        fn reaches(
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            from: &str,
+            target: &str,
+            seen: &mut BTreeSet<String>,
+        ) -> bool {
+            graph[from]
+                .iter()
+                .any(|d| d == target || (seen.insert(d.clone()) && reaches(graph, d, target, seen)))
+        }
+        for m in graph.keys() {
+            assert!(
+                !reaches(&graph, m, m, &mut BTreeSet::new()),
+                "{m} imports itself through other modules: {graph:?}"
+            );
+        }
+    }
+}

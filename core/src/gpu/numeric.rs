@@ -5,14 +5,13 @@ use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
-    FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
+    self, FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
     NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::product::Product;
-use super::program;
 use super::symbolic::distinct_rows;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -93,7 +92,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 scratch.push(self.numeric_global(stream, threads, n, counts.max, rows(i), g)?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                let shared = program::numeric_shared_bytes(table, i, l.kernels.sort);
+                let shared = kernels::numeric_shared_bytes(table, i, l.kernels.sort);
                 let args = NumericBinArgs {
                     rows: rows(i),
                     g,

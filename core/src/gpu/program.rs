@@ -14,20 +14,6 @@ fn u64_list(v: impl Iterator<Item = u64>) -> String {
     v.map(|x| format!("{x}ull")).collect::<Vec<_>>().join(", ")
 }
 
-/// Dynamic shared memory of the kernel of symbolic bin `i`, bytes: its
-/// tables, and a counter per row in the bin that records overflowing rows.
-pub fn symbolic_shared_bytes(table: &KernelTable, i: usize) -> usize {
-    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
-    table.symbolic[i].shared_bytes(4, overflow)
-}
-
-/// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
-/// bytes: its tables, and a counter per row when the sort condenses.
-pub fn numeric_shared_bytes(table: &KernelTable, i: usize, sort: SortVariant) -> usize {
-    let bin = &table.numeric[i];
-    bin.shared_bytes(table.numeric_entry_bytes(), sort.code(table, bin) != 0)
-}
-
 /// Per-bin kernels in one compilation unit: units compile in parallel
 /// (NVRTC and hiprtc are single-threaded per program).
 pub const BINS_PER_UNIT: usize = 3;

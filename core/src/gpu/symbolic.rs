@@ -5,14 +5,13 @@ use super::config::LongRows;
 use super::constants::SETUP_LANES;
 use super::dense::bitmap_words;
 use super::kernels::{
-    DevicePtr, Kernel, Phase, SetupArgs, SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs,
-    SymbolicRows,
+    self, DevicePtr, Kernel, Phase, SetupArgs, SymbolicBinArgs, SymbolicDenseArgs,
+    SymbolicGlobalArgs, SymbolicRows,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::Meta;
 use super::product::Product;
-use super::program;
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -127,7 +126,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let grid = shape(
                     blocks,
                     bin.block_threads,
-                    program::symbolic_shared_bytes(table, i),
+                    kernels::symbolic_shared_bytes(table, i),
                 );
                 l.launch(stream, Kernel::SymbolicBin(i), grid, &args)?;
             }
