@@ -1,8 +1,10 @@
-"""CuPy and PyTorch CSR matrices on a CUDA device: checked and multiplied
-where they lie, C returned on the same device without a host round trip.
-The check is one kernel (``_check.py``) that also widens int32 row offsets
-to the int64 the product reads; int64 column indices are narrowed to int32
-by a copy on the device."""
+"""CuPy and PyTorch CSR matrices on a CUDA device: multiplied where they
+lie, C returned on the same device without a host round trip. The library
+reads the arrays in place through their device addresses and checks their
+structure on the device first (two kernels of its own program, 16 bytes
+read back), widening int32 row offsets and narrowing int64 column indices
+in the same pass; a fault is a ValueError naming the row, as for host
+matrices."""
 
 from __future__ import annotations
 
@@ -34,85 +36,36 @@ class _Exported:
         self.__cuda_array_interface__ = owner.interface(k)
 
 
-class _Torch:
-    """The few array operations the checks need, in PyTorch (used where
-    CuPy, which compiles the fused check kernel, is not installed)."""
-
-    def __init__(self):
-        import torch
-
-        self.xp = torch
-
-    def first(self, mask) -> int:
-        return int(self.xp.argmax(mask.to(self.xp.uint8)))
-
-    def row_of(self, indptr, p: int) -> int:
-        return int(self.xp.searchsorted(indptr, indptr.new_tensor([p]), right=True)[0]) - 1
-
-    def zeros(self, n: int, like):
-        return self.xp.zeros(n, dtype=self.xp.bool, device=like.device)
-
-    def to_host(self, scalars) -> list:
-        return self.xp.stack([x.to(self.xp.int64).reshape(()) for x in scalars]).tolist()
-
-
-def _validate(ops, nrows: int, ncols: int, indptr, indices, nnz: int, check: bool) -> None:
-    """The CSR checks of the Rust library, run on the device in two rounds
-    of a few fused reductions, each read back in one transfer: the row
-    offsets first (so that the second round may index with them), then
-    the column indices. A failure is a ValueError naming the row or
-    position, as for host matrices."""
+def _index_flags(nrows: int, nnz: int, indptr, indices) -> tuple:
+    """Whether the row offsets and the column indices are int64 (else
+    int32), after checking their lengths and types."""
     if indptr.shape[0] != nrows + 1:
         raise ValueError(f"row offsets have length {indptr.shape[0]}, expected nrows + 1 = {nrows + 1}")
     if indices.shape[0] != nnz:
         raise ValueError(f"{indices.shape[0]} column indices but {nnz} values")
-    decreasing = indptr[1:] < indptr[:-1]
-    first, last, dec = ops.to_host([indptr[0], indptr[-1], decreasing.any()])
-    if first != 0:
-        raise ValueError(f"row offsets must start at 0, found {first}")
-    if dec:
-        row = ops.first(decreasing)
-        raise ValueError(f"row offsets decrease at row {row}: {int(indptr[row])} > {int(indptr[row + 1])}")
-    if last != nnz:
-        raise ValueError(f"last row offset is {last} but there are {nnz} column indices")
-    if nnz == 0:
-        return
-    flags = [indices.min(), indices.max()]
-    if check and nnz > 1:
-        # Offsets are now known to lie in 0..=nnz: mark the rows' starts.
-        row_start = ops.zeros(nnz + 1, indices)
-        row_start[indptr] = True
-        unsorted = (indices[1:] <= indices[:-1]) & ~row_start[1:nnz]
-        flags.append(unsorted.any())
-    got = ops.to_host(flags)
-    if got[0] < 0 or got[1] >= ncols:
-        p = ops.first((indices < 0) | (indices >= ncols))
-        raise ValueError(
-            f"column index {int(indices[p])} in row {ops.row_of(indptr, p)} is out of range for {ncols} columns"
-        )
-    if len(got) > 2 and got[2]:
-        p = ops.first(unsorted)
-        raise ValueError(
-            f"row {ops.row_of(indptr, p + 1)} is not sorted without duplicates: column "
-            f"{int(indices[p + 1])} follows column {int(indices[p])}"
-        )
+    flags = []
+    for x in (indptr, indices):
+        kind = str(x.dtype).replace("torch.", "")
+        if kind not in ("int32", "int64"):
+            raise ValueError(f"index arrays must be int32 or int64, not {indptr.dtype} and {indices.dtype}")
+        flags.append(kind == "int64")
+    return tuple(flags)
 
 
 def _cupy_operand(a, dtype, check):
     """The device operand of a CuPy CSR matrix, and the arrays to keep alive."""
     import cupy
 
-    from . import _check
-
     if a.format != "csr":
         a = a.tocsr()
     nrows, ncols = a.shape
-    indptr = _check.check(nrows, ncols, a.indptr, a.indices, a.nnz, check)
-    indices = cupy.ascontiguousarray(a.indices.astype(cupy.int32, copy=False))
+    indptr, indices = cupy.ascontiguousarray(a.indptr), cupy.ascontiguousarray(a.indices)
+    wide_indptr, wide_indices = _index_flags(nrows, a.nnz, indptr, indices)
     data = cupy.ascontiguousarray(a.data.astype(dtype, copy=False))
     keep = (indptr, indices, data)
     ptr = lambda x: x.data.ptr if x.size else 0  # noqa: E731
-    return (nrows, ncols, a.nnz, ptr(indptr), ptr(indices), ptr(data), check), keep, a.data.device.id
+    operand = (nrows, ncols, a.nnz, ptr(indptr), wide_indptr, ptr(indices), wide_indices, ptr(data), check)
+    return operand, keep, a.data.device.id
 
 
 def _torch_operand(a, dtype, check):
@@ -124,25 +77,14 @@ def _torch_operand(a, dtype, check):
     if a.device.type != "cuda":
         raise ValueError(f"torch CSR tensors must be on a CUDA device, not {a.device}")
     nrows, ncols = a.shape
-    crow, col, val = a.crow_indices(), a.col_indices(), a.values()
-    try:
-        import cupy
-
-        from . import _check
-    except ImportError:  # PyTorch alone: the same checks as PyTorch operations
-        _validate(_Torch(), nrows, ncols, crow, col, val.shape[0], check)
-    else:
-        with cupy.cuda.Device(a.device.index):
-            wide = _check.check(nrows, ncols, cupy.from_dlpack(crow), cupy.from_dlpack(col), val.shape[0], check)
-        crow = torch.from_dlpack(wide)
-    tdtype = torch.float32 if dtype == np.float32 else torch.float64
-    indptr = crow.to(torch.int64).contiguous()
-    indices = col.to(torch.int32).contiguous()
-    data = val.to(tdtype).contiguous()
-    keep = (indptr, indices, data)
+    crow, col = a.crow_indices().contiguous(), a.col_indices().contiguous()
+    val = a.values()
+    wide_crow, wide_col = _index_flags(nrows, val.shape[0], crow, col)
+    data = val.to(torch.float32 if dtype == np.float32 else torch.float64).contiguous()
+    keep = (crow, col, data)
     ptr = lambda x: x.data_ptr() if x.numel() else 0  # noqa: E731
-    n = data.shape[0]
-    return (nrows, ncols, n, ptr(indptr), ptr(indices), ptr(data), check), keep, a.device.index
+    operand = (nrows, ncols, data.shape[0], ptr(crow), wide_crow, ptr(col), wide_col, ptr(data), check)
+    return operand, keep, a.device.index
 
 
 def _values_dtype(m, kind):

@@ -7,16 +7,17 @@ use crate::{open, to_py};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use spgemm::gpu::{GpuEngine, GpuMatrix, GpuPlan};
+use spgemm::gpu::{self, GpuEngine, GpuMatrix, GpuPlan, IndexWidth};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
-/// One operand on the device: `(nrows, ncols, nnz, indptr, indices, data,
-/// sorted)`, the three as device addresses of `nrows + 1` int64 row
-/// offsets, `nnz` int32 column indices and `nnz` values, already checked
-/// by the caller (offsets from 0 to nnz, never decreasing, columns in
-/// `0..ncols`, rows sorted when `sorted`).
-type DeviceOperand = (usize, usize, usize, u64, u64, u64, bool);
+/// One operand on the device: `(nrows, ncols, nnz, indptr, indptr64,
+/// indices, indices64, data, sorted)`: device addresses of `nrows + 1` row
+/// offsets and `nnz` column indices (int64 when the flag after each is
+/// set, else int32) and `nnz` values, read in place. The library checks the
+/// structure on the device (rows sorted without duplicates too when
+/// `sorted`) before it reads anything else.
+type DeviceOperand = (usize, usize, usize, u64, bool, u64, bool, u64, bool);
 
 /// C on the device, in either precision.
 enum AnyGpu {
@@ -104,19 +105,37 @@ fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
     Ok(())
 }
 
-/// The matrix over a device operand's arrays.
+/// The matrix over a device operand's arrays, its structure checked on
+/// the device.
 ///
 /// # Safety
-/// The Python package checked the structure on the device, synchronized
-/// the caller's stream, and keeps the arrays alive and unchanged while the
-/// matrix (and any plan made from it) lives.
+/// The Python package synchronized the caller's stream, and keeps the
+/// arrays alive and unchanged while the matrix (and any plan made from it)
+/// lives.
 unsafe fn borrow<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     o: DeviceOperand,
 ) -> spgemm::Result<GpuMatrix<CudaDevice, T>> {
-    let (nrows, ncols, nnz, rpt, col, val, sorted) = o;
+    let (nrows, ncols, nnz, rpt, rpt64, col, col64, val, sorted) = o;
+    let width = |wide: bool| {
+        if wide {
+            IndexWidth::I64
+        } else {
+            IndexWidth::I32
+        }
+    };
+    let arrays = gpu::DeviceCsr {
+        nrows,
+        ncols,
+        nnz,
+        row_offsets: rpt,
+        offsets_width: width(rpt64),
+        col_indices: col,
+        indices_width: width(col64),
+        values: val,
+    };
     // SAFETY: the caller's guarantee.
-    Ok(unsafe { e.borrow_device::<T>(nrows, ncols, nnz, rpt, col, val, sorted)? })
+    Ok(unsafe { e.borrow_device::<T>(arrays, sorted)? })
 }
 
 /// The engine of the CUDA backend on GPU `device`.

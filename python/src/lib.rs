@@ -33,9 +33,7 @@ pub(crate) fn to_py(e: spgemm::Error) -> PyErr {
             | Core::TableDoesNotFit(_)
             | Core::NoDevices
             | Core::KernelArguments { .. },
-        ) => {
-            PyRuntimeError::new_err(e.to_string())
-        }
+        ) => PyRuntimeError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),
     }
 }

@@ -5,6 +5,7 @@ where CuPy / PyTorch or a GPU is missing; ``SPGEMM_REQUIRE_GPU=1`` makes
 that a failure instead."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -142,9 +143,9 @@ def test_result_outlives_the_inputs(cupy):
     assert_product(sp.csr_array(c.get()), a, a, 1e-12)
 
 
-def test_torch_without_cupy_checks_with_torch_operations(torch, monkeypatch):
-    # Without CuPy, which compiles the fused check kernel, the same checks
-    # run as PyTorch operations and give the same errors.
+def test_torch_without_cupy(torch, monkeypatch):
+    # The library checks device operands itself: PyTorch alone gets the
+    # same products and the same errors.
     monkeypatch.setitem(__import__("sys").modules, "cupy", None)
     a = random(300, 200, 0.05, 41)
     b = random(200, 100, 0.05, 42)
@@ -160,22 +161,46 @@ def test_torch_without_cupy_checks_with_torch_operations(torch, monkeypatch):
         spgemm.matmul(bad, tb)
 
 
-def test_every_fault_of_the_check_kernel_is_named(cupy):
-    from spgemm import _check
+FAULTS = [
+    ([1, 1, 2], [0, 1], "row offsets must start at 0, found 1"),
+    ([0, 2, 1], [0, 1], "row offsets decrease at row 1: 2 > 1"),
+    ([0, 1, 2], [0, 5], "column index 5 in row 1 is out of range for 3 columns"),
+    ([0, 1, 2], [0, -1], "column index at position 1 is -1, outside 0..=2"),
+    ([0, 2, 2], [1, 1], "row 0 is not sorted without duplicates: column 1 follows column 1"),
+    ([0, 1, 1], [0, 1], "last row offset is 1 but there are 2 column indices"),
+]
 
-    i32 = lambda v: cupy.asarray(v, dtype=cupy.int32)  # noqa: E731
-    cases = [
-        ([1, 1, 2], [0, 1], "row offsets must start at 0, found 1"),
-        ([0, 2, 1], [0, 1], "row offsets decrease at row 1: 2 > 1"),
-        ([0, 1, 2], [0, 5], "column index 5 in row 1 is out of range for 3 columns"),
-        ([0, 2, 2], [1, 1], "row 0 is not sorted without duplicates: column 1 follows column 1"),
-        ([0, 1, 1], [0, 1], "last row offset is 1 but there are 2 column indices"),
-    ]
-    for indptr, indices, message in cases:
-        with pytest.raises(ValueError, match=message):
-            _check.check(2, 3, i32(indptr), i32(indices), 2, True)
-    wide = _check.check(2, 3, i32([0, 1, 2]), cupy.asarray([2, 0], dtype=cupy.int64), 2, True)
-    assert wide.dtype == cupy.int64 and wide.tolist() == [0, 1, 2]
+
+@pytest.mark.parametrize("index_type", ["int32", "int64"])
+def test_every_fault_of_the_device_check_is_named(cupy, torch, index_type):
+    # Every fault the library's device check finds, with indices of either
+    # width (PyTorch's own indices share one type; the Rust engine suite
+    # covers mixed widths), named as the host checks name it; valid arrays
+    # of both widths multiply correctly.
+    indptr_type = indices_type = index_type
+    b = to_torch(torch, random(3, 2, 0.9, 4))
+    for indptr, indices, message in FAULTS:
+        bad = torch.sparse_csr_tensor(
+            torch.tensor(indptr, dtype=getattr(torch, indptr_type)),
+            torch.tensor(indices, dtype=getattr(torch, indices_type)),
+            torch.tensor([1.0, 2.0], dtype=torch.float64),
+            size=(2, 3),
+            check_invariants=False,
+        ).cuda()
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+            spgemm.matmul(bad, b)
+    a = random(50, 3, 0.5, 6)
+    good = torch.sparse_csr_tensor(
+        torch.as_tensor(a.indptr.astype(indptr_type)),
+        torch.as_tensor(a.indices.astype(indices_type)),
+        torch.as_tensor(a.data),
+        size=a.shape,
+    ).cuda()
+    assert_product(from_torch(spgemm.matmul(good, b)), a, from_torch(b), 1e-12)
+    bad_cupy = to_cupy(a)
+    bad_cupy.indices[:] = 0  # every row a run of duplicates
+    with pytest.raises(ValueError, match="is not sorted without duplicates"):
+        spgemm.matmul(bad_cupy, to_cupy(from_torch(b)))
 
 
 def test_plans_on_device_matrices(cupy, torch):

@@ -241,5 +241,94 @@ macro_rules! engine_suite {
                 .unwrap()
                 .unwrap();
         }
+
+        /// `offsets` and `cols` in device arrays of the given widths and
+        /// `values` beside them, as a `DeviceCsr` of `nrows x ncols`; the
+        /// buffers must outlive every matrix borrowed over them.
+        fn device_csr(
+            e: &spgemm::gpu::GpuEngine<$device>,
+            shape: (usize, usize),
+            offsets: &[i64],
+            cols: &[i64],
+            values: &[f64],
+            widths: (spgemm::gpu::IndexWidth, spgemm::gpu::IndexWidth),
+        ) -> (
+            Vec<<$device as spgemm::device::Device>::Buffer>,
+            spgemm::gpu::DeviceCsr,
+        ) {
+            use spgemm::device::{Device, DeviceBuffer};
+            use spgemm::gpu::IndexWidth;
+            let bytes = |v: &[i64], w: IndexWidth| -> Vec<u8> {
+                match w {
+                    IndexWidth::I32 => v.iter().flat_map(|&x| (x as i32).to_le_bytes()).collect(),
+                    IndexWidth::I64 => v.iter().flat_map(|&x| x.to_le_bytes()).collect(),
+                }
+            };
+            let dev = e.device();
+            let s = dev.create_stream().unwrap();
+            let host = [
+                bytes(offsets, widths.0),
+                bytes(cols, widths.1),
+                values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ];
+            let bufs: Vec<_> = host
+                .iter()
+                .map(|h| {
+                    let b = dev.alloc(&s, h.len().max(1)).unwrap();
+                    dev.copy_to_device(&s, h, &b, 0).unwrap();
+                    b
+                })
+                .collect();
+            dev.synchronize(&s).unwrap();
+            let arrays = spgemm::gpu::DeviceCsr {
+                nrows: shape.0,
+                ncols: shape.1,
+                nnz: cols.len(),
+                row_offsets: bufs[0].device_ptr(),
+                offsets_width: widths.0,
+                col_indices: bufs[1].device_ptr(),
+                indices_width: widths.1,
+                values: bufs[2].device_ptr(),
+            };
+            (bufs, arrays)
+        }
+
+        #[test]
+        fn device_arrays_of_every_index_width_are_checked_where_they_lie() {
+            use spgemm::gpu::IndexWidth::{I32, I64};
+            let Some(e) = engine() else { return };
+            let a = generate::uniform::<f64>(700, 500, 9, 31).unwrap();
+            let b = generate::uniform::<f64>(500, 300, 7, 32).unwrap();
+            let gb = e.upload(&b).unwrap();
+            let wide = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+            let cols: Vec<i64> = a.col_indices().iter().map(|&c| c as i64).collect();
+            for widths in [(I32, I32), (I32, I64), (I64, I32), (I64, I64)] {
+                let (_bufs, arrays) =
+                    device_csr(&e, (700, 500), &wide(a.row_offsets()), &cols, a.values(), widths);
+                // SAFETY: the buffers live to the end of this iteration.
+                let ga = unsafe { e.borrow_device::<f64>(arrays, true) }.unwrap();
+                let c = e.download(&e.multiply(&ga, &gb).unwrap().0).unwrap();
+                spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
+                // Every fault, named as the host checks name it.
+                let faults: [(&[i64], &[i64], &str); 6] = [
+                    (&[1, 1, 2], &[0, 1], "row offsets must start at 0, found 1"),
+                    (&[0, 2, 1], &[0, 1], "row offsets decrease at row 1: 2 > 1"),
+                    (&[0, 1, 2], &[0, 5], "column index 5 in row 1 is out of range for 3 columns"),
+                    (&[0, 1, 2], &[0, -1], "column index at position 1 is -1, outside 0..=2"),
+                    (&[0, 2, 2], &[1, 1], "row 0 is not sorted without duplicates: column 1 follows column 1"),
+                    (&[0, 1, 1], &[0, 1], "last row offset is 1 but there are 2 column indices"),
+                ];
+                for (offsets, cols, message) in faults {
+                    let (_bufs, arrays) = device_csr(&e, (2, 3), offsets, cols, &[1.0, 2.0], widths);
+                    // SAFETY: as above.
+                    let err = unsafe { e.borrow_device::<f64>(arrays, true) }.err();
+                    assert_eq!(err.map(|e| e.to_string()).as_deref(), Some(message), "{widths:?}");
+                }
+                // Without the order check, an unsorted row is accepted.
+                let (_bufs, arrays) = device_csr(&e, (2, 3), &[0, 2, 2], &[2, 0], &[1.0, 2.0], widths);
+                // SAFETY: as above.
+                assert!(unsafe { e.borrow_device::<f64>(arrays, false) }.is_ok());
+            }
+        }
     };
 }

@@ -108,7 +108,7 @@ impl<D: Device> GpuEngine<D> {
         self.kernels::<T>().map(|_| ())
     }
 
-    fn kernels<T: Scalar>(&self) -> Result<Arc<KernelSet<D>>> {
+    pub(super) fn kernels<T: Scalar>(&self) -> Result<Arc<KernelSet<D>>> {
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, set)) = tables.iter().find(|(t, _)| *t == TypeId::of::<T>()) {
             return Ok(set.clone());
@@ -140,7 +140,7 @@ impl<D: Device> GpuEngine<D> {
         Ok(set)
     }
 
-    fn take_streams(&self) -> Result<Vec<D::Stream>> {
+    pub(super) fn take_streams(&self) -> Result<Vec<D::Stream>> {
         if let Some(s) = self.streams.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             return Ok(s);
         }
@@ -149,7 +149,7 @@ impl<D: Device> GpuEngine<D> {
             .collect()
     }
 
-    fn give_streams(&self, s: Vec<D::Stream>) {
+    pub(super) fn give_streams(&self, s: Vec<D::Stream>) {
         self.streams
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -216,56 +216,6 @@ impl<D: Device> GpuEngine<D> {
         })
     }
 
-    /// A matrix over device arrays that the caller owns (another library's
-    /// CSR matrix, read in place): `row_offsets` holds `nrows + 1` `u64`,
-    /// `col_indices` `nnz` `u32` and `values` `nnz` `T`, at device
-    /// addresses of this engine's device. Nothing is copied or freed.
-    ///
-    /// # Errors
-    /// [`Error::TooLarge`] beyond `u32::MAX` rows.
-    ///
-    /// # Safety
-    /// The arrays are allocated with those lengths, hold a valid CSR matrix
-    /// (offsets from 0 to `nnz`, never decreasing; every column below
-    /// `ncols`; sorted rows without duplicates when `sorted`), are complete
-    /// (no writes in flight) and stay allocated and unchanged while the
-    /// matrix and every product or plan made from it live.
-    #[allow(clippy::too_many_arguments)] // the three arrays and their shape
-    pub unsafe fn borrow_device<T: Scalar>(
-        &self,
-        nrows: usize,
-        ncols: usize,
-        nnz: usize,
-        row_offsets: u64,
-        col_indices: u64,
-        values: u64,
-        sorted: bool,
-    ) -> Result<GpuMatrix<D, T>> {
-        if nrows > u32::MAX as usize - 1 {
-            return Err(too_large("rows", nrows));
-        }
-        // SAFETY (the three): the caller's guarantee.
-        let (rpt, col, val) = unsafe {
-            (
-                DeviceArray::borrowed(&self.device, row_offsets, nrows + 1),
-                DeviceArray::borrowed(&self.device, col_indices, nnz),
-                DeviceArray::borrowed(&self.device, values, nnz),
-            )
-        };
-        Ok(GpuMatrix {
-            nrows,
-            ncols,
-            nnz,
-            structure: Arc::new(Structure {
-                rpt,
-                col,
-                host: None,
-            }),
-            val,
-            sorted,
-        })
-    }
-
     /// A matrix with `m`'s structure (shared, not copied) and new `values`.
     ///
     /// # Errors
@@ -295,27 +245,6 @@ impl<D: Device> GpuEngine<D> {
             structure: m.structure.clone(),
             ..*m
         })
-    }
-
-    /// A matrix with `m`'s structure (shared, not copied) and the `nnz`
-    /// values of type `T` at device address `values`, which the caller
-    /// owns: new values for a plan's numeric phase without a copy.
-    ///
-    /// # Safety
-    /// `values` holds `m.nnz()` values of `T` on this engine's device,
-    /// complete, allocated and unchanged while the returned matrix and
-    /// every product made from it live.
-    pub unsafe fn borrow_device_values<T: Scalar>(
-        &self,
-        m: &GpuMatrix<D, T>,
-        values: u64,
-    ) -> GpuMatrix<D, T> {
-        GpuMatrix {
-            // SAFETY: the caller's guarantee.
-            val: unsafe { DeviceArray::borrowed(&self.device, values, m.nnz) },
-            structure: m.structure.clone(),
-            ..*m
-        }
     }
 
     /// Copies `m` back to the host through pinned staging buffers, the

@@ -35,6 +35,32 @@ impl Phase {
     }
 }
 
+/// Element type of another library's index arrays, read in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexWidth {
+    /// `int32`.
+    I32,
+    /// `int64`.
+    I64,
+}
+
+impl IndexWidth {
+    fn name(self) -> &'static str {
+        match self {
+            IndexWidth::I32 => "i32",
+            IndexWidth::I64 => "i64",
+        }
+    }
+
+    /// Bytes per index.
+    pub fn bytes(self) -> usize {
+        match self {
+            IndexWidth::I32 => 4,
+            IndexWidth::I64 => 8,
+        }
+    }
+}
+
 /// Every kernel of the program, in the order of the pipeline (OpSparse §5,
 /// DCU §5; the table in `docs/architecture.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,11 +117,17 @@ pub enum Kernel {
     /// `spgemm_sort_tiles`: the steps within tiles, and the copy of the
     /// sorted rows into C.
     SortTiles,
+    /// `spgemm_check_offsets_{width}`: checks row offsets read in place
+    /// from another library's arrays, widening them to `u64`.
+    CheckOffsets(IndexWidth),
+    /// `spgemm_check_entries_{offsets}_{indices}`: checks the column
+    /// indices' bounds and order, narrowing 64-bit ones to `u32`.
+    CheckEntries(IndexWidth, IndexWidth),
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 15] = [
+pub const FIXED: [Kernel; 21] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -111,6 +143,12 @@ pub const FIXED: [Kernel; 15] = [
     Kernel::SortTiles,
     Kernel::SymbolicDenseShared,
     Kernel::NumericDenseShared,
+    Kernel::CheckOffsets(IndexWidth::I32),
+    Kernel::CheckOffsets(IndexWidth::I64),
+    Kernel::CheckEntries(IndexWidth::I32, IndexWidth::I32),
+    Kernel::CheckEntries(IndexWidth::I32, IndexWidth::I64),
+    Kernel::CheckEntries(IndexWidth::I64, IndexWidth::I32),
+    Kernel::CheckEntries(IndexWidth::I64, IndexWidth::I64),
 ];
 
 impl Kernel {
@@ -122,6 +160,10 @@ impl Kernel {
             Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
             Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
+            Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
+            Kernel::CheckEntries(p, i) => {
+                return format!("spgemm_check_entries_{}_{}", p.name(), i.name())
+            }
             Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
             Kernel::SymbolicGlobal => "spgemm_symbolic_global",
             Kernel::SymbolicDense => "spgemm_symbolic_dense",
@@ -165,6 +207,8 @@ impl Kernel {
             Kernel::NumericHashSlices => of::<NumericHashSlicesArgs>(),
             Kernel::SortStep => of::<SortStepArgs>(),
             Kernel::SortTiles => of::<SortTilesArgs>(),
+            Kernel::CheckOffsets(_) => of::<CheckOffsetsArgs>(),
+            Kernel::CheckEntries(..) => of::<CheckEntriesArgs>(),
         }
     }
 
@@ -456,6 +500,28 @@ kernel_args! {
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
         write_out: u32 = "u32",
+    }
+}
+
+kernel_args! {
+    /// [`Kernel::CheckOffsets`]: `first` holds two words, set to `u64::MAX`.
+    CheckOffsetsArgs {
+        indptr: DevicePtr = "const void*",
+        nrows: u64 = "u64",
+        nnz: u64 = "u64",
+        wide: DevicePtr = "u64*",
+        first: DevicePtr = "u64*",
+    }
+    /// [`Kernel::CheckEntries`]: `narrow` is null for 32-bit indices.
+    CheckEntriesArgs {
+        indptr: DevicePtr = "const void*",
+        indices: DevicePtr = "const void*",
+        nrows: u64 = "u64",
+        ncols: u64 = "u64",
+        nnz: u64 = "u64",
+        sorted: u32 = "u32",
+        narrow: DevicePtr = "u32*",
+        first: DevicePtr = "u64*",
     }
 }
 

@@ -20,6 +20,7 @@
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
 mod bandwidth;
+mod borrowed;
 mod chunked;
 mod config;
 mod constants;
@@ -41,9 +42,11 @@ mod rows;
 mod staging;
 mod symbolic;
 
+pub use borrowed::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
 pub use config::{Accumulator, GpuConfig, LongRows, SortVariant, RANK_MAX_NNZ};
 pub use engine::GpuEngine;
+pub use kernels::IndexWidth;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use multi::{MultiGpu, MultiOperands};
 

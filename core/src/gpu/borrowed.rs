@@ -1,0 +1,317 @@
+//! Matrices read in place from another library's device arrays (CuPy,
+//! PyTorch): their structure checked on the device before any product
+//! indexes with it (`checks.cuh`: a thread per row for the offsets, a
+//! thread per entry for the columns, 16 bytes read back), int32 row
+//! offsets widened and int64 column indices narrowed in the same pass.
+
+use super::engine::GpuEngine;
+use super::kernels::{CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel};
+use super::launch::{shape, Launcher, BLOCK};
+use super::matrix::{GpuMatrix, Structure};
+use super::memory::{DeviceArray, Usage};
+use super::product::too_large;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::sync::Arc;
+
+/// A CSR matrix in device arrays that the caller owns, on the engine's
+/// device: `nrows + 1` row offsets and `nnz` column indices of
+/// `offsets_width` / `indices_width` (signed), `nnz` values of the product's
+/// value type; addresses as `u64` (0 for an empty array).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceCsr {
+    /// Rows.
+    pub nrows: usize,
+    /// Columns.
+    pub ncols: usize,
+    /// Stored entries.
+    pub nnz: usize,
+    /// Device address of the row offsets.
+    pub row_offsets: u64,
+    /// Their element type.
+    pub offsets_width: IndexWidth,
+    /// Device address of the column indices.
+    pub col_indices: u64,
+    /// Their element type.
+    pub indices_width: IndexWidth,
+    /// Device address of the values.
+    pub values: u64,
+}
+
+/// Blocks of the check kernels: enough to fill the device, grid-stride.
+const CHECK_BLOCKS_PER_SM: usize = 8;
+
+impl<D: Device> GpuEngine<D> {
+    /// A matrix over `arrays`, read in place, its structure checked on the
+    /// device first: row offsets from 0 to `nnz`, never decreasing; every
+    /// column in `0..ncols`; and, when `check_sorted`, rows sorted without
+    /// duplicates (which lets single-entry rows of A be copied directly).
+    /// 32-bit row offsets are widened into a new array, 64-bit column
+    /// indices narrowed into one; the other arrays are not copied.
+    ///
+    /// # Errors
+    /// The error the host checks give for the same fault
+    /// ([`Error::RowOffsetsStart`], [`Error::RowOffsetsDecrease`],
+    /// [`Error::RowOffsetsEnd`], [`Error::ColumnOutOfRange`] — or
+    /// [`Error::IndexOutOfRange`] for a negative column —,
+    /// [`Error::UnsortedRow`]), naming the first faulty row;
+    /// [`Error::TooLarge`] beyond `u32::MAX - 1` rows or columns; device
+    /// errors.
+    ///
+    /// # Safety
+    /// The arrays are allocated on this engine's device with those lengths
+    /// and types, complete (no writes in flight on any stream), and stay
+    /// allocated and unchanged while the matrix and every product or plan
+    /// made from it live.
+    pub unsafe fn borrow_device<T: Scalar>(
+        &self,
+        arrays: DeviceCsr,
+        check_sorted: bool,
+    ) -> Result<GpuMatrix<D, T>> {
+        let DeviceCsr {
+            nrows, ncols, nnz, ..
+        } = arrays;
+        if nrows > u32::MAX as usize - 1 {
+            return Err(too_large("rows", nrows));
+        }
+        if ncols > u32::MAX as usize - 1 {
+            return Err(too_large("columns", ncols));
+        }
+        let kernels = self.kernels::<T>()?;
+        let streams = self.take_streams()?;
+        let usage = Usage::default();
+        let launcher = Launcher {
+            device: &self.device,
+            kernels: &kernels,
+            streams: &streams,
+            usage: &usage,
+        };
+        // SAFETY: the caller's guarantee.
+        let checked = unsafe { checked_structure(&launcher, arrays, check_sorted) };
+        self.give_streams(streams);
+        let (rpt, col) = checked?;
+        // SAFETY: the caller's guarantee.
+        let val = unsafe { DeviceArray::borrowed(&self.device, arrays.values, nnz) };
+        Ok(GpuMatrix {
+            nrows,
+            ncols,
+            nnz,
+            structure: Arc::new(Structure {
+                rpt,
+                col,
+                host: None,
+            }),
+            val,
+            sorted: check_sorted,
+        })
+    }
+
+    /// A matrix with `m`'s structure (shared, not copied) and the `nnz`
+    /// values of type `T` at device address `values`, which the caller
+    /// owns: new values for a plan's numeric phase without a copy.
+    ///
+    /// # Safety
+    /// `values` holds `m.nnz()` values of `T` on this engine's device,
+    /// complete, allocated and unchanged while the returned matrix and
+    /// every product made from it live.
+    pub unsafe fn borrow_device_values<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+        values: u64,
+    ) -> GpuMatrix<D, T> {
+        GpuMatrix {
+            // SAFETY: the caller's guarantee.
+            val: unsafe { DeviceArray::borrowed(&self.device, values, m.nnz) },
+            structure: m.structure.clone(),
+            ..*m
+        }
+    }
+}
+
+/// The checked structure of `arrays`: u64 row offsets (the caller's, or
+/// widened) and u32 column indices (the caller's, or narrowed).
+///
+/// # Safety
+/// As [`GpuEngine::borrow_device`].
+unsafe fn checked_structure<D: Device>(
+    l: &Launcher<'_, D>,
+    arrays: DeviceCsr,
+    check_sorted: bool,
+) -> Result<(DeviceArray<D, u64>, DeviceArray<D, u32>)> {
+    let DeviceCsr { nrows, nnz, .. } = arrays;
+    let dev = l.device;
+    let wide = match arrays.offsets_width {
+        // SAFETY: the caller's guarantee; non-negative int64 offsets
+        // (checked below) read as u64.
+        IndexWidth::I64 => unsafe { DeviceArray::borrowed(dev, arrays.row_offsets, nrows + 1) },
+        IndexWidth::I32 => l.alloc::<u64>(0, nrows + 1, "widened row offsets")?,
+    };
+    let narrow = match arrays.indices_width {
+        // SAFETY: as above, int32 columns in 0..ncols (checked below).
+        IndexWidth::I32 => unsafe { DeviceArray::borrowed(dev, arrays.col_indices, nnz) },
+        IndexWidth::I64 => l.alloc::<u32>(0, nnz, "narrowed column indices")?,
+    };
+    let first =
+        DeviceArray::from_host(dev, &l.streams[0], &[u64::MAX; 2], "check results", l.usage)?;
+    let grid = |n: usize| {
+        let blocks = n
+            .div_ceil(BLOCK as usize)
+            .clamp(1, CHECK_BLOCKS_PER_SM * l.sms());
+        shape(blocks as u32, BLOCK, 0)
+    };
+    let offsets = CheckOffsetsArgs {
+        indptr: DevicePtr(arrays.row_offsets),
+        nrows: nrows as u64,
+        nnz: nnz as u64,
+        wide: match arrays.offsets_width {
+            IndexWidth::I32 => wide.ptr(),
+            IndexWidth::I64 => DevicePtr(0),
+        },
+        first: first.ptr(),
+    };
+    let check_offsets = Kernel::CheckOffsets(arrays.offsets_width);
+    l.launch(0, check_offsets, grid(nrows + 1), &offsets)?;
+    if nnz > 0 {
+        let entries = CheckEntriesArgs {
+            indptr: DevicePtr(arrays.row_offsets),
+            indices: DevicePtr(arrays.col_indices),
+            nrows: nrows as u64,
+            ncols: arrays.ncols as u64,
+            nnz: nnz as u64,
+            sorted: check_sorted as u32,
+            narrow: match arrays.indices_width {
+                IndexWidth::I32 => DevicePtr(0),
+                IndexWidth::I64 => narrow.ptr(),
+            },
+            first: first.ptr(),
+        };
+        let kernel = Kernel::CheckEntries(arrays.offsets_width, arrays.indices_width);
+        l.launch(0, kernel, grid(nnz), &entries)?;
+    }
+    let mut codes = [0u64; 2];
+    first.read(dev, &l.streams[0], 0, &mut codes)?;
+    // The offsets' fault first: the entries' rows rely on them.
+    for code in codes {
+        if code != u64::MAX {
+            // SAFETY: the caller's guarantee.
+            return Err(unsafe { fault(l, arrays, (code >> 3) as usize, code & 7) }?);
+        }
+    }
+    Ok((wide, narrow))
+}
+
+/// The error for fault `kind` in `row` (see `checks.cuh`), with the
+/// values it names read from the device.
+///
+/// # Safety
+/// As [`GpuEngine::borrow_device`].
+unsafe fn fault<D: Device>(
+    l: &Launcher<'_, D>,
+    arrays: DeviceCsr,
+    row: usize,
+    kind: u64,
+) -> Result<Error> {
+    let read =
+        |ptr: u64, width: IndexWidth, len: usize, start: usize, n: usize| -> Result<Vec<i64>> {
+            let dev = l.device;
+            let s = &l.streams[0];
+            Ok(match width {
+                IndexWidth::I32 => {
+                    // SAFETY: the caller's guarantee; `start + n <= len`.
+                    let a = unsafe { DeviceArray::<D, i32>::borrowed(dev, ptr, len) };
+                    let mut v = vec![0i32; n];
+                    a.read(dev, s, start, &mut v)?;
+                    v.into_iter().map(i64::from).collect()
+                }
+                IndexWidth::I64 => {
+                    // SAFETY: as above.
+                    let a = unsafe { DeviceArray::<D, i64>::borrowed(dev, ptr, len) };
+                    let mut v = vec![0i64; n];
+                    a.read(dev, s, start, &mut v)?;
+                    v
+                }
+            })
+        };
+    let DeviceCsr {
+        nrows, ncols, nnz, ..
+    } = arrays;
+    let offsets = |start: usize, n: usize| {
+        read(
+            arrays.row_offsets,
+            arrays.offsets_width,
+            nrows + 1,
+            start,
+            n,
+        )
+    };
+    let as_usize = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
+    Ok(match kind {
+        0 => Error::RowOffsetsStart(as_usize(offsets(0, 1)?[0])),
+        4 => Error::RowOffsetsEnd {
+            last: as_usize(offsets(nrows, 1)?[0]),
+            nnz,
+        },
+        1 => {
+            let v = offsets(row, 2)?;
+            Error::RowOffsetsDecrease {
+                row,
+                start: as_usize(v[0]),
+                end: as_usize(v[1]),
+            }
+        }
+        _ => {
+            let v = offsets(row, 2)?;
+            let (start, end) = (as_usize(v[0]), as_usize(v[1]));
+            if start > end || end > nnz {
+                return Err(Error::StructureMismatch(format!(
+                    "row {row}'s offsets changed while its structure was checked on the device"
+                )));
+            }
+            let cols = read(
+                arrays.col_indices,
+                arrays.indices_width,
+                nnz,
+                start,
+                end - start,
+            )?;
+            let changed = || {
+                Error::StructureMismatch(format!(
+                    "row {row} changed while its structure was checked on the device"
+                ))
+            };
+            if kind == 2 {
+                let Some((p, &col)) = cols
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &c)| c < 0 || c >= ncols as i64)
+                else {
+                    return Err(changed());
+                };
+                if col < 0 {
+                    Error::IndexOutOfRange {
+                        what: "column index",
+                        position: start + p,
+                        value: col.to_string(),
+                        limit: ncols.saturating_sub(1) as u128,
+                    }
+                } else {
+                    Error::ColumnOutOfRange {
+                        row,
+                        col: col as u64,
+                        ncols,
+                    }
+                }
+            } else {
+                let Some(k) = cols.windows(2).position(|w| w[1] <= w[0]) else {
+                    return Err(changed());
+                };
+                Error::UnsortedRow {
+                    row,
+                    prev: cols[k] as u32,
+                    col: cols[k + 1] as u32,
+                }
+            }
+        }
+    })
+}
