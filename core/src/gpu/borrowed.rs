@@ -154,6 +154,14 @@ unsafe fn checked_structure<D: Device>(
     };
     let first =
         DeviceArray::from_host(dev, &l.streams[0], &[u64::MAX; 2], "check results", l.usage)?;
+    let row_starts = if check_sorted {
+        let bits = l.alloc::<u32>(0, (nnz + 1).div_ceil(32), "row start bitmap")?;
+        bits.zero(dev, &l.streams[0], 0, bits.len())?;
+        Some(bits)
+    } else {
+        None
+    };
+    let row_starts_ptr = row_starts.as_ref().map_or(DevicePtr(0), |b| b.ptr());
     let grid = |n: usize| {
         let blocks = n
             .div_ceil(BLOCK as usize)
@@ -168,150 +176,160 @@ unsafe fn checked_structure<D: Device>(
             IndexWidth::I32 => wide.ptr(),
             IndexWidth::I64 => DevicePtr(0),
         },
+        row_starts: row_starts_ptr,
         first: first.ptr(),
     };
     let check_offsets = Kernel::CheckOffsets(arrays.offsets_width);
     l.launch(0, check_offsets, grid(nrows + 1), &offsets)?;
     if nnz > 0 {
         let entries = CheckEntriesArgs {
-            indptr: DevicePtr(arrays.row_offsets),
             indices: DevicePtr(arrays.col_indices),
-            nrows: nrows as u64,
             ncols: arrays.ncols as u64,
             nnz: nnz as u64,
-            sorted: check_sorted as u32,
+            row_starts: row_starts_ptr,
             narrow: match arrays.indices_width {
                 IndexWidth::I32 => DevicePtr(0),
                 IndexWidth::I64 => narrow.ptr(),
             },
             first: first.ptr(),
         };
-        let kernel = Kernel::CheckEntries(arrays.offsets_width, arrays.indices_width);
-        l.launch(0, kernel, grid(nnz), &entries)?;
+        let check_entries = Kernel::CheckEntries(arrays.indices_width);
+        l.launch(0, check_entries, grid(nnz), &entries)?;
     }
     let mut codes = [0u64; 2];
     first.read(dev, &l.streams[0], 0, &mut codes)?;
+    if let Some(bits) = row_starts {
+        l.release(bits);
+    }
     // The offsets' fault first: the entries' rows rely on them.
-    for code in codes {
-        if code != u64::MAX {
-            // SAFETY: the caller's guarantee.
-            return Err(unsafe { fault(l, arrays, (code >> 3) as usize, code & 7) }?);
-        }
+    if codes[0] != u64::MAX {
+        let (row, kind) = ((codes[0] >> 3) as usize, codes[0] & 7);
+        // SAFETY: the caller's guarantee.
+        return Err(unsafe { offsets_fault(l, arrays, row, kind) }?);
+    }
+    if codes[1] != u64::MAX {
+        let (position, unsorted) = ((codes[1] >> 1) as usize, codes[1] & 1 == 1);
+        // SAFETY: the caller's guarantee.
+        return Err(unsafe { entries_fault(l, arrays, position, unsorted) }?);
     }
     Ok((wide, narrow))
 }
 
-/// The error for fault `kind` in `row` (see `checks.cuh`), with the
-/// values it names read from the device.
+/// `n` indices of `width` at device address `ptr` (an array of `len`)
+/// from `start`, read to the host.
+///
+/// # Safety
+/// `ptr` holds `len` indices of `width` on the launcher's device, and
+/// `start + n <= len`.
+unsafe fn read_indices<D: Device>(
+    l: &Launcher<'_, D>,
+    (ptr, width, len): (u64, IndexWidth, usize),
+    start: usize,
+    n: usize,
+) -> Result<Vec<i64>> {
+    let (dev, s) = (l.device, &l.streams[0]);
+    Ok(match width {
+        IndexWidth::I32 => {
+            // SAFETY: the caller's guarantee.
+            let a = unsafe { DeviceArray::<D, i32>::borrowed(dev, ptr, len) };
+            let mut v = vec![0i32; n];
+            a.read(dev, s, start, &mut v)?;
+            v.into_iter().map(i64::from).collect()
+        }
+        IndexWidth::I64 => {
+            // SAFETY: the caller's guarantee.
+            let a = unsafe { DeviceArray::<D, i64>::borrowed(dev, ptr, len) };
+            let mut v = vec![0i64; n];
+            a.read(dev, s, start, &mut v)?;
+            v
+        }
+    })
+}
+
+/// `v` as a `usize` (a negative offset shows as `usize::MAX`).
+fn as_usize(v: i64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// The error for fault `kind` of the row offsets in `row` (see
+/// `checks.cuh`), with the values it names read from the device.
 ///
 /// # Safety
 /// As [`GpuEngine::borrow_device`].
-unsafe fn fault<D: Device>(
+unsafe fn offsets_fault<D: Device>(
     l: &Launcher<'_, D>,
     arrays: DeviceCsr,
     row: usize,
     kind: u64,
 ) -> Result<Error> {
-    let read =
-        |ptr: u64, width: IndexWidth, len: usize, start: usize, n: usize| -> Result<Vec<i64>> {
-            let dev = l.device;
-            let s = &l.streams[0];
-            Ok(match width {
-                IndexWidth::I32 => {
-                    // SAFETY: the caller's guarantee; `start + n <= len`.
-                    let a = unsafe { DeviceArray::<D, i32>::borrowed(dev, ptr, len) };
-                    let mut v = vec![0i32; n];
-                    a.read(dev, s, start, &mut v)?;
-                    v.into_iter().map(i64::from).collect()
-                }
-                IndexWidth::I64 => {
-                    // SAFETY: as above.
-                    let a = unsafe { DeviceArray::<D, i64>::borrowed(dev, ptr, len) };
-                    let mut v = vec![0i64; n];
-                    a.read(dev, s, start, &mut v)?;
-                    v
-                }
-            })
-        };
-    let DeviceCsr {
-        nrows, ncols, nnz, ..
-    } = arrays;
-    let offsets = |start: usize, n: usize| {
-        read(
-            arrays.row_offsets,
-            arrays.offsets_width,
-            nrows + 1,
-            start,
-            n,
-        )
-    };
-    let as_usize = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
+    let offsets = (arrays.row_offsets, arrays.offsets_width, arrays.nrows + 1);
     Ok(match kind {
-        0 => Error::RowOffsetsStart(as_usize(offsets(0, 1)?[0])),
+        // SAFETY (all three): the caller's guarantee; rows up to nrows.
+        0 => Error::RowOffsetsStart(as_usize(unsafe { read_indices(l, offsets, 0, 1) }?[0])),
         4 => Error::RowOffsetsEnd {
-            last: as_usize(offsets(nrows, 1)?[0]),
-            nnz,
+            last: as_usize(unsafe { read_indices(l, offsets, arrays.nrows, 1) }?[0]),
+            nnz: arrays.nnz,
         },
-        1 => {
-            let v = offsets(row, 2)?;
+        _ => {
+            let v = unsafe { read_indices(l, offsets, row, 2) }?;
             Error::RowOffsetsDecrease {
                 row,
                 start: as_usize(v[0]),
                 end: as_usize(v[1]),
             }
         }
-        _ => {
-            let v = offsets(row, 2)?;
-            let (start, end) = (as_usize(v[0]), as_usize(v[1]));
-            if start > end || end > nnz {
-                return Err(Error::StructureMismatch(format!(
-                    "row {row}'s offsets changed while its structure was checked on the device"
-                )));
-            }
-            let cols = read(
-                arrays.col_indices,
-                arrays.indices_width,
-                nnz,
-                start,
-                end - start,
-            )?;
-            let changed = || {
-                Error::StructureMismatch(format!(
-                    "row {row} changed while its structure was checked on the device"
-                ))
-            };
-            if kind == 2 {
-                let Some((p, &col)) = cols
-                    .iter()
-                    .enumerate()
-                    .find(|(_, &c)| c < 0 || c >= ncols as i64)
-                else {
-                    return Err(changed());
-                };
-                if col < 0 {
-                    Error::IndexOutOfRange {
-                        what: "column index",
-                        position: start + p,
-                        value: col.to_string(),
-                        limit: ncols.saturating_sub(1) as u128,
-                    }
-                } else {
-                    Error::ColumnOutOfRange {
-                        row,
-                        col: col as u64,
-                        ncols,
-                    }
-                }
-            } else {
-                let Some(k) = cols.windows(2).position(|w| w[1] <= w[0]) else {
-                    return Err(changed());
-                };
-                Error::UnsortedRow {
-                    row,
-                    prev: cols[k] as u32,
-                    col: cols[k + 1] as u32,
-                }
-            }
+    })
+}
+
+/// The error for the column index at `position` (out of range, or when
+/// `unsorted` not above the one before it in its row), its row found by a
+/// binary search in the (checked) row offsets on the device.
+///
+/// # Safety
+/// As [`GpuEngine::borrow_device`].
+unsafe fn entries_fault<D: Device>(
+    l: &Launcher<'_, D>,
+    arrays: DeviceCsr,
+    position: usize,
+    unsorted: bool,
+) -> Result<Error> {
+    let offsets = (arrays.row_offsets, arrays.offsets_width, arrays.nrows + 1);
+    let indices = (arrays.col_indices, arrays.indices_width, arrays.nnz);
+    // The row holding `position`: the last row starting at or before it.
+    let (mut lo, mut hi) = (0usize, arrays.nrows);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        // SAFETY: the caller's guarantee; mid < nrows.
+        if as_usize(unsafe { read_indices(l, offsets, mid, 1) }?[0]) <= position {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let row = lo;
+    let before = usize::from(unsorted);
+    // SAFETY: the caller's guarantee; the kernel found `position` below
+    // nnz and, for an unsorted entry, above 0.
+    let cols = unsafe { read_indices(l, indices, position - before, 1 + before) }?;
+    let (ncols, col) = (arrays.ncols, cols[before]);
+    Ok(if unsorted {
+        Error::UnsortedRow {
+            row,
+            prev: cols[0] as u32,
+            col: col as u32,
+        }
+    } else if col < 0 {
+        Error::IndexOutOfRange {
+            what: "column index",
+            position,
+            value: col.to_string(),
+            limit: ncols.saturating_sub(1) as u128,
+        }
+    } else {
+        Error::ColumnOutOfRange {
+            row,
+            col: col as u64,
+            ncols,
         }
     })
 }

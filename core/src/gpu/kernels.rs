@@ -120,14 +120,14 @@ pub enum Kernel {
     /// `spgemm_check_offsets_{width}`: checks row offsets read in place
     /// from another library's arrays, widening them to `u64`.
     CheckOffsets(IndexWidth),
-    /// `spgemm_check_entries_{offsets}_{indices}`: checks the column
-    /// indices' bounds and order, narrowing 64-bit ones to `u32`.
-    CheckEntries(IndexWidth, IndexWidth),
+    /// `spgemm_check_entries_{width}`: checks the column indices' bounds
+    /// and order within rows, narrowing 64-bit ones to `u32`.
+    CheckEntries(IndexWidth),
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 21] = [
+pub const FIXED: [Kernel; 19] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -145,10 +145,8 @@ pub const FIXED: [Kernel; 21] = [
     Kernel::NumericDenseShared,
     Kernel::CheckOffsets(IndexWidth::I32),
     Kernel::CheckOffsets(IndexWidth::I64),
-    Kernel::CheckEntries(IndexWidth::I32, IndexWidth::I32),
-    Kernel::CheckEntries(IndexWidth::I32, IndexWidth::I64),
-    Kernel::CheckEntries(IndexWidth::I64, IndexWidth::I32),
-    Kernel::CheckEntries(IndexWidth::I64, IndexWidth::I64),
+    Kernel::CheckEntries(IndexWidth::I32),
+    Kernel::CheckEntries(IndexWidth::I64),
 ];
 
 impl Kernel {
@@ -161,9 +159,7 @@ impl Kernel {
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
             Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
             Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
-            Kernel::CheckEntries(p, i) => {
-                return format!("spgemm_check_entries_{}_{}", p.name(), i.name())
-            }
+            Kernel::CheckEntries(w) => return format!("spgemm_check_entries_{}", w.name()),
             Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
             Kernel::SymbolicGlobal => "spgemm_symbolic_global",
             Kernel::SymbolicDense => "spgemm_symbolic_dense",
@@ -208,7 +204,7 @@ impl Kernel {
             Kernel::SortStep => of::<SortStepArgs>(),
             Kernel::SortTiles => of::<SortTilesArgs>(),
             Kernel::CheckOffsets(_) => of::<CheckOffsetsArgs>(),
-            Kernel::CheckEntries(..) => of::<CheckEntriesArgs>(),
+            Kernel::CheckEntries(_) => of::<CheckEntriesArgs>(),
         }
     }
 
@@ -504,22 +500,24 @@ kernel_args! {
 }
 
 kernel_args! {
-    /// [`Kernel::CheckOffsets`]: `first` holds two words, set to `u64::MAX`.
+    /// [`Kernel::CheckOffsets`]: `first` holds two words, set to
+    /// `u64::MAX`; `wide` is null for 64-bit offsets, `row_starts` (a
+    /// zeroed bitmap of `nnz + 1` bits) null when rows need not be sorted.
     CheckOffsetsArgs {
         indptr: DevicePtr = "const void*",
         nrows: u64 = "u64",
         nnz: u64 = "u64",
         wide: DevicePtr = "u64*",
+        row_starts: DevicePtr = "u32*",
         first: DevicePtr = "u64*",
     }
-    /// [`Kernel::CheckEntries`]: `narrow` is null for 32-bit indices.
+    /// [`Kernel::CheckEntries`]: `narrow` is null for 32-bit indices,
+    /// `row_starts` as for [`CheckOffsetsArgs`].
     CheckEntriesArgs {
-        indptr: DevicePtr = "const void*",
         indices: DevicePtr = "const void*",
-        nrows: u64 = "u64",
         ncols: u64 = "u64",
         nnz: u64 = "u64",
-        sorted: u32 = "u32",
+        row_starts: DevicePtr = "const u32*",
         narrow: DevicePtr = "u32*",
         first: DevicePtr = "u64*",
     }
