@@ -141,6 +141,8 @@ def test_result_outlives_the_inputs(cupy):
     del ga
     cupy.get_default_memory_pool().free_all_blocks()
     assert_product(sp.csr_array(c.get()), a, a, 1e-12)
+    # C is canonical, whichever CuPy constructor built it.
+    assert c.has_canonical_format and c.indptr.dtype == c.indices.dtype == cupy.int32
 
 
 def test_torch_without_cupy(torch, monkeypatch):
