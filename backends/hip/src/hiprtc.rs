@@ -1,5 +1,5 @@
 //! hiprtc, the HIP run-time compiler, loaded from libamdhip64 at run time
-//! and declared by hand like the runtime ([`crate::library`]; the few
+//! and declared by hand like the runtime (`library.rs`; the few
 //! functions spgemm needs; hip-runtime-sys does not bind hiprtc). Layered
 //! like cudarc: raw symbols, then calls that return `Result`, then
 //! [`compile`].

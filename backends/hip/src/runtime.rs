@@ -2,7 +2,7 @@
 //! hand: the functions spgemm calls and the constants it passes, with the
 //! values of ROCm's `hip_runtime_api.h` (checked against the installed
 //! header by `tests/declarations.rs`), declared like every library this
-//! backend loads ([`crate::library`]). Layered like cudarc: raw entry
+//! backend loads (`library.rs`). Layered like cudarc: raw entry
 //! points ([`Api`]), then [`check`], which turns a status into a
 //! `DeviceError` without assuming the status is one this file knows.
 //!

@@ -123,7 +123,8 @@ pub struct VendorRun {
 }
 
 /// The symbolic result of `C = A·B`: C's row offsets on the device. Only
-/// [`GpuEngine::symbolic`] makes one; [`GpuEngine::numeric`] reruns the
+/// [`GpuEngine::symbolic`](super::GpuEngine::symbolic) makes one;
+/// [`GpuEngine::numeric`](super::GpuEngine::numeric) reruns the
 /// numeric phase for matrices of the same structure and refuses others.
 pub struct GpuPlan<D: Device, T> {
     pub(super) a: GpuMatrixRef<D>,
