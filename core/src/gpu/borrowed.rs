@@ -152,16 +152,21 @@ unsafe fn checked_structure<D: Device>(
         IndexWidth::I32 => unsafe { DeviceArray::borrowed(dev, arrays.col_indices, nnz) },
         IndexWidth::I64 => l.alloc::<u32>(0, nnz, "narrowed column indices")?,
     };
-    let first =
-        DeviceArray::from_host(dev, &l.streams[0], &[u64::MAX; 2], "check results", l.usage)?;
-    let row_starts = if check_sorted {
-        let bits = l.alloc::<u32>(0, (nnz + 1).div_ceil(32), "row start bitmap")?;
-        bits.zero(dev, &l.streams[0], 0, bits.len())?;
-        Some(bits)
+    // The two fault words, then (when rows must be sorted) the row start
+    // bitmap of nnz + 1 bits, zeroed at once.
+    let bitmap_words = if check_sorted {
+        (nnz + 1).div_ceil(64)
     } else {
-        None
+        0
     };
-    let row_starts_ptr = row_starts.as_ref().map_or(DevicePtr(0), |b| b.ptr());
+    let scratch = l.alloc::<u64>(0, 2 + bitmap_words, "check results and row starts")?;
+    scratch.zero(dev, &l.streams[0], 0, scratch.len())?;
+    let first = scratch.ptr();
+    let row_starts_ptr = if check_sorted {
+        scratch.ptr_to(2)
+    } else {
+        DevicePtr(0)
+    };
     let grid = |n: usize| {
         let blocks = n
             .div_ceil(BLOCK as usize)
@@ -177,7 +182,7 @@ unsafe fn checked_structure<D: Device>(
             IndexWidth::I64 => DevicePtr(0),
         },
         row_starts: row_starts_ptr,
-        first: first.ptr(),
+        first,
     };
     let check_offsets = Kernel::CheckOffsets(arrays.offsets_width);
     l.launch(0, check_offsets, grid(nrows + 1), &offsets)?;
@@ -191,24 +196,24 @@ unsafe fn checked_structure<D: Device>(
                 IndexWidth::I32 => DevicePtr(0),
                 IndexWidth::I64 => narrow.ptr(),
             },
-            first: first.ptr(),
+            first,
         };
         let check_entries = Kernel::CheckEntries(arrays.indices_width);
         l.launch(0, check_entries, grid(nnz), &entries)?;
     }
-    let mut codes = [0u64; 2];
-    first.read(dev, &l.streams[0], 0, &mut codes)?;
-    if let Some(bits) = row_starts {
-        l.release(bits);
-    }
+    let mut words = [0u64; 2];
+    scratch.read(dev, &l.streams[0], 0, &mut words)?;
+    l.release(scratch);
+    // Each fault word holds the complement of the first fault's code, or 0.
+    let [offsets_code, entries_code] = words.map(|w| (w != 0).then_some(!w));
     // The offsets' fault first: the entries' rows rely on them.
-    if codes[0] != u64::MAX {
-        let (row, kind) = ((codes[0] >> 3) as usize, codes[0] & 7);
+    if let Some(code) = offsets_code {
+        let (row, kind) = ((code >> 3) as usize, code & 7);
         // SAFETY: the caller's guarantee.
         return Err(unsafe { offsets_fault(l, arrays, row, kind) }?);
     }
-    if codes[1] != u64::MAX {
-        let (position, unsorted) = ((codes[1] >> 1) as usize, codes[1] & 1 == 1);
+    if let Some(code) = entries_code {
+        let (position, unsorted) = ((code >> 1) as usize, code & 1 == 1);
         // SAFETY: the caller's guarantee.
         return Err(unsafe { entries_fault(l, arrays, position, unsorted) }?);
     }

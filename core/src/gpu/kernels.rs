@@ -500,9 +500,10 @@ kernel_args! {
 }
 
 kernel_args! {
-    /// [`Kernel::CheckOffsets`]: `first` holds two words, set to
-    /// `u64::MAX`; `wide` is null for 64-bit offsets, `row_starts` (a
-    /// zeroed bitmap of `nnz + 1` bits) null when rows need not be sorted.
+    /// [`Kernel::CheckOffsets`]: `first` holds two zeroed words (each
+    /// fault kept complemented, `checks.cuh`); `wide` is null for 64-bit
+    /// offsets, `row_starts` (a zeroed bitmap of `nnz + 1` bits) null when
+    /// rows need not be sorted.
     CheckOffsetsArgs {
         indptr: DevicePtr = "const void*",
         nrows: u64 = "u64",

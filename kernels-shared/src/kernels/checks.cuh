@@ -4,11 +4,12 @@
 // reads, and marking where rows start in a bitmap, in the same pass), a
 // thread per entry the bounds of the column indices and, when asked, their
 // order within rows (narrowing int64 ones to u32). The first fault is kept
-// by an atomic minimum: first[0] = row * 8 + kind for the offsets (0 first
-// offset not 0, 1 offsets decrease, 4 last offset not nnz), first[1] =
-// position * 2 + kind for the entries (0 column out of range, 1 not
-// greater than the entry before it in its row). The host reads the 16
-// bytes and names the fault as the host checks do.
+// complemented by an atomic maximum (so that zeroed words mean "none"):
+// first[0] = ~(row * 8 + kind) for the offsets (kind 0 first offset not 0,
+// 1 offsets decrease, 4 last offset not nnz), first[1] = ~(position * 2 +
+// kind) for the entries (0 column out of range, 1 not greater than the
+// entry before it in its row). The host reads the 16 bytes and names the
+// fault as the host checks do.
 
 template <typename P>
 __device__ void check_offsets(const P* indptr, u64 nrows, u64 nnz, u64* wide, u32* row_starts, u64* first) {
@@ -16,14 +17,14 @@ __device__ void check_offsets(const P* indptr, u64 nrows, u64 nnz, u64* wide, u3
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i <= nrows; i += stride) {
         const long long start = (long long)indptr[i];
         if (wide) wide[i] = (u64)start;
-        if (row_starts && start >= 0 && start <= (long long)nnz) atomicOr(row_starts + start / 32, 1u << (start % 32));
+        if (row_starts && start >= 0 && start <= (long long)nnz) atomicOr(row_starts + (start >> 5), 1u << (start & 31));
         const u64 row = i << 3;
-        if (i == 0 && start != 0) atomicMin(first, row | 0);
+        if (i == 0 && start != 0) atomicMax(first, ~(row | 0));
         if (i == nrows) {
-            if (start != (long long)nnz) atomicMin(first, row | 4);
+            if (start != (long long)nnz) atomicMax(first, ~(row | 4));
             continue;
         }
-        if ((long long)indptr[i + 1] < start) atomicMin(first, row | 1);
+        if ((long long)indptr[i + 1] < start) atomicMax(first, ~(row | 1));
     }
 }
 
@@ -36,12 +37,12 @@ __device__ void check_entries(const I* indices, u64 ncols, u64 nnz, const u32* r
     for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < nnz; p += stride) {
         const long long c = (long long)indices[p];
         if (c < 0 || c >= (long long)ncols) {
-            atomicMin(first + 1, p << 1);
+            atomicMax(first + 1, ~(p << 1));
             continue;
         }
         if (narrow) narrow[p] = (u32)c;
-        if (row_starts && p > 0 && !((row_starts[p / 32] >> (p % 32)) & 1u) && (long long)indices[p - 1] >= c)
-            atomicMin(first + 1, (p << 1) | 1);
+        if (row_starts && p > 0 && !((row_starts[p >> 5] >> (p & 31)) & 1u) && (long long)indices[p - 1] >= c)
+            atomicMax(first + 1, ~((p << 1) | 1));
     }
 }
 
