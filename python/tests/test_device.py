@@ -164,6 +164,8 @@ def test_torch_without_cupy(torch, monkeypatch):
 
 
 FAULTS = [
+    ([-1, 1, 2], [0, 1], "row offset at position 0 is -1, outside 0..=2"),
+    ([0, -1, 2], [0, 1], "row offset at position 1 is -1, outside 0..=2"),
     ([1, 1, 2], [0, 1], "row offsets must start at 0, found 1"),
     ([0, 2, 1], [0, 1], "row offsets decrease at row 1: 2 > 1"),
     ([0, 1, 2], [0, 5], "column index 5 in row 1 is out of range for 3 columns"),

@@ -310,7 +310,9 @@ macro_rules! engine_suite {
                 let c = e.download(&e.multiply(&ga, &gb).unwrap().0).unwrap();
                 spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
                 // Every fault, named as the host checks name it.
-                let faults: [(&[i64], &[i64], &str); 6] = [
+                let faults: [(&[i64], &[i64], &str); 8] = [
+                    (&[-1, 1, 2], &[0, 1], "row offset at position 0 is -1, outside 0..=2"),
+                    (&[0, -1, 2], &[0, 1], "row offset at position 1 is -1, outside 0..=2"),
                     (&[1, 1, 2], &[0, 1], "row offsets must start at 0, found 1"),
                     (&[0, 2, 1], &[0, 1], "row offsets decrease at row 1: 2 > 1"),
                     (&[0, 1, 2], &[0, 5], "column index 5 in row 1 is out of range for 3 columns"),

@@ -251,9 +251,20 @@ unsafe fn read_indices<D: Device>(
     })
 }
 
-/// `v` as a `usize` (a negative offset shows as `usize::MAX`).
+/// `v`, a row offset that passed the checks, as a `usize`.
 fn as_usize(v: i64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// The row offset `value` at `position` as a `usize`, or the error naming
+/// it when it is negative (its own fault, whatever the kernel found).
+fn offset_at(position: usize, value: i64, nnz: usize) -> std::result::Result<usize, Error> {
+    usize::try_from(value).map_err(|_| Error::IndexOutOfRange {
+        what: "row offset",
+        position,
+        value: value.to_string(),
+        limit: nnz as u128,
+    })
 }
 
 /// The error for fault `kind` of the row offsets in `row` (see
@@ -267,22 +278,34 @@ unsafe fn offsets_fault<D: Device>(
     row: usize,
     kind: u64,
 ) -> Result<Error> {
-    let offsets = (arrays.row_offsets, arrays.offsets_width, arrays.nrows + 1);
-    Ok(match kind {
-        // SAFETY (all three): the caller's guarantee; rows up to nrows.
-        0 => Error::RowOffsetsStart(as_usize(unsafe { read_indices(l, offsets, 0, 1) }?[0])),
-        4 => Error::RowOffsetsEnd {
-            last: as_usize(unsafe { read_indices(l, offsets, arrays.nrows, 1) }?[0]),
-            nnz: arrays.nnz,
-        },
-        _ => {
-            let v = unsafe { read_indices(l, offsets, row, 2) }?;
-            Error::RowOffsetsDecrease {
-                row,
-                start: as_usize(v[0]),
-                end: as_usize(v[1]),
-            }
+    let (nrows, nnz) = (arrays.nrows, arrays.nnz);
+    let offsets = (arrays.row_offsets, arrays.offsets_width, nrows + 1);
+    let at = match kind {
+        0 => 0,
+        4 => nrows,
+        _ => row,
+    };
+    let n = if kind == 0 || kind == 4 { 1 } else { 2 };
+    // SAFETY: the caller's guarantee; `at + n <= nrows + 1`.
+    let v = unsafe { read_indices(l, offsets, at, n) }?;
+    let mut values = Vec::with_capacity(n);
+    for (k, &x) in v.iter().enumerate() {
+        match offset_at(at + k, x, nnz) {
+            Ok(x) => values.push(x),
+            Err(e) => return Ok(e),
         }
+    }
+    Ok(match kind {
+        0 => Error::RowOffsetsStart(values[0]),
+        4 => Error::RowOffsetsEnd {
+            last: values[0],
+            nnz,
+        },
+        _ => Error::RowOffsetsDecrease {
+            row,
+            start: values[0],
+            end: values[1],
+        },
     })
 }
 

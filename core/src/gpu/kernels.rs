@@ -353,21 +353,22 @@ kernel_args! {
         stats: DevicePtr = "u64*",
         hist: DevicePtr = "u64*",
     }
-    /// [`Kernel::BinCount`]: `crpt` holds the binned value per row.
-    BinCountArgs {
+    /// What both binning passes start with: the binned value per row
+    /// (`crpt`), A's row offsets, the rows and whether single-entry rows of
+    /// A may be copied directly.
+    BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
         m: u32 = "u32",
         direct_ok: u32 = "u32",
+    }
+    /// [`Kernel::BinCount`].
+    BinCountArgs [rows: BinnedRows] {
         sizes: DevicePtr = "u32*",
         max_value: DevicePtr = "u64*",
     }
     /// [`Kernel::BinFill`].
-    BinFillArgs {
-        crpt: DevicePtr = "const u64*",
-        arpt: DevicePtr = "const u64*",
-        m: u32 = "u32",
-        direct_ok: u32 = "u32",
+    BinFillArgs [rows: BinnedRows] {
         sizes: DevicePtr = "const u32*",
         cursor: DevicePtr = "u32*",
         bins: DevicePtr = "u32*",

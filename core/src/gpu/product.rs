@@ -5,12 +5,12 @@
 //! sequence in `pipeline.rs`.
 
 use super::config::GpuConfig;
-use super::kernels::{BinCountArgs, BinFillArgs, Kernel, Phase};
+use super::kernels::{BinCountArgs, BinFillArgs, BinnedRows, Kernel, Phase};
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use crate::device::Device;
+use crate::device::{Device, LaunchShape};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::table::group_size;
@@ -137,16 +137,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
     ) -> Result<()> {
-        let m = self.m();
         let args = BinCountArgs {
-            crpt: crpt.ptr(),
-            arpt: self.a.structure.rpt.ptr(),
-            m: m as u32,
-            direct_ok: self.direct_ok(),
+            rows: self.binned_rows(crpt),
             sizes: meta.sizes(),
             max_value: meta.max_value(),
         };
-        let grid = shape(self.launcher.grid(m, BLOCK as usize), BLOCK, 0);
+        let grid = self.binning_grid();
         self.launcher
             .launch(0, Kernel::BinCount(phase), grid, &args)
     }
@@ -159,17 +155,29 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
     ) -> Result<()> {
-        let m = self.m();
         let args = BinFillArgs {
-            crpt: crpt.ptr(),
-            arpt: self.a.structure.rpt.ptr(),
-            m: m as u32,
-            direct_ok: self.direct_ok(),
+            rows: self.binned_rows(crpt),
             sizes: meta.sizes(),
             cursor: meta.cursors(),
             bins: meta.bins(0),
         };
-        let grid = shape(self.launcher.grid(m, BLOCK as usize), BLOCK, 0);
+        let grid = self.binning_grid();
         self.launcher.launch(0, Kernel::BinFill(phase), grid, &args)
+    }
+
+    /// The arguments both binning passes start with, binning `crpt`'s
+    /// values.
+    fn binned_rows(&self, crpt: &DeviceArray<D, u64>) -> BinnedRows {
+        BinnedRows {
+            crpt: crpt.ptr(),
+            arpt: self.a.structure.rpt.ptr(),
+            m: self.m() as u32,
+            direct_ok: self.direct_ok(),
+        }
+    }
+
+    /// Grid of the binning passes: a grid-stride loop over the rows.
+    fn binning_grid(&self) -> LaunchShape {
+        shape(self.launcher.grid(self.m(), BLOCK as usize), BLOCK, 0)
     }
 }
