@@ -252,6 +252,15 @@ pub trait Device: Send + Sync {
     /// # Errors
     /// A driver failure.
     fn create_stream(&self) -> DeviceResult<Self::Stream>;
+    /// A new stream for copies that must overlap other work: it does not
+    /// synchronize with the legacy default stream (non-blocking), on which
+    /// device memory is freed, so a free does not wait for its copies nor
+    /// its copies for a free. It orders against other streams only through
+    /// events ([`Device::wait`]).
+    ///
+    /// # Errors
+    /// A driver failure.
+    fn create_copy_stream(&self) -> DeviceResult<Self::Stream>;
     /// `bytes` of device memory, ordered on `stream` (from a pool: not a
     /// per-call cost). Contents are undefined.
     ///

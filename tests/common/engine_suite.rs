@@ -227,8 +227,8 @@ macro_rules! engine_suite {
         #[test]
         fn host_products_with_large_arrays_of_c_are_exact() {
             // C of 7.3 million entries: its columns and values (29 and 58 MB)
-            // come back through the pinned staging buffers in many pieces, into
-            // host arrays touched while the numeric kernels ran.
+            // come back in chunks of rows, each through the pinned staging
+            // buffers in several pieces, while later chunks compute.
             let Some(e) = engine() else { return };
             let a = generate::stencil_3d::<f64>(40, 27, 5).unwrap();
             let c = e.multiply_host(&a, &a).unwrap();
@@ -240,6 +240,53 @@ macro_rules! engine_suite {
             spgemm::verify::check_product(&a, &a, &again)
                 .unwrap()
                 .unwrap();
+        }
+
+        #[test]
+        fn host_products_computed_and_downloaded_in_many_chunks_of_rows() {
+            // Each product once in one chunk and once in the most chunks
+            // (chunks of 1 byte: MAX_DOWNLOAD_CHUNKS of them): rows counts
+            // that are no multiple of the chunk alignment, global and dense
+            // long rows, a rectangular pair, empty rows and an empty C.
+            if engine().is_none() {
+                return;
+            }
+            let open = |bytes: usize| {
+                $open(0).unwrap().with_config(GpuConfig {
+                    download_chunk_bytes: bytes,
+                    ..GpuConfig::default()
+                })
+            };
+            let (one, many) = (open(usize::MAX), open(1));
+            let stencil = generate::stencil_3d::<f64>(23, 7, 1).unwrap();
+            let long = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
+            let tall = generate::uniform::<f64>(20_001, 3_001, 6, 2).unwrap();
+            let wide = generate::uniform::<f64>(3_001, 5_003, 4, 3).unwrap();
+            // Every third row empty.
+            let full = generate::uniform::<f64>(10_000, 10_000, 5, 4).unwrap();
+            let (mut offsets, mut cols, mut vals) = (vec![0], Vec::new(), Vec::new());
+            for i in 0..full.nrows() {
+                if i % 3 != 0 {
+                    cols.extend_from_slice(full.row(i).0);
+                    vals.extend_from_slice(full.row(i).1);
+                }
+                offsets.push(cols.len());
+            }
+            let gaps = spgemm::CsrMatrix::new(10_000, 10_000, offsets, cols, vals).unwrap();
+            let empty = spgemm::CsrMatrix::<f64>::zeros(777, 777).unwrap();
+            for (what, a, b) in [
+                ("stencil", &stencil, &stencil),
+                ("long rows", &long, &long),
+                ("rectangular", &tall, &wide),
+                ("empty rows", &gaps, &gaps),
+                ("empty", &empty, &empty),
+            ] {
+                let whole = one.multiply_host(a, b).unwrap();
+                let chunked = many.multiply_host(a, b).unwrap();
+                assert!(chunked.same_structure(&whole), "{what}");
+                let check = spgemm::verify::check_product(a, b, &chunked).unwrap();
+                assert!(check.is_ok(), "{what}: {check:?}");
+            }
         }
 
         /// `offsets` and `cols` in device arrays of the given widths and

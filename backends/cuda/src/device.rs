@@ -335,6 +335,13 @@ impl Device for CudaDevice {
         Ok(Stream(s, self.ctx.clone()))
     }
 
+    fn create_copy_stream(&self) -> DeviceResult<Stream> {
+        self.bind()?;
+        let s = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(|e| driver("cuStreamCreate (non-blocking)", e))?;
+        Ok(Stream(s, self.ctx.clone()))
+    }
+
     fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {
         self.bind()?;
         // SAFETY: a live stream of this context.

@@ -312,6 +312,19 @@ impl HipDevice {
     }
 }
 
+impl HipDevice {
+    /// A stream with `hipStreamCreateWithFlags`'s `flags`.
+    fn stream_with_flags(&self, flags: std::ffi::c_uint) -> DeviceResult<Stream> {
+        self.bind()?;
+        let mut s: runtime::Stream = std::ptr::null_mut();
+        // SAFETY: a live out-pointer and a valid flag value.
+        self.ctx.call("hipStreamCreateWithFlags", unsafe {
+            (self.ctx.api.stream_create_with_flags)(&mut s, flags)
+        })?;
+        Ok(Stream(s, self.ctx.clone()))
+    }
+}
+
 impl Device for HipDevice {
     type Stream = Stream;
     type Event = Event;
@@ -341,13 +354,11 @@ impl Device for HipDevice {
     }
 
     fn create_stream(&self) -> DeviceResult<Stream> {
-        self.bind()?;
-        let mut s: runtime::Stream = std::ptr::null_mut();
-        // SAFETY: a live out-pointer; flags 0 = hipStreamDefault.
-        self.ctx.call("hipStreamCreateWithFlags", unsafe {
-            (self.ctx.api.stream_create_with_flags)(&mut s, 0)
-        })?;
-        Ok(Stream(s, self.ctx.clone()))
+        self.stream_with_flags(0)
+    }
+
+    fn create_copy_stream(&self) -> DeviceResult<Stream> {
+        self.stream_with_flags(runtime::STREAM_NON_BLOCKING)
     }
 
     fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {

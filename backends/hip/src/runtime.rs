@@ -31,6 +31,10 @@ pub type MemPool = *mut c_void;
 /// `hipDeviceptr_t`.
 pub type DevicePtr = *mut c_void;
 
+/// `hipStreamNonBlocking`: a stream that does not synchronize with the
+/// null stream.
+pub const STREAM_NON_BLOCKING: c_uint = 1;
+
 /// `hipError_t` values spgemm tells apart.
 pub mod status {
     use super::Status;

@@ -5,7 +5,6 @@
 //! is assembled in host memory.
 
 use super::engine::GpuEngine;
-use super::matrix::HostCsr;
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -40,16 +39,17 @@ pub enum Placement {
 }
 
 /// Wall-clock milliseconds of the steps of a host-to-host product: A and
-/// B to the device, the product, C back to the host (for a chunked
-/// product, whose copies overlap its kernels: B's upload, the chunks, and
-/// C's assembly).
+/// B to the device, the product until its last kernel is done, and the
+/// rest of C's download (most of which overlaps the kernels: C is
+/// downloaded in chunks of rows while later chunks compute). A product
+/// within a memory budget reports all of its time as `multiply_ms`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HostTimes {
     /// Uploading the inputs.
     pub upload_ms: f64,
-    /// The product on the device.
+    /// The product on the device, until its last kernel is done.
     pub multiply_ms: f64,
-    /// Downloading C (and assembling it on the host).
+    /// The part of C's download after the last kernel.
     pub download_ms: f64,
 }
 
@@ -141,24 +141,12 @@ impl<D: Device> GpuEngine<D> {
             };
             times.upload_ms = ms_since(t);
             let t = std::time::Instant::now();
-            // C's host arrays are allocated and their pages touched while
-            // the numeric kernels run.
-            let mut host = None;
-            let c = self
-                .run_overlapped(&ga, gb.as_ref().unwrap_or(&ga), None, &mut |nnz| {
-                    host = Some(HostCsr::touched(a.nrows(), nnz));
-                })?
-                .0;
-            times.multiply_ms = ms_since(t);
-            let t = std::time::Instant::now();
+            let streamed = self.multiply_streamed(&ga, gb.as_ref().unwrap_or(&ga));
             drop((ga, gb));
-            let host = match host {
-                Some(h) => h?,
-                None => HostCsr::zeroed(c.nrows(), c.nnz())?,
-            };
-            let c = self.download_into(&c, host)?;
-            times.download_ms = ms_since(t);
-            Ok(c)
+            let s = streamed?;
+            times.multiply_ms = (s.kernels_done - t).as_secs_f64() * 1e3;
+            times.download_ms = ms_since(s.kernels_done);
+            Ok(s.c)
         };
         // Free memory is not all allocatable (pool granularity,
         // fragmentation): chunks plan for a fraction of it.

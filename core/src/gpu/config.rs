@@ -26,7 +26,19 @@ pub struct GpuConfig {
     /// Dense accumulators in shared memory or hash tables in the bins
     /// (default: [`Accumulator::Auto`]).
     pub accumulator: Accumulator,
+    /// Bytes of C (column indices and values) per chunk of rows in a
+    /// host-to-host product: the numeric phase runs a chunk of rows at a
+    /// time while finished chunks are downloaded, so C's download overlaps
+    /// the kernels of later chunks (Wu 2015, §3.3). At most
+    /// [`MAX_DOWNLOAD_CHUNKS`] chunks; a C smaller than this is one chunk.
+    /// Default 64 MiB.
+    pub download_chunk_bytes: usize,
 }
+
+/// Most chunks of rows a host-to-host product is computed and downloaded
+/// in (see [`GpuConfig::download_chunk_bytes`]): each chunk costs a read of
+/// its binning counters and its own launches.
+pub const MAX_DOWNLOAD_CHUNKS: usize = 16;
 
 impl Default for GpuConfig {
     fn default() -> Self {
@@ -37,6 +49,7 @@ impl Default for GpuConfig {
             table: TableConfig::default(),
             long_rows: LongRows::default(),
             accumulator: Accumulator::default(),
+            download_chunk_bytes: 64 << 20,
         }
     }
 }

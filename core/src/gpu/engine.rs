@@ -7,6 +7,7 @@ use super::memory::{DeviceArray, Usage};
 use super::product::{too_large, Product};
 use super::program;
 use super::staging::StagingPool;
+use super::streamed::Streamed;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
@@ -193,7 +194,7 @@ impl<D: Device> GpuEngine<D> {
         let rpt = DeviceArray::alloc(dev, s, offsets.len(), "row offsets", &usage)?;
         let col = DeviceArray::alloc(dev, s, m.nnz(), "column indices", &usage)?;
         let val = DeviceArray::alloc(dev, s, m.nnz(), "values", &usage)?;
-        self.staging.with(dev, |st| {
+        self.staging.with(|st| {
             for (bytes, arr) in [
                 (bytemuck::cast_slice(offsets), &rpt.buf),
                 (bytemuck::cast_slice(m.col_indices()), &col.buf),
@@ -253,25 +254,15 @@ impl<D: Device> GpuEngine<D> {
     /// # Errors
     /// Device errors (including faults of earlier kernels); host out of memory.
     pub fn download<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Result<CsrMatrix<T>> {
-        self.download_into(m, HostCsr::zeroed(m.nrows, m.nnz)?)
-    }
-
-    /// [`GpuEngine::download`] into arrays of the right lengths allocated
-    /// (and perhaps touched) before.
-    pub(super) fn download_into<T: Scalar>(
-        &self,
-        m: &GpuMatrix<D, T>,
-        host: HostCsr<T>,
-    ) -> Result<CsrMatrix<T>> {
         let HostCsr {
             mut offsets,
             mut cols,
             mut vals,
-        } = host;
+        } = HostCsr::zeroed(m.nrows, m.nnz)?;
         let streams = self.take_streams()?;
         let s = &streams[0];
         let dev = &self.device;
-        let r = self.staging.with(dev, |st| {
+        let r = self.staging.with(|st| {
             for (arr, out) in [
                 (&m.structure.rpt.buf, bytemuck::cast_slice_mut(&mut offsets)),
                 (&m.structure.col.buf, bytemuck::cast_slice_mut(&mut cols)),
@@ -346,26 +337,31 @@ impl<D: Device> GpuEngine<D> {
         self.run(a, b, Some(plan))
     }
 
+    /// `C = A·B` into host memory, C downloaded in chunks of rows while
+    /// later chunks compute (see [`GpuConfig::download_chunk_bytes`]).
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply`]; host out of memory.
+    pub(super) fn multiply_streamed<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+    ) -> Result<Streamed<T>> {
+        let copy = self.device.create_copy_stream()?;
+        let chunk_entries = self.config.download_chunk_bytes / (4 + std::mem::size_of::<T>());
+        let (s, _peak) = self
+            .staging
+            .with(|st| self.with_product(a, b, |p| p.multiply_to_host(st, &copy, chunk_entries)))?;
+        Ok(s)
+    }
+
     fn run<T: Scalar>(
         &self,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
         plan: Option<&GpuPlan<D, T>>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        self.run_overlapped(a, b, plan, &mut |_| ())
-    }
-
-    /// [`GpuEngine::run`], calling `while_numeric(nnz(C))` on this thread
-    /// while the numeric kernels run.
-    pub(super) fn run_overlapped<T: Scalar>(
-        &self,
-        a: &GpuMatrix<D, T>,
-        b: &GpuMatrix<D, T>,
-        plan: Option<&GpuPlan<D, T>>,
-        while_numeric: &mut dyn FnMut(usize),
-    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        let ((c, mut times), peak) =
-            self.with_product(a, b, |p| p.multiply(plan, while_numeric))?;
+        let ((c, mut times), peak) = self.with_product(a, b, |p| p.multiply(plan))?;
         times.peak_bytes = peak;
         Ok((c, times))
     }

@@ -42,6 +42,14 @@ pub(super) struct Launcher<'a, D: Device> {
     pub(super) usage: &'a Usage,
 }
 
+impl<D: Device> Clone for Launcher<'_, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<D: Device> Copy for Launcher<'_, D> {}
+
 impl<D: Device> Launcher<'_, D> {
     /// The kernel table of the compiled kernels.
     pub(super) fn table(&self) -> &KernelTable {

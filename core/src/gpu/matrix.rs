@@ -76,19 +76,6 @@ impl<T: Scalar> HostCsr<T> {
             vals: try_zeroed(nnz, "values")?,
         })
     }
-
-    /// As [`HostCsr::zeroed`], with every page touched on all cores, so
-    /// that copying into them later runs at memory speed (done while the
-    /// device computes).
-    pub(super) fn touched(nrows: usize, nnz: usize) -> Result<Self> {
-        use rayon::prelude::*;
-        let mut h = Self::zeroed(nrows, nnz)?;
-        let touch = |bytes: &mut [u8]| bytes.par_chunks_mut(4096).for_each(|p| p[0] = 0);
-        touch(bytemuck::cast_slice_mut(&mut h.offsets));
-        touch(bytemuck::cast_slice_mut(&mut h.cols));
-        touch(bytemuck::cast_slice_mut(&mut h.vals));
-        Ok(h)
-    }
 }
 
 /// Milliseconds of each phase of one product, from device events, and the

@@ -40,11 +40,14 @@ mod product;
 pub mod program;
 mod rows;
 mod staging;
+mod streamed;
 mod symbolic;
 
 pub use borrowed::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
-pub use config::{Accumulator, GpuConfig, LongRows, SortVariant, RANK_MAX_NNZ};
+pub use config::{
+    Accumulator, GpuConfig, LongRows, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
+};
 pub use engine::GpuEngine;
 pub use kernels::IndexWidth;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};

@@ -5,14 +5,13 @@ use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
+    self, DevicePtr, FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
     NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::product::Product;
-use super::symbolic::distinct_rows;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -26,26 +25,33 @@ use crate::scalar::Scalar;
 /// rows were not measured.
 const SORTED_ROWS_PER_SM: usize = 8;
 
+/// Where the numeric phase writes C: its row offsets (the product's rows
+/// of them), the distinct-row bits of those rows (see
+/// [`distinct_rows`](super::symbolic::distinct_rows))
+/// and the whole column and value arrays, which rows are written into at
+/// their offsets.
+pub(super) struct COut<'c, D: Device, T> {
+    pub(super) crpt: &'c DeviceArray<D, u64>,
+    pub(super) distinct: DevicePtr,
+    pub(super) col: &'c DeviceArray<D, u32>,
+    pub(super) val: &'c DeviceArray<D, T>,
+}
+
 impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
     /// `counts`) and one kernel per bin, largest first on several streams:
     /// direct copies for single-entry rows of A, shared tables, and global
-    /// memory for the longest rows.
+    /// memory for the longest rows. Writes C's rows of A's rows into `out`.
     pub(super) fn numeric(
         &self,
-        crpt: &DeviceArray<D, u64>,
-        nnz: usize,
+        out: &COut<'_, D, T>,
         typical: usize,
         meta: Meta<D>,
         counts: Counts,
-    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+    ) -> Result<()> {
         let (dev, l) = (self.device(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        let ccol = l.alloc::<u32>(0, nnz, "C column indices")?;
-        let cval = l.alloc::<T>(0, nnz, "C values")?;
-        if nnz == 0 {
-            return Ok((ccol, cval));
-        }
+        let crpt = out.crpt;
         let table = l.table();
         let nbins = table.numeric.len();
         self.fill_bins(&meta, crpt, Phase::Numeric)?;
@@ -61,8 +67,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             bins: meta.bins(offsets[i]),
             nrows: counts.sizes[i],
             crpt: crpt.ptr(),
-            ccol: ccol.ptr(),
-            cval: cval.ptr(),
+            ccol: out.col.ptr(),
+            cval: out.val.ptr(),
         };
         let direct = counts.sizes[nbins] as usize;
         if direct > 0 {
@@ -96,7 +102,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let args = NumericBinArgs {
                     rows: rows(i),
                     g,
-                    distinct_rows: distinct_rows(crpt, self.m()),
+                    distinct_rows: out.distinct,
                 };
                 let grid = shape(blocks, bin.block_threads, shared);
                 l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
@@ -104,7 +110,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         }
         l.join()?;
         drop(scratch);
-        Ok((ccol, cval))
+        Ok(())
     }
 
     /// The longest rows, `n` of them with at most `max_nnz` entries (see

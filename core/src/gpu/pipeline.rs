@@ -7,8 +7,9 @@ use super::kernels::Phase;
 use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
 use super::meta::Meta;
+use super::numeric::COut;
 use super::product::Product;
-use super::symbolic::Offsets;
+use super::symbolic::{distinct_rows, Offsets};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -16,12 +17,10 @@ use std::sync::Arc;
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// The whole product (from `plan`'s symbolic result when given), with
-    /// the phase times; `while_numeric(nnz(C))` runs on the host while the
-    /// numeric kernels run on the device.
+    /// the phase times.
     pub(super) fn multiply(
         &self,
         plan: Option<&GpuPlan<D, T>>,
-        while_numeric: &mut dyn FnMut(usize),
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         let (dev, s0) = (self.device(), self.stream(0));
         let start = dev.record(s0)?;
@@ -58,9 +57,18 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             }
         };
         let nnz = counts.nnz as usize;
-        let (ccol, cval) = self.numeric(&crpt, nnz, typical, meta, counts)?;
+        let ccol = self.launcher.alloc::<u32>(0, nnz, "C column indices")?;
+        let cval = self.launcher.alloc::<T>(0, nnz, "C values")?;
+        if nnz > 0 {
+            let out = COut {
+                crpt: &crpt,
+                distinct: distinct_rows(&crpt, self.m()),
+                col: &ccol,
+                val: &cval,
+            };
+            self.numeric(&out, typical, meta, counts)?;
+        }
         let end = dev.record(s0)?;
-        while_numeric(nnz);
         dev.synchronize(s0)?;
         let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);
         let times = PhaseTimes {

@@ -1,0 +1,248 @@
+//! Host-to-host products computed and downloaded in chunks of rows
+//! (hybrid CPU-GPU pipelining, Wu 2015, §3.3): after the symbolic phase
+//! C's row offsets come back and the host allocates C; the numeric phase
+//! then runs one chunk of rows at a time while a second host thread
+//! downloads each finished chunk on a copy stream, through pinned staging
+//! buffers, straight into its place in C's arrays. C's download thus
+//! overlaps the kernels of the chunks after it, and C is assembled with no
+//! copy beyond the staging one.
+
+use super::config::MAX_DOWNLOAD_CHUNKS;
+use super::kernels::Phase;
+use super::matrix::{GpuMatrix, Structure};
+use super::memory::DeviceArray;
+use super::meta::Meta;
+use super::numeric::COut;
+use super::product::Product;
+use super::staging::Staging;
+use super::symbolic::{distinct_rows, Offsets};
+use crate::csr::CsrMatrix;
+use crate::device::Device;
+use crate::error::{try_zeroed, Result};
+use crate::scalar::Scalar;
+use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+/// A chunk's first row is a multiple of this, so that its distinct-row
+/// bits start on a whole word of the bitmap (of 32 or 64 bits).
+const CHUNK_ROW_ALIGN: usize = 64;
+
+/// C on the host, and when its last kernel was seen done on the host.
+pub(super) struct Streamed<T> {
+    pub(super) c: CsrMatrix<T>,
+    pub(super) kernels_done: Instant,
+}
+
+/// Rows `0..offsets.len() - 1` of C (row offsets `offsets`) in chunks of
+/// about `entries` entries each, at most [`MAX_DOWNLOAD_CHUNKS`] of them,
+/// each starting at a multiple of [`CHUNK_ROW_ALIGN`] rows. One chunk when
+/// C has no entries.
+pub(super) fn row_chunks(offsets: &[usize], entries: usize) -> Vec<Range<usize>> {
+    let m = offsets.len() - 1;
+    let nnz = offsets[m];
+    let per = entries.max(nnz.div_ceil(MAX_DOWNLOAD_CHUNKS)).max(1);
+    let mut starts = vec![0];
+    for k in 1..nnz.div_ceil(per) {
+        let row = offsets.partition_point(|&o| o < k * per);
+        let row = row / CHUNK_ROW_ALIGN * CHUNK_ROW_ALIGN;
+        if row > *starts.last().expect("starts at 0") && row < m {
+            starts.push(row);
+        }
+    }
+    starts.push(m);
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// Rows `rows` of `m` as a matrix of their own that borrows `m`'s arrays:
+/// its row offsets are `m`'s from `rows.start` on, still indexing `m`'s
+/// whole column and value arrays. Valid while `m` lives.
+fn rows_view<D: Device, T: Scalar>(
+    dev: &D,
+    m: &GpuMatrix<D, T>,
+    rows: Range<usize>,
+) -> GpuMatrix<D, T> {
+    let s = &m.structure;
+    // SAFETY: every array lies inside one of `m`'s, which outlives the view
+    // (the caller's guarantee); borrowed arrays are never freed.
+    let (rpt, col, val) = unsafe {
+        (
+            DeviceArray::borrowed(dev, s.rpt.ptr_at(rows.start), rows.len() + 1),
+            DeviceArray::borrowed(dev, s.col.ptr_at(0), s.col.len()),
+            DeviceArray::borrowed(dev, m.val.ptr_at(0), m.val.len()),
+        )
+    };
+    GpuMatrix {
+        nrows: rows.len(),
+        ncols: m.ncols,
+        nnz: m.nnz,
+        structure: Arc::new(Structure {
+            rpt,
+            col,
+            host: None,
+        }),
+        val,
+        sorted: m.sorted,
+    }
+}
+
+/// Touches every page of `v` on all cores (new pages are faulted in here,
+/// while the device computes, rather than during the copy into them).
+fn touch<T: bytemuck::Pod>(v: &mut [T]) {
+    bytemuck::cast_slice_mut::<T, u8>(v)
+        .par_chunks_mut(4096)
+        .for_each(|p| p[0] = 0);
+}
+
+impl<D: Device, T: Scalar> Product<'_, D, T> {
+    /// The whole product into host memory: the symbolic phase, C's row
+    /// offsets downloaded, then the numeric phase in chunks of about
+    /// `chunk_entries` entries of C ([`row_chunks`]), each downloaded on
+    /// `copy` (a [`Device::create_copy_stream`] stream) through `staging`
+    /// while the next chunk computes.
+    ///
+    /// # Errors
+    /// Device errors of either phase or of the copies; host out of memory;
+    /// those of [`CsrMatrix::new`] for a C the device got wrong.
+    pub(super) fn multiply_to_host(
+        &self,
+        staging: &mut Staging<D>,
+        copy: &D::Stream,
+        chunk_entries: usize,
+    ) -> Result<Streamed<T>> {
+        let (dev, s0, l) = (self.device(), self.stream(0), &self.launcher);
+        let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
+        let m = self.m();
+        let mut offsets: Vec<usize> = try_zeroed(m + 1, "row offsets")?;
+        if let Some(buf) = &crpt.buf {
+            staging.download(dev, s0, buf, 0, bytemuck::cast_slice_mut(&mut offsets))?;
+        }
+        let nnz = offsets[m];
+        let col = l.alloc::<u32>(0, nnz, "C column indices")?;
+        let val = l.alloc::<T>(0, nnz, "C values")?;
+        let mut cols: Vec<u32> = try_zeroed(nnz, "column indices")?;
+        let mut vals: Vec<T> = try_zeroed(nnz, "values")?;
+        let chunks = if nnz == 0 {
+            Vec::new()
+        } else {
+            row_chunks(&offsets, chunk_entries)
+        };
+        let nbins = l.table().numeric.len();
+        let distinct = distinct_rows(&crpt, m);
+        let (computed, downloaded) = std::thread::scope(|scope| {
+            let (sent, received) = mpsc::channel::<(Range<usize>, D::Event)>();
+            let (offsets, col, val) = (&offsets, &col, &val);
+            let (cols, vals) = (&mut cols, &mut vals);
+            let downloader = scope.spawn(move || -> Result<()> {
+                for (rows, ready) in received {
+                    let e = offsets[rows.start]..offsets[rows.end];
+                    let (cols, vals) = (&mut cols[e.clone()], &mut vals[e.clone()]);
+                    touch(cols);
+                    touch(vals);
+                    dev.wait(copy, &ready)?;
+                    for (src, at, out) in [
+                        (&col.buf, 4 * e.start, bytemuck::cast_slice_mut(cols)),
+                        (
+                            &val.buf,
+                            size_of::<T>() * e.start,
+                            bytemuck::cast_slice_mut(vals),
+                        ),
+                    ] {
+                        let src = src.as_ref().expect("a chunk of entries has arrays");
+                        staging.download(dev, copy, src, at, out)?;
+                    }
+                }
+                Ok(())
+            });
+            let computed = (|| -> Result<Instant> {
+                for rows in chunks {
+                    let a = rows_view(dev, self.a, rows.clone());
+                    // SAFETY: rows of `crpt`, which outlives the view.
+                    let crpt_rows = unsafe {
+                        DeviceArray::borrowed(dev, crpt.ptr_at(rows.start), rows.len() + 1)
+                    };
+                    let chunk = Product {
+                        launcher: self.launcher,
+                        options: self.options,
+                        a: &a,
+                        b: self.b,
+                    };
+                    let meta = Meta::new(l, rows.len(), nbins)?;
+                    let counts = chunk.count_bins(&meta, &crpt_rows, Phase::Numeric)?;
+                    let out = COut {
+                        crpt: &crpt_rows,
+                        distinct: distinct.add((rows.start / 8) as u64),
+                        col,
+                        val,
+                    };
+                    chunk.numeric(&out, typical, meta, counts)?;
+                    if sent.send((rows, dev.record(s0)?)).is_err() {
+                        // The downloader stopped on an error, returned below.
+                        break;
+                    }
+                }
+                dev.synchronize(s0)?;
+                Ok(Instant::now())
+            })();
+            drop(sent);
+            let downloaded = downloader
+                .join()
+                .expect("the download thread does not panic");
+            (computed, downloaded)
+        });
+        if computed.is_err() || downloaded.is_err() {
+            // No copy may still be in flight into `cols`, `vals` or staging.
+            let _ = dev.synchronize(copy);
+        }
+        let kernels_done = computed?;
+        downloaded?;
+        let c = CsrMatrix::new(m, self.b.ncols, offsets, cols, vals)?;
+        Ok(Streamed { c, kernels_done })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(rows: &[usize]) -> Vec<usize> {
+        let mut o = vec![0];
+        for r in rows {
+            o.push(o.last().unwrap() + r);
+        }
+        o
+    }
+
+    #[test]
+    fn chunks_cover_the_rows_in_order_at_aligned_starts() {
+        let rows: Vec<usize> = (0..10_000).map(|i| (i * 7919) % 13).collect();
+        let o = offsets(&rows);
+        for entries in [1, 100, 5_000, 1 << 30] {
+            let c = row_chunks(&o, entries);
+            assert_eq!(c.first().unwrap().start, 0);
+            assert_eq!(c.last().unwrap().end, rows.len());
+            assert!(c.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(c
+                .iter()
+                .all(|r| !r.is_empty() && r.start % CHUNK_ROW_ALIGN == 0));
+            assert!(c.len() <= MAX_DOWNLOAD_CHUNKS);
+        }
+        assert_eq!(row_chunks(&o, 1 << 30).len(), 1);
+        assert_eq!(row_chunks(&o, 1).len(), MAX_DOWNLOAD_CHUNKS);
+    }
+
+    #[test]
+    fn chunks_hold_about_equal_entries() {
+        let o = offsets(&vec![3; 64 * 1000]);
+        let c = row_chunks(&o, 3 * 64 * 100);
+        assert_eq!(c.len(), 10);
+        assert!(c.iter().all(|r| r.len() == 6400));
+    }
+
+    #[test]
+    fn one_chunk_without_entries_or_rows() {
+        assert_eq!(row_chunks(&offsets(&[0; 500]), 10), vec![(0..500)]);
+        assert_eq!(row_chunks(&[0], 10), vec![(0..0)]);
+    }
+}
