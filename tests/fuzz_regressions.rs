@@ -32,6 +32,11 @@ fn mtx_read_corpus() {
 }
 
 #[test]
+fn npz_read_corpus() {
+    replay("npz_read", fuzz_checks::npz_read);
+}
+
+#[test]
 fn csr_multiply_corpus() {
     replay("csr_multiply", fuzz_checks::csr_multiply);
 }

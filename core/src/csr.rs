@@ -385,6 +385,21 @@ fn too_many_columns(n: usize) -> Error {
     }
 }
 
+/// Position of the first column index `>= ncols`, on all cores: the
+/// largest index of each block of 64 Ki first (a loop the compiler
+/// vectorizes), then the position inside the first block past the limit.
+/// Rayon's `position_first` over single elements ran at 2.7 GB/s on 16
+/// cores for C's 185 M columns, slower than downloading them.
+fn first_out_of_range(cols: &[u32], ncols: usize) -> Option<usize> {
+    const BLOCK: usize = 1 << 16;
+    let past = |b: &[u32]| b.iter().fold(0u32, |m, &c| m.max(c)) as usize >= ncols;
+    let block = cols.par_chunks(BLOCK).position_first(past)?;
+    let at = cols[block * BLOCK..]
+        .iter()
+        .position(|&c| c as usize >= ncols)?;
+    Some(block * BLOCK + at)
+}
+
 pub(crate) fn check_structure(
     nrows: usize,
     ncols: usize,
@@ -416,7 +431,7 @@ pub(crate) fn check_structure(
             nnz: cols.len(),
         });
     }
-    if let Some(p) = cols.par_iter().position_first(|&c| c as usize >= ncols) {
+    if let Some(p) = first_out_of_range(cols, ncols) {
         let row = offsets.partition_point(|&o| o <= p) - 1;
         return Err(Error::ColumnOutOfRange {
             row,
@@ -516,6 +531,29 @@ mod tests {
                 ncols: 2
             }
         ));
+    }
+
+    #[test]
+    fn the_first_column_out_of_range_is_named_across_blocks() {
+        // One entry per row, 300,000 rows (several blocks of the check):
+        // bad columns in a late block and in an earlier one.
+        let n = 300_000;
+        let mut cols: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
+        cols[250_001] = 5000;
+        cols[140_007] = 1000;
+        cols[140_100] = 7000;
+        let e = CsrMatrix::new(n, 1000, (0..=n).collect(), cols, vec![1.0f64; n]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::ColumnOutOfRange {
+                    row: 140_007,
+                    col: 1000,
+                    ncols: 1000
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

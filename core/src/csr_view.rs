@@ -162,7 +162,15 @@ impl<'a, T: Scalar> CsrView<'a, T> {
                 .find(|w| w[0] >= w[1])
                 .map(|w| (i, w[0], w[1]))
         };
-        match (0..self.nrows).into_par_iter().find_map_first(unsorted) {
+        // Rows in blocks, each scanned on one core: rayon's search then
+        // synchronizes per block rather than per row (a 1 M-row matrix was
+        // checked in 8-12 ms on 2 cores row by row).
+        const ROWS: usize = 4096;
+        let block = |b: usize| (b * ROWS..((b + 1) * ROWS).min(self.nrows)).find_map(unsorted);
+        match (0..self.nrows.div_ceil(ROWS))
+            .into_par_iter()
+            .find_map_first(block)
+        {
             Some((row, prev, col)) => Err(Error::UnsortedRow { row, prev, col }),
             None => Ok(()),
         }
