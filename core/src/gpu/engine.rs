@@ -194,18 +194,20 @@ impl<D: Device> GpuEngine<D> {
         let rpt = DeviceArray::alloc(dev, s, offsets.len(), "row offsets", &usage)?;
         let col = DeviceArray::alloc(dev, s, m.nnz(), "column indices", &usage)?;
         let val = DeviceArray::alloc(dev, s, m.nnz(), "values", &usage)?;
-        self.staging.with(|st| {
-            for (bytes, arr) in [
+        // Sortedness is checked on the host while the arrays cross the bus.
+        let upload = || {
+            let parts: Vec<(&[u8], &D::Buffer)> = [
                 (bytemuck::cast_slice(offsets), &rpt.buf),
                 (bytemuck::cast_slice(m.col_indices()), &col.buf),
                 (bytemuck::cast_slice(m.values()), &val.buf),
-            ] {
-                if let Some(b) = arr {
-                    st.upload(dev, s, bytes, b, 0)?;
-                }
-            }
-            Ok(())
-        })?;
+            ]
+            .into_iter()
+            .filter_map(|(bytes, arr)| Some((bytes, arr.as_ref()?)))
+            .collect();
+            self.staging.with(|st| st.upload(dev, s, &parts))
+        };
+        let (copied, sorted) = rayon::join(upload, || m.is_sorted());
+        copied?;
         let host = keep_host.then(|| (m.row_offsets().to_vec(), m.col_indices().to_vec()));
         Ok(GpuMatrix {
             nrows: m.nrows(),
@@ -213,7 +215,7 @@ impl<D: Device> GpuEngine<D> {
             nnz: m.nnz(),
             structure: Arc::new(Structure { rpt, col, host }),
             val,
-            sorted: m.is_sorted(),
+            sorted,
         })
     }
 

@@ -105,8 +105,9 @@ impl<D: Device> Staging<D> {
         Ok(self.bufs.as_mut().expect("allocated above"))
     }
 
-    /// Copies `src` to `dst[offset..]`, a piece at a time; returns when
-    /// the copies are complete.
+    /// Copies each `(src, dst)` of `parts` to the start of `dst`, a piece
+    /// at a time, the pieces growing once over all the parts (one ramp,
+    /// not one per array); returns when the copies are complete.
     ///
     /// # Errors
     /// Device errors.
@@ -114,28 +115,31 @@ impl<D: Device> Staging<D> {
         &mut self,
         dev: &D,
         stream: &D::Stream,
-        src: &[u8],
-        dst: &D::Buffer,
-        offset: usize,
+        parts: &[(&[u8], &D::Buffer)],
     ) -> Result<()> {
         let r = (|| {
-            let bufs = self.buffers(dev, src.len())?;
+            let total = parts.iter().map(|(src, _)| src.len()).sum();
+            let bufs = self.buffers(dev, total)?;
             let cap = bufs[0].as_slice().len();
             let mut in_flight: [Option<D::Event>; 2] = [None, None];
-            for (k, piece) in pieces(src.len(), cap).enumerate() {
-                let b = k % 2;
-                if let Some(e) = in_flight[b].take() {
-                    dev.sync_event(&e)?;
+            let mut size = cap / 8;
+            let mut k = 0;
+            for &(src, dst) in parts {
+                let mut start = 0;
+                while start < src.len() {
+                    let piece = start..(start + size).min(src.len());
+                    let (b, n) = (k % 2, piece.len());
+                    if let Some(e) = in_flight[b].take() {
+                        dev.sync_event(&e)?;
+                    }
+                    par_copy(&src[piece.clone()], &mut bufs[b].as_mut_slice()[..n]);
+                    // SAFETY: the buffer is not touched again before the
+                    // event recorded after this copy has completed (waited
+                    // for above on its next use, or below).
+                    unsafe { dev.copy_to_device_async(stream, &bufs[b], 0, n, dst, piece.start)? };
+                    in_flight[b] = Some(dev.record(stream)?);
+                    (start, size, k) = (piece.end, (2 * size).min(cap), k + 1);
                 }
-                let n = piece.len();
-                par_copy(&src[piece.clone()], &mut bufs[b].as_mut_slice()[..n]);
-                // SAFETY: the buffer is not touched again before the event
-                // recorded after this copy has completed (waited for above on
-                // its next use, or below).
-                unsafe {
-                    dev.copy_to_device_async(stream, &bufs[b], 0, n, dst, offset + piece.start)?
-                };
-                in_flight[b] = Some(dev.record(stream)?);
             }
             for e in in_flight.into_iter().flatten() {
                 dev.sync_event(&e)?;
