@@ -14,7 +14,7 @@
 //! type; stored ([`write_path`]) or deflated ([`write_path_compressed`]).
 
 use crate::csr::{CsrMatrix, MAX_COLUMNS};
-use crate::error::{try_filled, Error, Result};
+use crate::error::{try_reserve, Error, Result};
 use crate::scalar::Scalar;
 use npyz::{TypeChar, WriterBuilder};
 use rayon::prelude::*;
@@ -105,12 +105,15 @@ struct Member {
 
 fn member<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<Member> {
     let file = format!("{name}.npy");
-    let entry = zip.by_name(&file).map_err(|_| {
+    let mut entry = zip.by_name(&file).map_err(|_| {
         err(format!(
             "missing member '{file}' (not a file of scipy.sparse.save_npz?)"
         ))
     })?;
-    let npy = npyz::NpyFile::new(entry).map_err(|e| err(format!("{file}: {e}")))?;
+    let stored = usize::try_from(entry.size()).unwrap_or(usize::MAX);
+    let head = npy_header(&mut entry).map_err(|e| err(format!("{file}: {e}")))?;
+    let npy = npyz::NpyFile::new(std::io::Cursor::new(head).chain(entry))
+        .map_err(|e| err(format!("{file}: {e}")))?;
     let npyz::DType::Plain(ty) = npy.dtype() else {
         return Err(err(format!("{file}: a record dtype is not supported")));
     };
@@ -124,16 +127,112 @@ fn member<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<Me
     let total = len
         .checked_mul(size)
         .ok_or_else(|| err(format!("{file}: {len} elements overflow")))?;
-    let mut bytes = try_filled(total, 0u8, "npz member")?;
-    let mut r = npy.into_inner();
-    r.read_exact(&mut bytes)
+    let bytes = read_at_most(npy.into_inner(), total, stored)
         .map_err(|e| err(format!("{file}: {len} elements of '{ty}' expected: {e}")))?;
+    if bytes.len() != total {
+        return Err(err(format!(
+            "{file}: {len} elements of '{ty}' ({total} bytes) expected, the member holds {} bytes",
+            bytes.len()
+        )));
+    }
     Ok(Member {
         name: file,
         kind: ty.type_char(),
         size,
         bytes,
     })
+}
+
+/// Longest `.npy` header read (NumPy writes plain dtypes' headers in 128
+/// bytes; only structured dtypes, which SciPy never saves, need more).
+const MAX_NPY_HEADER: usize = 4096;
+
+/// The `.npy` preamble and header at the start of `r` (magic, version,
+/// length, the header's dictionary), after checking that the dictionary
+/// nests brackets at most two deep (the dict and its shape tuple) and is
+/// printable ASCII of at most [`MAX_NPY_HEADER`] bytes. `npyz` parses the
+/// header with a backtracking grammar that took over 20 minutes on a 1 KB
+/// header of nested braces (found by the `npz_read` fuzz target).
+fn npy_header(r: &mut impl Read) -> std::result::Result<Vec<u8>, String> {
+    let mut head = vec![0u8; 10];
+    r.read_exact(&mut head)
+        .map_err(|_| "shorter than an .npy preamble".to_string())?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err("not an .npy array (no magic string)".into());
+    }
+    let len = match head[6] {
+        1 => u16::from_le_bytes([head[8], head[9]]) as usize,
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            r.read_exact(&mut more)
+                .map_err(|_| "shorter than an .npy preamble".to_string())?;
+            head.extend_from_slice(&more);
+            u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize
+        }
+        v => return Err(format!(".npy format version {v} is not supported")),
+    };
+    if len > MAX_NPY_HEADER {
+        return Err(format!(
+            "an .npy header of {len} bytes (at most {MAX_NPY_HEADER} for the plain dtypes of scipy.sparse)"
+        ));
+    }
+    let start = head.len();
+    head.resize(start + len, 0);
+    r.read_exact(&mut head[start..])
+        .map_err(|_| format!("the .npy header is shorter than its {len} bytes"))?;
+    let mut depth = 0usize;
+    for (i, &c) in head[start..].iter().enumerate() {
+        match c {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => depth = depth.saturating_sub(1),
+            b'\n' | b' '..=b'~' => {}
+            _ => {
+                return Err(format!(
+                    "byte {c:#04x} at {i} of the .npy header is not printable ASCII"
+                ))
+            }
+        }
+        if depth > 2 {
+            return Err(format!(
+                "brackets nest more than two deep at byte {i} of the .npy header"
+            ));
+        }
+    }
+    Ok(head)
+}
+
+/// Up to `limit` bytes of `r`, fewer when it ends first, into a vector
+/// reserved for `min(limit, expected)` bytes (the zip entry's size: one
+/// allocation for an honest file). Pages are written only as bytes arrive,
+/// 64 MiB at a time, so a header that claims more than the member holds
+/// costs what it holds, never what it claims.
+fn read_at_most(r: impl Read, limit: usize, expected: usize) -> Result<Vec<u8>> {
+    const STEP: usize = 64 << 20;
+    let mut r = r.take(limit as u64);
+    let mut bytes = Vec::new();
+    try_reserve(&mut bytes, limit.min(expected), "npz member")?;
+    loop {
+        let want = (limit - bytes.len()).min(STEP);
+        if want == 0 {
+            return Ok(bytes);
+        }
+        try_reserve(&mut bytes, want, "npz member")?;
+        let start = bytes.len();
+        bytes.resize(start + want, 0);
+        let mut filled = 0;
+        while filled < want {
+            match r.read(&mut bytes[start + filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(err(e.to_string())),
+            }
+        }
+        bytes.truncate(start + filled);
+        if filled < want {
+            return Ok(bytes);
+        }
+    }
 }
 
 /// Little-endian elements of `N` bytes as `u64`/`i64` bit patterns.
@@ -387,6 +486,69 @@ mod tests {
             let f: CsrMatrix<f32> = read(&mut buf).unwrap();
             assert_eq!(f.col_indices(), m.col_indices());
         }
+    }
+
+    #[test]
+    fn a_member_claiming_more_than_it_holds_is_an_error_without_allocating_it() {
+        // indptr.npy says 2^40 int32 elements (4 TiB) but holds 2.
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let options = zip::write::SimpleFileOptions::default();
+        let npy = |w: &mut zip::ZipWriter<_>, shape: &[u64], data: &[u8]| {
+            npyz::WriteOptions::<i32>::new()
+                .default_dtype()
+                .shape(shape)
+                .writer(&mut *w)
+                .write_header_only()
+                .unwrap();
+            w.write_all(data).unwrap();
+        };
+        zip.start_file("format.npy", options).unwrap();
+        let dtype = npyz::DType::Plain("|S3".parse().unwrap());
+        npyz::WriteOptions::new_header_only()
+            .dtype(dtype)
+            .shape(&[])
+            .writer(&mut zip)
+            .write_header_only()
+            .unwrap();
+        zip.write_all(b"csr").unwrap();
+        zip.start_file("shape.npy", options).unwrap();
+        npy(&mut zip, &[2], bytemuck::cast_slice(&[1i32, 1]));
+        zip.start_file("indptr.npy", options).unwrap();
+        npy(&mut zip, &[1 << 40], bytemuck::cast_slice(&[0i32, 0]));
+        zip.finish().unwrap();
+        buf.set_position(0);
+        let e = read::<f64>(&mut buf).unwrap_err().to_string();
+        assert!(
+            e.contains("indptr.npy: 1099511627776 elements") && e.contains("holds 8 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn npy_headers_nested_too_deep_are_refused_before_parsing() {
+        let npy = |dict: &str| {
+            let mut v = b"\x93NUMPY\x01\x00".to_vec();
+            v.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+            v.extend_from_slice(dict.as_bytes());
+            v
+        };
+        let ok = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }\n";
+        assert!(npy_header(&mut &npy(ok)[..]).is_ok());
+        let deep = format!(
+            "{{'descr': '<i8', 'fortran_order': False, 'shape': ({}, }}\n",
+            "{".repeat(300)
+        );
+        let e = npy_header(&mut &npy(&deep)[..]).unwrap_err();
+        assert!(e.contains("nest more than two deep at byte 51"), "{e}");
+        let long = npy(&" ".repeat(5000));
+        assert!(npy_header(&mut &long[..])
+            .unwrap_err()
+            .contains("5000 bytes"));
+        assert!(npy_header(&mut &b"\x93NUMPY\x01"[..]).is_err());
+        assert!(npy_header(&mut &npy("{\u{7f}")[..])
+            .unwrap_err()
+            .contains("0x7f at 1"));
     }
 
     #[test]
