@@ -58,6 +58,16 @@ fn lying_header_is_an_error_not_an_allocation() {
 }
 
 #[test]
+fn an_array_whose_size_overflows_is_an_error_naming_the_size_line() {
+    let e = p("%%MatrixMarket matrix array real general\n% c\n1000000000000000000 252\n4\n")
+        .unwrap_err();
+    assert!(
+        e.contains("line 3") && e.contains("more than 2^64 entries"),
+        "{e}"
+    );
+}
+
+#[test]
 fn errors_name_the_same_line_at_every_chunk_size() {
     let head = "%%MatrixMarket matrix coordinate real symmetric\n% c\n4 4 3\n";
     for (body, line) in [

@@ -68,7 +68,12 @@ pub(super) fn header_in(text: &[u8]) -> Result<Option<(Header, u64, usize)>> {
     let entries = if coordinate {
         parse_index(no, next_token(size, &mut at), "number of entries")?
     } else {
-        nrows as u64 * ncols as u64
+        (nrows as u64).checked_mul(ncols as u64).ok_or_else(|| {
+            parse_err(
+                no,
+                format!("an array of {nrows}x{ncols} values has more than 2^64 entries"),
+            )
+        })?
     };
     if next_token(size, &mut at).is_some() {
         return Err(parse_err(
