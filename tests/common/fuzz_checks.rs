@@ -39,12 +39,7 @@ pub fn mtx_read(data: &[u8]) {
     match (&par, &seq) {
         (Ok((hp, p)), Ok((hs, s))) => {
             assert_eq!(hp, hs);
-            assert_eq!(p.row_offsets(), s.row_offsets());
-            assert_eq!(p.col_indices(), s.col_indices());
-            let bits = |m: &spgemm_core::CsrMatrix<f64>| -> Vec<u64> {
-                m.values().iter().map(|v| v.to_bits()).collect()
-            };
-            assert_eq!(bits(p), bits(s), "values differ");
+            assert_identical(p, s);
         }
         (Err(p), Err(s)) => assert_eq!(p.to_string(), s.to_string()),
         _ => panic!(
@@ -57,18 +52,34 @@ pub fn mtx_read(data: &[u8]) {
         assert_eq!((m.nrows(), m.ncols()), (header.nrows, header.ncols));
         m.check_sorted()
             .expect("the reader sorts and sums duplicates");
-        let again = spgemm_core::CsrMatrix::new(
-            m.nrows(),
-            m.ncols(),
-            m.row_offsets().to_vec(),
-            m.col_indices().to_vec(),
-            m.values().to_vec(),
-        );
-        assert!(
-            again.is_ok(),
-            "a matrix read from a file fails the checked constructor"
-        );
+        assert_checked(&m);
     }
+}
+
+/// `a` and `b` have the same shape, structure and values, bit for bit.
+fn assert_identical(a: &spgemm_core::CsrMatrix<f64>, b: &spgemm_core::CsrMatrix<f64>) {
+    assert_eq!(a.shape(), b.shape());
+    assert_eq!(a.row_offsets(), b.row_offsets());
+    assert_eq!(a.col_indices(), b.col_indices());
+    let bits = |m: &spgemm_core::CsrMatrix<f64>| -> Vec<u64> {
+        m.values().iter().map(|v| v.to_bits()).collect()
+    };
+    assert_eq!(bits(a), bits(b), "values differ");
+}
+
+/// A matrix read from a file passes the checked constructor.
+fn assert_checked(m: &spgemm_core::CsrMatrix<f64>) {
+    let again = spgemm_core::CsrMatrix::new(
+        m.nrows(),
+        m.ncols(),
+        m.row_offsets().to_vec(),
+        m.col_indices().to_vec(),
+        m.values().to_vec(),
+    );
+    assert!(
+        again.is_ok(),
+        "a matrix read from a file fails the checked constructor"
+    );
 }
 
 /// Bytes read as a SciPy `.npz` archive: reading never panics nor
@@ -81,28 +92,12 @@ pub fn npz_read(data: &[u8]) {
     let Ok(m) = npz::read::<f64>(Cursor::new(data)) else {
         return;
     };
-    let again = spgemm_core::CsrMatrix::new(
-        m.nrows(),
-        m.ncols(),
-        m.row_offsets().to_vec(),
-        m.col_indices().to_vec(),
-        m.values().to_vec(),
-    );
-    assert!(
-        again.is_ok(),
-        "a matrix read from a file fails the checked constructor"
-    );
+    assert_checked(&m);
     for compressed in [false, true] {
         let mut out = Cursor::new(Vec::new());
         npz::write(&mut out, &m, compressed).expect("writing to memory");
         let back = npz::read::<f64>(Cursor::new(out.into_inner())).expect("our own archive");
-        assert_eq!(back.shape(), m.shape());
-        assert_eq!(back.row_offsets(), m.row_offsets());
-        assert_eq!(back.col_indices(), m.col_indices());
-        let bits = |m: &spgemm_core::CsrMatrix<f64>| -> Vec<u64> {
-            m.values().iter().map(|v| v.to_bits()).collect()
-        };
-        assert_eq!(bits(&back), bits(&m), "values differ");
+        assert_identical(&back, &m);
     }
 }
 

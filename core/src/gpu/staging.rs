@@ -33,16 +33,20 @@ fn buffer_bytes(len: usize) -> usize {
     (len / 8).next_power_of_two().clamp(FIRST_PIECE, PIECE)
 }
 
-/// The pieces of a transfer of `len` bytes through buffers of `cap` bytes:
-/// `cap / 8` first, doubling up to `cap`.
+/// The sizes of a transfer's pieces through buffers of `cap` bytes, without
+/// end: `cap / 8` first, doubling up to `cap`.
+fn piece_sizes(cap: usize) -> impl Iterator<Item = usize> {
+    std::iter::successors(Some((cap / 8).max(1)), move |&s| Some((2 * s).min(cap)))
+}
+
+/// The pieces of a transfer of `len` bytes through buffers of `cap` bytes
+/// ([`piece_sizes`]).
 fn pieces(len: usize, cap: usize) -> impl Iterator<Item = Range<usize>> {
-    let mut size = (cap / 8).max(1);
     let mut start = 0;
-    std::iter::from_fn(move || {
+    piece_sizes(cap).map_while(move |size| {
         (start < len).then(|| {
             let piece = start..(start + size).min(len);
             start = piece.end;
-            size = (2 * size).min(cap);
             piece
         })
     })
@@ -122,11 +126,12 @@ impl<D: Device> Staging<D> {
             let bufs = self.buffers(dev, total)?;
             let cap = bufs[0].as_slice().len();
             let mut in_flight: [Option<D::Event>; 2] = [None, None];
-            let mut size = cap / 8;
+            let mut sizes = piece_sizes(cap);
             let mut k = 0;
             for &(src, dst) in parts {
                 let mut start = 0;
                 while start < src.len() {
+                    let size = sizes.next().expect("piece sizes do not end");
                     let piece = start..(start + size).min(src.len());
                     let (b, n) = (k % 2, piece.len());
                     if let Some(e) = in_flight[b].take() {
@@ -138,7 +143,7 @@ impl<D: Device> Staging<D> {
                     // for above on its next use, or below).
                     unsafe { dev.copy_to_device_async(stream, &bufs[b], 0, n, dst, piece.start)? };
                     in_flight[b] = Some(dev.record(stream)?);
-                    (start, size, k) = (piece.end, (2 * size).min(cap), k + 1);
+                    (start, k) = (piece.end, k + 1);
                 }
             }
             for e in in_flight.into_iter().flatten() {
