@@ -41,6 +41,28 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn chunks_of_uneven_work_and_empty_chunks_are_appended_in_order() {
+            let Some(e) = engine() else { return };
+            // Rows 0..4000 with 40 entries, then 6000 empty rows (chunks
+            // whose C has no entries), then rows of one entry: the later
+            // chunks finish before the earlier ones and wait their turn.
+            let (n, heavy) = (14_000usize, generate::uniform::<f64>(4000, 14_000, 40, 11).unwrap());
+            let light = generate::uniform::<f64>(4000, n, 1, 12).unwrap();
+            let mut offsets = heavy.row_offsets().to_vec();
+            let last = *offsets.last().unwrap();
+            offsets.extend(std::iter::repeat(last).take(6000));
+            offsets.extend(light.row_offsets()[1..].iter().map(|&o| o + last));
+            let cols = [heavy.col_indices(), light.col_indices()].concat();
+            let vals = [heavy.values(), light.values()].concat();
+            let a = spgemm::CsrMatrix::new(n, n, offsets, cols, vals).unwrap();
+            let (c, chunks) = e.multiply_chunked(&a, &a, 6 << 20).unwrap();
+            assert!(chunks >= 6, "{chunks} chunks");
+            spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            assert!(c.same_structure(&e.multiply_host(&a, &a).unwrap()));
+            assert!((4000..10_000).all(|i| c.row(i).0.is_empty()));
+        }
+
+        #[test]
         fn memory_budget_decides_between_whole_and_chunks() {
             use spgemm::gpu::Placement;
             let Some(e) = engine() else { return };

@@ -1,20 +1,22 @@
 //! Products larger than device memory (hybrid CPU-GPU pipelining, Wu 2015,
 //! §3.3): the rows of A are split into chunks whose inputs, output and
 //! metadata fit a device-memory budget; chunks run on two workers, each on
-//! its own streams, so one chunk's copies overlap another's kernels, and C
-//! is assembled in host memory.
+//! its own streams, so one chunk's copies overlap another's kernels, and
+//! each chunk of C is downloaded in order straight to the end of C's host
+//! arrays (no copy after the staging one).
 
 use super::engine::GpuEngine;
-use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows, stack_rows};
+use super::matrix::HostCsr;
+use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, DeviceErrorKind};
-use crate::error::{Error, Result};
+use crate::error::{try_zeroed, Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 use crate::stats::product_stats;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// Chunks in flight at once (two workers).
 const IN_FLIGHT: usize = 2;
@@ -51,6 +53,14 @@ pub struct HostTimes {
     pub multiply_ms: f64,
     /// The part of C's download after the last kernel.
     pub download_ms: f64,
+}
+
+/// Whose turn it is to append its chunk of rows to C, and the first
+/// failure of any chunk.
+struct Turn {
+    /// The chunk to append next.
+    next: usize,
+    failure: Option<Error>,
 }
 
 fn ms_since(t: std::time::Instant) -> f64 {
@@ -194,7 +204,8 @@ impl<D: Device> GpuEngine<D> {
 
     /// `C = A·B` using at most about `budget` bytes of device memory: B
     /// stays on the device, A's rows go through in chunks sized by their
-    /// products, C is assembled on the host. Returns C and the number of
+    /// products, each chunk of C is appended to C's host arrays in order
+    /// ([`GpuEngine::download_after`]). Returns C and the number of
     /// chunks. The result equals [`GpuEngine::multiply_host`]'s up to
     /// rounding (chunks may choose different thread groups).
     ///
@@ -224,44 +235,68 @@ impl<D: Device> GpuEngine<D> {
         let chunks = split_rows(&row_nnz, &stats.nprod, b.ncols(), vb, per_chunk)?;
         let gb = self.upload_with(b, false)?;
         let next = AtomicUsize::new(0);
-        let parts: Mutex<Vec<Option<CsrMatrix<T>>>> = Mutex::new(vec![None; chunks.len()]);
-        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let c = Mutex::new(HostCsr {
+            offsets: try_zeroed(a.nrows() + 1, "C row offsets")?,
+            cols: Vec::new(),
+            vals: Vec::new(),
+        });
+        let state = Mutex::new(Turn {
+            next: 0,
+            failure: None,
+        });
+        let turn = Condvar::new();
+        let lock = || state.lock().expect("no worker panics holding the lock");
         std::thread::scope(|scope| {
             for _ in 0..IN_FLIGHT.min(chunks.len()) {
                 scope.spawn(|| loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    let stop = failure.lock().map_or(true, |f| f.is_some());
-                    if k >= chunks.len() || stop {
+                    if k >= chunks.len() || lock().failure.is_some() {
                         return;
                     }
-                    let run = || -> Result<CsrMatrix<T>> {
-                        let ga = self.upload_with(rows_of(a, chunks[k].clone())?.view(), false)?;
-                        self.download(&self.multiply(&ga, &gb)?.0)
+                    let rows = chunks[k].clone();
+                    let computed = rows_of(a, rows.clone()).and_then(|part| {
+                        let ga = self.upload_with(part.view(), false)?;
+                        Ok(self.multiply(&ga, &gb)?.0)
+                    });
+                    // Chunks are appended to C in order: a worker whose
+                    // chunk is done before the one above it waits for it
+                    // (taken earlier, by the other worker). Only the
+                    // worker whose turn it is touches C.
+                    let mut s = lock();
+                    while computed.is_ok() && s.next != k && s.failure.is_none() {
+                        s = turn.wait(s).expect("no worker panics holding the lock");
+                    }
+                    let go = s.failure.is_none();
+                    drop(s);
+                    let appended = match computed {
+                        Ok(part) if go => {
+                            let mut c = c.lock().expect("no worker panics holding the lock");
+                            self.download_after(&part, &mut c, rows.start)
+                        }
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(e),
                     };
-                    match run() {
-                        Ok(c) => {
-                            parts.lock().expect("no worker panics holding the lock")[k] = Some(c)
-                        }
+                    let mut s = lock();
+                    match appended {
+                        Ok(()) => s.next += 1,
                         Err(e) => {
-                            failure
-                                .lock()
-                                .expect("no worker panics holding the lock")
-                                .get_or_insert(e);
-                            return;
+                            s.failure.get_or_insert(e);
                         }
+                    }
+                    let stop = s.failure.is_some();
+                    drop(s);
+                    turn.notify_all();
+                    if stop {
+                        return;
                     }
                 });
             }
         });
-        if let Some(e) = failure.into_inner().expect("workers finished") {
+        if let Some(e) = state.into_inner().expect("workers finished").failure {
             return Err(e);
         }
-        let parts: Vec<CsrMatrix<T>> = parts
-            .into_inner()
-            .expect("workers finished")
-            .into_iter()
-            .map(|p| p.expect("every chunk ran"))
-            .collect();
-        Ok((stack_rows(parts, b.ncols())?, chunks.len()))
+        let c = c.into_inner().expect("workers finished");
+        let c = CsrMatrix::new(a.nrows(), b.ncols(), c.offsets, c.cols, c.vals)?;
+        Ok((c, chunks.len()))
     }
 }

@@ -129,11 +129,11 @@ pub(super) fn stack_rows<T: Scalar>(
             .for_each(|(d, &s)| *d = s + base);
         super::staging::par_copy(
             bytemuck::cast_slice(p.col_indices()),
-            bytemuck::cast_slice_mut(pc),
+            super::staging::bytes_of(pc),
         );
         super::staging::par_copy(
             bytemuck::cast_slice(p.values()),
-            bytemuck::cast_slice_mut(pv),
+            super::staging::bytes_of(pv),
         );
     });
     CsrMatrix::new(nrows, ncols, offsets, cols, vals)

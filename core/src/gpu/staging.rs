@@ -10,6 +10,7 @@
 use crate::device::{Device, PinnedBuffer};
 use crate::error::Result;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -54,11 +55,30 @@ fn pieces(len: usize, cap: usize) -> impl Iterator<Item = Range<usize>> {
 
 /// Copies `src` into `dst` (equal lengths) on all cores: the destination
 /// pages of a fresh allocation are first touched in parallel too.
-pub(super) fn par_copy(src: &[u8], dst: &mut [u8]) {
+pub(super) fn par_copy(src: &[u8], dst: &mut [MaybeUninit<u8>]) {
     const STRIPE: usize = 256 << 10;
     dst.par_chunks_mut(STRIPE)
         .zip(src.par_chunks(STRIPE))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+        .for_each(|(d, s)| {
+            d.write_copy_of_slice(s);
+        });
+}
+
+/// The bytes of `v`, as the destination of a copy.
+pub(super) fn bytes_of<T: bytemuck::Pod>(v: &mut [T]) -> &mut [MaybeUninit<u8>] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: the same memory, with no alignment or validity requirement;
+    // copies write only initialized bytes into it, and any bytes are a
+    // valid `T` (`Pod`).
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
+}
+
+/// The bytes of the not yet written elements `v`, as the destination of a
+/// copy (after which they are initialized `T`s: any bytes are, `Pod`).
+pub(super) fn spare_bytes<T: bytemuck::Pod>(v: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: the same memory, with no alignment or validity requirement.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
 }
 
 /// `r`, after waiting for `stream` when it is an error: no copy may still
@@ -137,7 +157,10 @@ impl<D: Device> Staging<D> {
                     if let Some(e) = in_flight[b].take() {
                         dev.sync_event(&e)?;
                     }
-                    par_copy(&src[piece.clone()], &mut bufs[b].as_mut_slice()[..n]);
+                    par_copy(
+                        &src[piece.clone()],
+                        bytes_of(&mut bufs[b].as_mut_slice()[..n]),
+                    );
                     // SAFETY: the buffer is not touched again before the
                     // event recorded after this copy has completed (waited
                     // for above on its next use, or below).
@@ -154,8 +177,8 @@ impl<D: Device> Staging<D> {
         settled(dev, stream, r)
     }
 
-    /// Copies `dst.len()` bytes of `src` from `offset` into `dst`, a piece
-    /// at a time: the device copies piece k while the cores copy piece
+    /// Copies `dst.len()` bytes of `src` from `offset` into `dst` (written
+    /// whole when this returns `Ok`), a piece at a time: the device copies piece k while the cores copy piece
     /// k − 1 out of the other buffer. Waits for earlier work on `stream`.
     ///
     /// # Errors
@@ -166,7 +189,7 @@ impl<D: Device> Staging<D> {
         stream: &D::Stream,
         src: &D::Buffer,
         offset: usize,
-        dst: &mut [u8],
+        dst: &mut [MaybeUninit<u8>],
     ) -> Result<()> {
         let r = (|| {
             let bufs = self.buffers(dev, dst.len())?;
@@ -176,7 +199,7 @@ impl<D: Device> Staging<D> {
                           piece: Range<usize>,
                           e: D::Event,
                           bufs: &[D::Pinned; 2],
-                          dst: &mut [u8]|
+                          dst: &mut [MaybeUninit<u8>]|
              -> Result<()> {
                 dev.sync_event(&e)?;
                 let n = piece.len();

@@ -14,7 +14,7 @@ use super::memory::DeviceArray;
 use super::meta::Meta;
 use super::numeric::COut;
 use super::product::Product;
-use super::staging::Staging;
+use super::staging::{bytes_of, Staging};
 use super::symbolic::{distinct_rows, Offsets};
 use crate::csr::CsrMatrix;
 use crate::device::Device;
@@ -116,7 +116,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let m = self.m();
         let mut offsets: Vec<usize> = try_zeroed(m + 1, "row offsets")?;
         if let Some(buf) = &crpt.buf {
-            staging.download(dev, s0, buf, 0, bytemuck::cast_slice_mut(&mut offsets))?;
+            staging.download(dev, s0, buf, 0, bytes_of(&mut offsets))?;
         }
         let nnz = offsets[m];
         let col = l.alloc::<u32>(0, nnz, "C column indices")?;
@@ -157,14 +157,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         let col = col.expect("a chunk of entries has arrays");
                         let val = val.expect("a chunk of entries has arrays");
                         let at = e.start;
-                        staging.download(
-                            dev,
-                            copy,
-                            col,
-                            4 * at,
-                            bytemuck::cast_slice_mut(cur_cols),
-                        )?;
-                        let out = bytemuck::cast_slice_mut(cur_vals);
+                        staging.download(dev, copy, col, 4 * at, bytes_of(cur_cols))?;
+                        let out = bytes_of(cur_vals);
                         staging.download(dev, copy, val, size_of::<T>() * at, out)
                     };
                     // The next chunk's pages are faulted in while this one
