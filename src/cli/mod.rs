@@ -101,7 +101,9 @@ struct Common {
     #[arg(long, default_value = "auto")]
     long_rows: LongRows,
     /// GPU backends: accumulators of the bins: auto (dense in shared memory
-    /// where C is narrow enough, hash tables elsewhere), hash.
+    /// where C is narrow enough, short rows without repeated columns sorted
+    /// without a hash table, hash tables elsewhere), dense-hash (the same
+    /// without the sorted rows), hash (hash tables everywhere).
     #[arg(long, default_value = "auto")]
     accumulator: Accumulator,
 }

@@ -211,6 +211,54 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn rows_without_repeated_columns_around_the_distinct_bins_limit() {
+            use spgemm::gpu::Accumulator;
+            if engine().is_none() {
+                return;
+            }
+            // Row j of B holds columns 7j..7j+7 (every third row empty), so
+            // a row of A with k entries has up to 7k products in distinct
+            // columns: rows of A with 1 to 80 entries give rows of C of up
+            // to 560 entries, across the distinct bin's limit (8 per lane:
+            // 256 entries on 32-lane warps, 512 on 64-lane ones) and
+            // across a warp's 32 or 64 entries of A at a time. Nonzero
+            // values, so each entry of C is one product, as on the host.
+            let n = 4000usize;
+            let mut b_off = vec![0usize];
+            let (mut b_col, mut b_val) = (Vec::new(), Vec::new());
+            for j in 0..n {
+                if j % 3 != 2 {
+                    b_col.extend((7 * j as u32)..(7 * j as u32 + 7));
+                    b_val.extend((0..7).map(|t| 1.0 + (j * 7 + t) as f64 * 1e-3));
+                }
+                b_off.push(b_col.len());
+            }
+            let b = spgemm::CsrMatrix::new(n, 7 * n, b_off, b_col, b_val).unwrap();
+            let mut a_off = vec![0usize];
+            let (mut a_col, mut a_val) = (Vec::new(), Vec::new());
+            for i in 0..3000usize {
+                let k = 1 + i % 80;
+                let first = (i * 37) % (n - k);
+                a_col.extend((first as u32)..(first + k) as u32);
+                a_val.extend((0..k).map(|t| 0.5 + ((i + t) % 11) as f64));
+                a_off.push(a_col.len());
+            }
+            let a = spgemm::CsrMatrix::new(3000, n, a_off, a_col, a_val).unwrap();
+            let expected = spgemm::reference::multiply(&a, &b).unwrap();
+            assert!((0..expected.nrows()).any(|i| expected.row_nnz(i) > 512));
+            for acc in Accumulator::ALL {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    accumulator: acc,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a, &b).unwrap();
+                assert_eq!(c.row_offsets(), expected.row_offsets(), "{}", acc.name());
+                assert_eq!(c.col_indices(), expected.col_indices(), "{}", acc.name());
+                assert_eq!(c.values(), expected.values(), "{}", acc.name());
+            }
+        }
+
+        #[test]
         fn both_sort_variants_and_output_rows_over_a_million_entries() {
             let Some(e) = engine() else { return };
             let rank = $open(0).unwrap().with_config(GpuConfig {

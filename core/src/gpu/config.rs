@@ -152,14 +152,23 @@ pub enum Accumulator {
     /// shared memory. Hash tables elsewhere. Rows past the last shared
     /// table (the last symbolic bin's overflow, the global bins) keep the
     /// global paths of [`LongRows`](super::LongRows), which split a long
-    /// row between blocks.
+    /// row between blocks. In the numeric phase, rows of up to 8 entries
+    /// per lane of a warp whose products all have different columns (the
+    /// symbolic phase saw nnz = nprod) skip the hash table: a warp places
+    /// their products by a scan and rank-sorts them (expand-sort-compress
+    /// with nothing to compress).
     #[default]
     Auto,
+    /// As [`Accumulator::Auto`] but with every numeric row that is not
+    /// dense in a hash table (distinct rows too): the A/B switch of the
+    /// distinct rows' kernel.
+    DenseHash,
     /// Hash tables in every bin (OpSparse, DCU).
     Hash,
 }
 
 crate::choices::named_choices!(Accumulator, "accumulator", {
     Auto => "auto",
+    DenseHash => "dense-hash",
     Hash => "hash",
 });

@@ -20,6 +20,11 @@ pub(crate) const DENSE_SYMBOLIC_BLOCKS: usize = 4;
 /// (`SPGEMM_SORT_TILE`; DCU §5.4, kernel 8).
 pub(crate) const SORT_TILE: usize = 2048;
 
+/// Products a lane holds in the numeric kernel of distinct rows: the
+/// distinct bin takes rows of at most this many times the warp width
+/// entries (`SPGEMM_DISTINCT_PER_LANE`).
+pub(crate) const DISTINCT_PER_LANE: u32 = 8;
+
 /// The `#define`s of the constants above, as kernel source.
 pub(crate) fn defines() -> String {
     let mut s = String::from("\n// Shared with the host (core/src/gpu/constants.rs).\n");
@@ -32,6 +37,7 @@ pub(crate) fn defines() -> String {
             DENSE_SYMBOLIC_BLOCKS.to_string(),
         ),
         ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
+        ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
     ] {
         let _ = writeln!(s, "#define {name} {value}");
     }
@@ -49,6 +55,7 @@ mod tests {
             "DENSE_THREADS",
             "DENSE_SYMBOLIC_BLOCKS",
             "SORT_TILE",
+            "DISTINCT_PER_LANE",
         ] {
             let define = format!("#define SPGEMM_{name} ");
             assert!(

@@ -67,7 +67,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let t = self.launcher.table();
         let overflows = i + 1 == t.symbolic.len() && t.symbolic_overflows();
         let words = self.dense_words();
-        self.options.accumulator == Accumulator::Auto
+        self.options.accumulator != Accumulator::Hash
             && !overflows
             && dense_bin(
                 self.device().properties(),
@@ -82,7 +82,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// memory.
     pub(super) fn numeric_dense(&self, bin: &Bin) -> bool {
         let p = self.device().properties();
-        self.options.accumulator == Accumulator::Auto
+        self.options.accumulator != Accumulator::Hash
             && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
     }
 

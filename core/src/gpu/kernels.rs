@@ -91,6 +91,10 @@ pub enum Kernel {
     /// `spgemm_numeric_direct`: rows of A with one entry, copied from B
     /// (DCU §5.2).
     NumericDirect,
+    /// `spgemm_numeric_distinct`: short rows whose products all have
+    /// different columns, placed by a scan and rank-sorted, a warp per row
+    /// (expand-sort-compress with nothing to compress; no hash table).
+    NumericDistinct,
     /// `spgemm_numeric_bin{i}`: the rows of shared numeric bin `i` in a
     /// shared-memory hash table, sorted (OpSparse §5.6.2, DCU §5.3).
     NumericBin(usize),
@@ -127,13 +131,14 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 19] = [
+pub const FIXED: [Kernel; 20] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::NumericGlobal,
     Kernel::NumericDirect,
+    Kernel::NumericDistinct,
     Kernel::SymbolicDense,
     Kernel::NumericDense,
     Kernel::NumericDenseCompact,
@@ -166,6 +171,7 @@ impl Kernel {
             Kernel::ScanTiles => "spgemm_scan_tiles",
             Kernel::ScanAdd => "spgemm_scan_add",
             Kernel::NumericDirect => "spgemm_numeric_direct",
+            Kernel::NumericDistinct => "spgemm_numeric_distinct",
             Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
             Kernel::NumericGlobal => "spgemm_numeric_global",
             Kernel::NumericDense => "spgemm_numeric_dense",
@@ -194,7 +200,7 @@ impl Kernel {
             Kernel::SymbolicDense => of::<SymbolicDenseArgs>(),
             Kernel::ScanTiles => of::<ScanTilesArgs>(),
             Kernel::ScanAdd => of::<ScanAddArgs>(),
-            Kernel::NumericDirect => of::<NumericRows>(),
+            Kernel::NumericDirect | Kernel::NumericDistinct => of::<NumericRows>(),
             Kernel::NumericBin(_) => of::<NumericBinArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
@@ -354,13 +360,16 @@ kernel_args! {
         hist: DevicePtr = "u64*",
     }
     /// What both binning passes start with: the binned value per row
-    /// (`crpt`), A's row offsets, the rows and whether single-entry rows of
-    /// A may be copied directly.
+    /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
+    /// A may be copied directly, and (numeric phase) the distinct-row bits
+    /// with the most entries a row of the distinct bin may have (0: none).
     BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
         m: u32 = "u32",
         direct_ok: u32 = "u32",
+        distinct_rows: DevicePtr = "const u32*",
+        distinct_max: u32 = "u32",
     }
     /// [`Kernel::BinCount`].
     BinCountArgs [rows: BinnedRows] {
@@ -422,7 +431,7 @@ kernel_args! {
         tickets: DevicePtr = "u32*",
     }
     /// What every numeric kernel over listed rows starts with (and all
-    /// [`Kernel::NumericDirect`] takes): A, B, the `nrows` rows listed at
+    /// [`Kernel::NumericDirect`] and [`Kernel::NumericDistinct`] take): A, B, the `nrows` rows listed at
     /// `bins`, and C.
     NumericRows {
         arpt: DevicePtr = "const u64*",

@@ -12,7 +12,8 @@ use crate::error::Result;
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
 /// words 0..8 hold the stats (2 u64), the maximum, the overflow count and
 /// (numeric phase) a copy of nnz(C);
-/// then per-bin sizes and cursors (u32); words 64..128 the histogram of
+/// then per-bin sizes and cursors (u32, the direct and the distinct bins
+/// last); words 64..128 the histogram of
 /// products by log2 of their row of B; then the bins array and the overflow
 /// list (M u32 each).
 pub(super) struct Meta<D: Device> {
@@ -29,7 +30,7 @@ pub(super) struct Counts {
     pub(super) max: u64,
     /// Rows the last symbolic bin gave up on.
     pub(super) overflow: u32,
-    /// Rows per bin, the direct bin last.
+    /// Rows per bin, then the direct bin's and the distinct bin's.
     pub(super) sizes: Vec<u32>,
     /// Length of the rows of B the median product comes from (from setup's
     /// histogram, the middle of its power-of-two bucket).
@@ -62,7 +63,7 @@ impl<D: Device> Meta<D> {
     /// zeroed, on stream 0.
     pub(super) fn new(l: &Launcher<'_, D>, m: usize, nbins: usize) -> Result<Self> {
         assert!(
-            8 + nbins < Self::HIST,
+            8 + nbins + 2 <= Self::HIST,
             "too many bins for the metadata header"
         );
         let words = l.alloc::<u64>(0, Self::HEADER + m, "bins and counters")?;
@@ -85,7 +86,7 @@ impl<D: Device> Meta<D> {
         self.words.ptr_to(8)
     }
     pub(super) fn cursors(&self) -> DevicePtr {
-        self.words.ptr_to(8).add(4 * (self.nbins as u64 + 1))
+        self.words.ptr_to(8).add(4 * (self.nbins as u64 + 2))
     }
     /// The rows of the bin starting at `offset` in the bins array.
     pub(super) fn bins(&self, offset: u64) -> DevicePtr {
@@ -120,7 +121,7 @@ impl<D: Device> Meta<D> {
             stats: [h[0], h[1]],
             max: h[3],
             overflow: h[4] as u32,
-            sizes: sizes[..=self.nbins].to_vec(),
+            sizes: sizes[..self.nbins + 2].to_vec(),
             typical,
             nnz: h[5],
         })

@@ -37,6 +37,13 @@ pub(super) struct COut<'c, D: Device, T> {
     pub(super) val: &'c DeviceArray<D, T>,
 }
 
+/// Dynamic shared memory of a block of [`Kernel::NumericDistinct`] holding
+/// `entries` products (a warp's rows, all its warps) of `value_bytes`
+/// values: their columns, then their values.
+pub(super) fn distinct_shared_bytes(entries: u32, value_bytes: usize) -> usize {
+    entries as usize * (4 + value_bytes)
+}
+
 impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
     /// `counts`) and one kernel per bin, largest first on several streams:
@@ -54,7 +61,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let crpt = out.crpt;
         let table = l.table();
         let nbins = table.numeric.len();
-        self.fill_bins(&meta, crpt, Phase::Numeric)?;
+        self.fill_bins(&meta, crpt, Phase::Numeric, Some(out.distinct))?;
         l.fork()?;
         let offsets = counts.offsets();
         let rows = |i: usize| NumericRows {
@@ -79,6 +86,18 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 Kernel::NumericDirect,
                 grid,
                 &rows(nbins),
+            )?;
+        }
+        let distinct = counts.sizes[nbins + 1] as usize;
+        if distinct > 0 {
+            let warps = BLOCK / dev.properties().warp_width;
+            let grid = l.grid(distinct, warps as usize);
+            let bytes = distinct_shared_bytes(warps * self.distinct_max(), size_of::<T>());
+            l.launch(
+                Launcher::<D>::stream_of(2),
+                Kernel::NumericDistinct,
+                shape(grid, BLOCK, bytes),
+                &rows(nbins + 1),
             )?;
         }
         let mut scratch = Vec::new();

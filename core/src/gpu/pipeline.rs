@@ -29,7 +29,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             Some(p) => {
                 let before_numeric = dev.record(s0)?;
                 let meta = Meta::new(&self.launcher, self.m(), nbins)?;
-                let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric)?;
+                let distinct = Some(distinct_rows(&p.crpt, self.m()));
+                let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, distinct)?;
                 counts.nnz = p.nnz as u64;
                 (
                     p.crpt.clone(),
@@ -49,7 +50,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let before_numeric = dev.record(s0)?;
                 // Numeric binning counts and nnz(C) come back in one read.
                 let meta = Meta::new(&self.launcher, self.m(), nbins)?;
-                self.launch_count_bins(&meta, &crpt, Phase::Numeric)?;
+                let distinct = Some(distinct_rows(&crpt, self.m()));
+                self.launch_count_bins(&meta, &crpt, Phase::Numeric, distinct)?;
                 meta.copy_nnz(&self.launcher, &crpt)?;
                 let counts = meta.read(&self.launcher)?;
                 let crpt = Arc::new(crpt);

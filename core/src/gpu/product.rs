@@ -4,8 +4,10 @@
 //! The phases are in `symbolic.rs`, `numeric.rs` and `dense.rs`, their
 //! sequence in `pipeline.rs`.
 
+use super::config::Accumulator;
 use super::config::GpuConfig;
-use super::kernels::{BinCountArgs, BinFillArgs, BinnedRows, Kernel, Phase};
+use super::constants::DISTINCT_PER_LANE;
+use super::kernels::{BinCountArgs, BinFillArgs, BinnedRows, DevicePtr, Kernel, Phase};
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
@@ -119,14 +121,16 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2) for `phase`: counts
-    /// rows per bin of `crpt`'s values and reads the counters back.
+    /// rows per bin of `crpt`'s values and reads the counters back. In the
+    /// numeric phase, `distinct` holds the rows' distinct-row bits.
     pub(super) fn count_bins(
         &self,
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
+        distinct: Option<DevicePtr>,
     ) -> Result<Counts> {
-        self.launch_count_bins(meta, crpt, phase)?;
+        self.launch_count_bins(meta, crpt, phase, distinct)?;
         meta.read(&self.launcher)
     }
 
@@ -136,9 +140,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
+        distinct: Option<DevicePtr>,
     ) -> Result<()> {
         let args = BinCountArgs {
-            rows: self.binned_rows(crpt),
+            rows: self.binned_rows(crpt, distinct),
             sizes: meta.sizes(),
             max_value: meta.max_value(),
         };
@@ -154,9 +159,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
+        distinct: Option<DevicePtr>,
     ) -> Result<()> {
         let args = BinFillArgs {
-            rows: self.binned_rows(crpt),
+            rows: self.binned_rows(crpt, distinct),
             sizes: meta.sizes(),
             cursor: meta.cursors(),
             bins: meta.bins(0),
@@ -166,13 +172,27 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// The arguments both binning passes start with, binning `crpt`'s
-    /// values.
-    fn binned_rows(&self, crpt: &DeviceArray<D, u64>) -> BinnedRows {
+    /// values; with `distinct` (the numeric phase's distinct-row bits),
+    /// rows for the distinct bin too.
+    fn binned_rows(&self, crpt: &DeviceArray<D, u64>, distinct: Option<DevicePtr>) -> BinnedRows {
         BinnedRows {
             crpt: crpt.ptr(),
             arpt: self.a.structure.rpt.ptr(),
             m: self.m() as u32,
             direct_ok: self.direct_ok(),
+            distinct_rows: distinct.unwrap_or(DevicePtr(0)),
+            distinct_max: distinct.map_or(0, |_| self.distinct_max()),
+        }
+    }
+
+    /// The most entries a row of the distinct bin may have
+    /// ([`Kernel::NumericDistinct`]: [`DISTINCT_PER_LANE`] per lane of a
+    /// warp); 0 when the accumulator choice leaves every row to the hash
+    /// tables.
+    pub(super) fn distinct_max(&self) -> u32 {
+        match self.options.accumulator {
+            Accumulator::Auto => DISTINCT_PER_LANE * self.device().properties().warp_width,
+            Accumulator::DenseHash | Accumulator::Hash => 0,
         }
     }
 

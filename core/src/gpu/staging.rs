@@ -57,10 +57,18 @@ fn pieces(len: usize, cap: usize) -> impl Iterator<Item = Range<usize>> {
 /// pages of a fresh allocation are first touched in parallel too.
 pub(super) fn par_copy(src: &[u8], dst: &mut [MaybeUninit<u8>]) {
     const STRIPE: usize = 256 << 10;
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "copy between slices of unequal lengths"
+    );
     dst.par_chunks_mut(STRIPE)
         .zip(src.par_chunks(STRIPE))
-        .for_each(|(d, s)| {
-            d.write_copy_of_slice(s);
+        // SAFETY: stripes of equal lengths (equal slices cut alike), of
+        // distinct allocations (one is borrowed mutably); `MaybeUninit<u8>`
+        // has `u8`'s layout.
+        .for_each(|(d, s)| unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr() as *mut u8, s.len())
         });
 }
 

@@ -189,10 +189,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         b: self.b,
                     };
                     let meta = Meta::new(l, rows.len(), nbins)?;
-                    let counts = chunk.count_bins(&meta, &crpt_rows, Phase::Numeric)?;
+                    let distinct = distinct.add((rows.start / 8) as u64);
+                    let counts =
+                        chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(distinct))?;
                     let out = COut {
                         crpt: &crpt_rows,
-                        distinct: distinct.add((rows.start / 8) as u64),
+                        distinct,
                         col,
                         val,
                     };

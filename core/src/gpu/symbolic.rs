@@ -90,9 +90,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         } else {
             None
         };
-        let counts = self.count_bins(&meta, &crpt, Phase::Symbolic)?;
+        let counts = self.count_bins(&meta, &crpt, Phase::Symbolic, None)?;
         if counts.stats[0] > 0 {
-            self.fill_bins(&meta, &crpt, Phase::Symbolic)?;
+            self.fill_bins(&meta, &crpt, Phase::Symbolic, None)?;
             l.fork()?;
             let offsets = counts.offsets();
             for (order, (i, bin)) in table.symbolic.iter().enumerate().rev().enumerate() {

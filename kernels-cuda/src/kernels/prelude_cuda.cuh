@@ -8,6 +8,7 @@ typedef unsigned int lane_mask_t;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 #define SPGEMM_SHFL(v, src) __shfl_sync(SPGEMM_FULL_MASK, (v), (src))
+#define SPGEMM_SHFL_UP(v, d) __shfl_up_sync(SPGEMM_FULL_MASK, (v), (d))
 #define SPGEMM_BALLOT(p) __ballot_sync(SPGEMM_FULL_MASK, (p))
 #define SPGEMM_POPC(m) __popc(m)
 #define SPGEMM_FFS(m) __ffs(m)

@@ -10,6 +10,7 @@ typedef unsigned long long lane_mask_t;
 #define SPGEMM_SHFL_DOWN(v, d) __shfl_down((v), (d))
 #define SPGEMM_SHFL_DOWN_W(v, d, w) __shfl_down((v), (d), (w))
 #define SPGEMM_SHFL(v, src) __shfl((v), (src))
+#define SPGEMM_SHFL_UP(v, d) __shfl_up((v), (d))
 #define SPGEMM_BALLOT(p) __ballot(p)
 #define SPGEMM_POPC(m) __popcll(m)
 #define SPGEMM_FFS(m) __ffsll((unsigned long long)(m))

@@ -147,14 +147,19 @@ SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* _
 // (numeric, crpt[i+1] - crpt[i] after the scan). Rows of A with a single
 // entry need no hash when B's rows are sorted without duplicates (DCU
 // §5.3): in the symbolic phase they get no bin (nnz = nprod already), in
-// the numeric phase they go to the extra "direct" bin NBINS.
+// the numeric phase they go to the extra "direct" bin NBINS. In the
+// numeric phase, rows of at most `distinct_max` entries whose products all
+// have different columns (their bit in `distinct_rows`) go to the extra
+// "distinct" bin NBINS + 1 (`spgemm_numeric_distinct`).
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
-                                       const u64* maxes, u64* value) {
+                                       const u32* distinct_rows, u32 distinct_max, const u64* maxes, u64* value) {
     const u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
     *value = v;
     if (v == 0) return -1;
     if (direct_ok && arpt[i + 1] - arpt[i] == 1) return NUMERIC ? NBINS : -1;
+    if (NUMERIC && v <= distinct_max && (distinct_rows[i / SPGEMM_WORD_BITS] >> (i % SPGEMM_WORD_BITS) & 1u))
+        return NBINS + 1;
     for (int b = 0; b < NBINS - 1; ++b)
         if (v <= maxes[b]) return b;
     return NBINS - 1;
@@ -162,26 +167,27 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
 
 // Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): count rows per bin in
 // shared memory, one global atomic per bin per block; also the maximum.
-// sizes: NBINS + 1 counters (the last is the direct bin), then the max (u64).
+// sizes: NBINS + 2 counters (the last two are the direct and the distinct
+// bins), then the max (u64).
 template <int NBINS, bool NUMERIC>
-__device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u64* maxes,
-                          u32* sizes, u64* max_value) {
-    __shared__ u32 s_size[NBINS + 1];
+__device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
+                          u32 distinct_max, const u64* maxes, u32* sizes, u64* max_value) {
+    __shared__ u32 s_size[NBINS + 2];
     __shared__ u64 s_max;
-    for (int b = threadIdx.x; b <= NBINS; b += blockDim.x) s_size[b] = 0;
+    for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x) s_size[b] = 0;
     if (threadIdx.x == 0) s_max = 0;
     __syncthreads();
     u64 local_max = 0;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         u64 v;
-        const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, maxes, &v);
+        const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, maxes, &v);
         if (b >= 0) atomicAdd(&s_size[b], 1u);
         if (b >= 0 && b < NBINS) local_max = v > local_max ? v : local_max;
     }
     local_max = warp_max(local_max);
     if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && local_max) atomicMax(&s_max, local_max);
     __syncthreads();
-    for (int b = threadIdx.x; b <= NBINS; b += blockDim.x)
+    for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x)
         if (s_size[b]) atomicAdd(&sizes[b], s_size[b]);
     if (threadIdx.x == 0 && s_max) atomicMax(max_value, s_max);
 }
@@ -190,20 +196,21 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
 // array of length M at per-bin offsets. Each block reserves its slots with
 // one global atomic per bin; `cursor` starts at zero.
 template <int NBINS, bool NUMERIC>
-__device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u64* maxes,
-                         const u32* sizes, u32* cursor, u32* bins) {
-    __shared__ u32 s_count[NBINS + 1];
-    __shared__ u32 s_base[NBINS + 1];
+__device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
+                         u32 distinct_max, const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
+    __shared__ u32 s_count[NBINS + 2];
+    __shared__ u32 s_base[NBINS + 2];
     const u32 chunk = blockDim.x;
     for (u32 start = blockIdx.x * chunk; start < m; start += gridDim.x * chunk) {
-        for (int b = threadIdx.x; b <= NBINS; b += blockDim.x) s_count[b] = 0;
+        for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x) s_count[b] = 0;
         __syncthreads();
         const u32 i = start + threadIdx.x;
         u64 v;
-        const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, maxes, &v) : -1;
+        const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, maxes, &v)
+                            : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
-        for (int bb = threadIdx.x; bb <= NBINS; bb += blockDim.x) {
+        for (int bb = threadIdx.x; bb <= NBINS + 1; bb += blockDim.x) {
             u32 offset = 0;
             for (int q = 0; q < bb; ++q) offset += sizes[q];
             s_base[bb] = s_count[bb] ? offset + atomicAdd(&cursor[bb], s_count[bb]) : 0;
@@ -617,6 +624,97 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
             ccol[start + t] = keys[t];
             cval[start + t] = vals[t];
         }
+    }
+}
+
+// Rows whose products all have different columns (nnz = nprod, the
+// symbolic phase's bit), of at most SPGEMM_DISTINCT_PER_LANE (from the
+// host) · warp width entries: expand-sort-compress with nothing to compress (the power-law
+// issue's "low-compression rows without atomics"; the register-aware seed's
+// observation, §3, that such rows waste a hash table's probes). One warp
+// per row: the warp scans the lengths of the rows of B its entries of A
+// select (a shuffle scan), so every product has its own position in the
+// warp's stretch of shared memory with no hashing and no atomic; each lane
+// finds its products' entries of A by a binary search over the scan
+// (shuffles), stores them, and each product's place in C is the number of
+// smaller columns (the rank sort of OpSparse §5.6.2). Warps of a block
+// take rows in step, so the block's barriers order the stores and ranks.
+SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval,
+                                                   const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                   value_t* cval) {
+    constexpr u32 CAP = SPGEMM_DISTINCT_PER_LANE * SPGEMM_WARP_SIZE;
+    extern __shared__ u64 smem_distinct[];
+    const u32 warps = blockDim.x / SPGEMM_WARP_SIZE, wid = threadIdx.x / SPGEMM_WARP_SIZE;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    u32* keys = (u32*)smem_distinct + wid * CAP;
+    value_t* vals = (value_t*)((u32*)smem_distinct + warps * CAP) + wid * CAP;
+    for (u32 first = blockIdx.x * warps; first < nrows; first += gridDim.x * warps) {
+        const bool active = first + wid < nrows;
+        const u32 row = active ? bins[first + wid] : 0;
+        const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
+        u32 run = 0;
+        for (u64 base = a0; base < a1; base += SPGEMM_WARP_SIZE) {
+            const u64 p = base + lane;
+            u32 c = 0, n = 0;
+            u64 b0 = 0;
+            value_t a = value_t(0);
+            if (p < a1) {
+                c = acol[p];
+                b0 = brpt[c];
+                n = (u32)(brpt[c + 1] - b0);
+                a = aval[p];
+            }
+            u32 incl = n;
+            for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
+                const u32 o = SPGEMM_SHFL_UP(incl, d);
+                if (lane >= d) incl += o;
+            }
+            const u32 total = SPGEMM_SHFL(incl, SPGEMM_WARP_SIZE - 1);
+            for (u32 t0 = 0; t0 < total; t0 += SPGEMM_WARP_SIZE) {
+                const u32 t = t0 + lane;
+                // The entry whose products hold t: the lanes whose
+                // inclusive scan is at most t, counted by binary search.
+                u32 j = 0;
+                for (u32 d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2)
+                    if (SPGEMM_SHFL(incl, j + d - 1) <= t) j += d;
+                const u32 before = SPGEMM_SHFL(incl - n, j);
+                const u64 bj = SPGEMM_SHFL(b0, j);
+                const value_t aj = SPGEMM_SHFL(a, j);
+                if (t < total) {
+                    const u64 q = bj + (t - before);
+                    keys[run + t] = bcol[q];
+                    vals[run + t] = aj * bval[q];
+                }
+            }
+            run += total;
+        }
+        __syncthreads();
+        const u64 start = active ? crpt[row] : 0;
+        const u32 nnz = run;
+        // Rank sort, two entries a lane per pass over the keys.
+        for (u32 t = lane; t < nnz; t += 2 * SPGEMM_WARP_SIZE) {
+            const u32 t2 = t + SPGEMM_WARP_SIZE;
+            const u32 k0 = keys[t], k1 = t2 < nnz ? keys[t2] : SPGEMM_EMPTY;
+            u32 r0 = 0, r1 = 0, q = 0;
+            // Four keys a load (each warp's keys start 16-byte aligned).
+            for (; q + 4 <= nnz; q += 4) {
+                const uint4 w = ((const uint4*)keys)[q / 4];
+                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+            }
+            for (; q < nnz; ++q) {
+                r0 += keys[q] < k0;
+                r1 += keys[q] < k1;
+            }
+            ccol[start + r0] = k0;
+            cval[start + r0] = vals[t];
+            if (t2 < nnz) {
+                ccol[start + r1] = k1;
+                cval[start + r1] = vals[t2];
+            }
+        }
+        __syncthreads();
     }
 }
 
