@@ -261,6 +261,18 @@ fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
         err.contains("--devices with several devices applies to GPU backends only"),
         "{err}"
     );
+    // The whole job says so too (on a GPU its product runs within the budget).
+    let r = spgemm()
+        .args(["bench", "--whole-job", "gen:er:200:3", "--backend", "cpu"])
+        .args(["--reps", "1", "--warmup", "0", "--memory-budget", "1M"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("--memory-budget applies to GPU backends only"),
+        "{err}"
+    );
     let out = tmp("budget.mtx");
     let r = spgemm()
         .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
@@ -308,7 +320,7 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
         "{err}"
     );
     for (option, value, names) in [
-        ("--accumulator", "dense", "auto, hash"),
+        ("--accumulator", "dense", "auto, dense-hash, hash"),
         ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
         (
             "--long-rows",

@@ -75,7 +75,8 @@ pub struct BenchArgs {
     sort: SortVariant,
     /// GPU backends: also run the product within this device-memory budget
     /// (bytes; suffixes K, M, G), in chunks of rows, and report the time
-    /// against the unbounded product (both wall-clock, transfers included).
+    /// against the unbounded product (both wall-clock, transfers included);
+    /// with --whole-job, run the whole job's product within it.
     #[arg(long, value_parser = parse_bytes)]
     memory_budget: Option<usize>,
     /// Write the results as a JSON array to this file.
@@ -212,8 +213,11 @@ pub fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
+    // The whole job's product runs within the budget, as `spgemm multiply
+    // --memory-budget` does; otherwise the budget is a second, chunked run.
     let options = GpuConfig {
         sort: args.sort,
+        memory_budget: args.memory_budget.filter(|_| args.whole_job),
         ..GpuConfig::default()
     };
     let backend = match (
@@ -343,6 +347,9 @@ fn run_whole_jobs<T: Scalar>(
         Some(Compare::ScipyCupy) => Some(PythonJob::ScipyCupy),
         _ => None,
     };
+    if args.memory_budget.is_some() && matches!(backend, Backend::Cpu(_)) {
+        eprintln!("--memory-budget applies to GPU backends only");
+    }
     let bandwidth = backend.pinned_bandwidth()?;
     if let Some((up, down)) = bandwidth {
         println!(

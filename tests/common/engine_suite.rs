@@ -218,7 +218,7 @@ macro_rules! engine_suite {
             }
             // Row j of B holds columns 7j..7j+7 (every third row empty), so
             // a row of A with k entries has up to 7k products in distinct
-            // columns: rows of A with 1 to 80 entries give rows of C of up
+            // columns: rows of A with 1 to 120 entries give rows of C of up
             // to 560 entries, across the distinct bin's limit (8 per lane:
             // 256 entries on 32-lane warps, 512 on 64-lane ones) and
             // across a warp's 32 or 64 entries of A at a time. Nonzero
@@ -237,7 +237,7 @@ macro_rules! engine_suite {
             let mut a_off = vec![0usize];
             let (mut a_col, mut a_val) = (Vec::new(), Vec::new());
             for i in 0..3000usize {
-                let k = 1 + i % 80;
+                let k = 1 + i % 120;
                 let first = (i * 37) % (n - k);
                 a_col.extend((first as u32)..(first + k) as u32);
                 a_val.extend((0..k).map(|t| 0.5 + ((i + t) % 11) as f64));

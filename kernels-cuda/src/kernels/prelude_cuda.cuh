@@ -9,6 +9,8 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 #define SPGEMM_SHFL(v, src) __shfl_sync(SPGEMM_FULL_MASK, (v), (src))
 #define SPGEMM_SHFL_UP(v, d) __shfl_up_sync(SPGEMM_FULL_MASK, (v), (d))
+// Orders the shared-memory accesses of a warp's lanes (a converged warp).
+#define SPGEMM_SYNC_WARP() __syncwarp()
 #define SPGEMM_BALLOT(p) __ballot_sync(SPGEMM_FULL_MASK, (p))
 #define SPGEMM_POPC(m) __popc(m)
 #define SPGEMM_FFS(m) __ffs(m)

@@ -11,6 +11,15 @@ typedef unsigned long long lane_mask_t;
 #define SPGEMM_SHFL_DOWN_W(v, d, w) __shfl_down((v), (d), (w))
 #define SPGEMM_SHFL(v, src) __shfl((v), (src))
 #define SPGEMM_SHFL_UP(v, d) __shfl_up((v), (d))
+// Orders the shared-memory accesses of a wavefront's lanes: a wavefront
+// runs in lockstep, so a fence at wavefront scope and a barrier against
+// the compiler's reordering suffice.
+#define SPGEMM_SYNC_WARP()                                    \
+    do {                                                      \
+        __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); \
+        __builtin_amdgcn_wave_barrier();                      \
+        __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront"); \
+    } while (0)
 #define SPGEMM_BALLOT(p) __ballot(p)
 #define SPGEMM_POPC(m) __popcll(m)
 #define SPGEMM_FFS(m) __ffsll((unsigned long long)(m))

@@ -637,8 +637,8 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
 // warp's stretch of shared memory with no hashing and no atomic; each lane
 // finds its products' entries of A by a binary search over the scan
 // (shuffles), stores them, and each product's place in C is the number of
-// smaller columns (the rank sort of OpSparse §5.6.2). Warps of a block
-// take rows in step, so the block's barriers order the stores and ranks.
+// smaller columns (the rank sort of OpSparse §5.6.2). Warps take rows on
+// their own; a warp barrier orders a row's stores and ranks.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval,
                                                    const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
@@ -649,10 +649,9 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
     u32* keys = (u32*)smem_distinct + wid * CAP;
     value_t* vals = (value_t*)((u32*)smem_distinct + warps * CAP) + wid * CAP;
-    for (u32 first = blockIdx.x * warps; first < nrows; first += gridDim.x * warps) {
-        const bool active = first + wid < nrows;
-        const u32 row = active ? bins[first + wid] : 0;
-        const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
+    for (u32 r = blockIdx.x * warps + wid; r < nrows; r += gridDim.x * warps) {
+        const u32 row = bins[r];
+        const u64 a0 = arpt[row], a1 = arpt[row + 1];
         u32 run = 0;
         for (u64 base = a0; base < a1; base += SPGEMM_WARP_SIZE) {
             const u64 p = base + lane;
@@ -689,8 +688,8 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
             }
             run += total;
         }
-        __syncthreads();
-        const u64 start = active ? crpt[row] : 0;
+        SPGEMM_SYNC_WARP();
+        const u64 start = crpt[row];
         const u32 nnz = run;
         // Rank sort, two entries a lane per pass over the keys.
         for (u32 t = lane; t < nnz; t += 2 * SPGEMM_WARP_SIZE) {
@@ -714,7 +713,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
                 cval[start + r1] = vals[t2];
             }
         }
-        __syncthreads();
+        SPGEMM_SYNC_WARP();
     }
 }
 
