@@ -201,22 +201,6 @@ pub(crate) fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &'static s
         })
 }
 
-/// The room for `additional` more elements at the end of `v`, reserved
-/// exactly (or [`Error::HostOutOfMemory`]) and not yet written. Growing a
-/// large vector is a `realloc`, which glibc does by remapping its pages,
-/// not copying them, so arrays assembled piece by piece at their end cost
-/// no copy; the new pages are backed by huge pages where the kernel allows.
-pub(crate) fn try_spare<'v, T>(
-    v: &'v mut Vec<T>,
-    additional: usize,
-    what: &'static str,
-) -> Result<&'v mut [std::mem::MaybeUninit<T>]> {
-    try_reserve(v, additional, what)?;
-    let spare = &mut v.spare_capacity_mut()[..additional];
-    huge_pages(spare.as_mut_ptr() as *mut u8, std::mem::size_of_val(spare));
-    Ok(spare)
-}
-
 /// A vector of `len` copies of `value`, or [`Error::HostOutOfMemory`].
 /// For the backend crates; not part of the library's interface.
 #[doc(hidden)]

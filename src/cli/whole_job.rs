@@ -65,6 +65,9 @@ pub struct WholeJob {
     ours_upload_ms: f64,
     ours_product_ms: f64,
     ours_download_ms: f64,
+    /// Whether those parts were timed apart (a whole product on one GPU);
+    /// else the product holds all of them and there is no bound.
+    apart: bool,
     /// Bytes a host-to-host product must move: A and B up, C down (CSR
     /// arrays), and the bound max(our kernels' time, bytes ÷ the pinned
     /// bandwidth measured in this run), with our product's time over it.
@@ -134,7 +137,7 @@ pub fn run<T: Scalar>(
     let mut tmp = Vec::new();
     let r = run_in::<T>(backend, ops, seed, (warmup, reps), python, &mut tmp);
     let r = r.map(|mut r| {
-        if let Some((up, down)) = bandwidth {
+        if let Some((up, down)) = bandwidth.filter(|_| r.apart) {
             let (a_b, c) = r.moved;
             let bound = (r.ours_product_ms).max((a_b as f64 / up + c as f64 / down) * 1e3);
             r.bound_ms = Some(bound);
@@ -183,6 +186,7 @@ fn run_in<T: Scalar>(
     }
     drop((a, b));
     let (mut runs, mut parts, mut nnz_c, mut c_bytes) = (Vec::new(), Vec::new(), 0, 0);
+    let mut apart = true;
     for _ in 0..reps.max(1) {
         let t = Instant::now();
         let a: CsrMatrix<T> = spgemm::files::read(&a_path, &Default::default())?;
@@ -199,6 +203,7 @@ fn run_in<T: Scalar>(
         spgemm::files::write(&ours_out, &c, None)?;
         runs.push([read, multiply, ms(t)]);
         parts.push([times.upload_ms, times.multiply_ms, times.download_ms]);
+        apart &= times.apart;
         nnz_c = c.nnz();
         c_bytes = csr(&c);
     }
@@ -253,6 +258,7 @@ fn run_in<T: Scalar>(
         ours_upload_ms: med(0),
         ours_product_ms: med(1),
         ours_download_ms: med(2),
+        apart,
         python,
         python_version: version,
         speedup,

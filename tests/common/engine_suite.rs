@@ -41,11 +41,12 @@ macro_rules! engine_suite {
         }
 
         #[test]
-        fn chunks_of_uneven_work_and_empty_chunks_are_appended_in_order() {
+        fn chunks_of_uneven_work_and_empty_chunks_land_in_their_places() {
             let Some(e) = engine() else { return };
             // Rows 0..4000 with 40 entries, then 6000 empty rows (chunks
-            // whose C has no entries), then rows of one entry: the later
-            // chunks finish before the earlier ones and wait their turn.
+            // whose C has no entries), then rows of one entry: chunks of
+            // very different sizes, finishing out of order, each
+            // downloaded into its own place in C.
             let (n, heavy) = (14_000usize, generate::uniform::<f64>(4000, 14_000, 40, 11).unwrap());
             let light = generate::uniform::<f64>(4000, n, 1, 12).unwrap();
             let mut offsets = heavy.row_offsets().to_vec();

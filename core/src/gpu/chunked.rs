@@ -1,22 +1,23 @@
 //! Products larger than device memory (hybrid CPU-GPU pipelining, Wu 2015,
 //! §3.3): the rows of A are split into chunks whose inputs, output and
 //! metadata fit a device-memory budget; chunks run on two workers, each on
-//! its own streams, so one chunk's copies overlap another's kernels, and
-//! each chunk of C is downloaded in order straight to the end of C's host
-//! arrays (no copy after the staging one).
+//! its own streams, so one chunk's copies overlap another's kernels. A first
+//! pass counts each chunk's entries of C (its symbolic phase), so that the
+//! second downloads each chunk straight into its place in C's host arrays
+//! (no copy after the staging one).
 
 use super::engine::GpuEngine;
-use super::matrix::HostCsr;
+use super::matrix::{HostCsr, RowsOf};
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, DeviceErrorKind};
-use crate::error::{try_zeroed, Error, Result};
+use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 use crate::stats::product_stats;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 /// Chunks in flight at once (two workers).
 const IN_FLIGHT: usize = 2;
@@ -44,7 +45,8 @@ pub enum Placement {
 /// B to the device, the product until its last kernel is done, and the
 /// rest of C's download (most of which overlaps the kernels: C is
 /// downloaded in chunks of rows while later chunks compute). A product
-/// within a memory budget reports all of its time as `multiply_ms`.
+/// within a memory budget reports all of its time as `multiply_ms`
+/// (`apart` false).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HostTimes {
     /// Uploading the inputs.
@@ -53,14 +55,49 @@ pub struct HostTimes {
     pub multiply_ms: f64,
     /// The part of C's download after the last kernel.
     pub download_ms: f64,
+    /// Whether upload, product and download were timed apart (a whole
+    /// product on one device). When not (a product in chunks, on several
+    /// devices, or on the CPU), `multiply_ms` includes the transfers.
+    pub apart: bool,
 }
 
-/// Whose turn it is to append its chunk of rows to C, and the first
-/// failure of any chunk.
-struct Turn {
-    /// The chunk to append next.
-    next: usize,
-    failure: Option<Error>,
+/// Runs `f` for chunks `0..n` on [`IN_FLIGHT`] workers, each taking the
+/// next chunk when done with one (so one chunk's copies overlap another's
+/// kernels); stops at the first failure and returns it.
+fn in_flight<R: Send>(n: usize, f: impl Fn(usize) -> Result<R> + Sync) -> Result<Vec<R>> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..IN_FLIGHT.min(n) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let stop = failure.lock().map_or(true, |f| f.is_some());
+                if k >= n || stop {
+                    return;
+                }
+                match f(k) {
+                    Ok(r) => done.lock().expect("no worker panics holding the lock")[k] = Some(r),
+                    Err(e) => {
+                        failure
+                            .lock()
+                            .expect("no worker panics holding the lock")
+                            .get_or_insert(e);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("workers finished") {
+        return Err(e);
+    }
+    Ok(done
+        .into_inner()
+        .expect("workers finished")
+        .into_iter()
+        .map(|r| r.expect("every chunk ran"))
+        .collect())
 }
 
 fn ms_since(t: std::time::Instant) -> f64 {
@@ -156,6 +193,7 @@ impl<D: Device> GpuEngine<D> {
             let s = streamed?;
             times.multiply_ms = (s.kernels_done - t).as_secs_f64() * 1e3;
             times.download_ms = ms_since(s.kernels_done);
+            times.apart = true;
             Ok(s.c)
         };
         // Free memory is not all allocatable (pool granularity,
@@ -204,9 +242,9 @@ impl<D: Device> GpuEngine<D> {
 
     /// `C = A·B` using at most about `budget` bytes of device memory: B
     /// stays on the device, A's rows go through in chunks sized by their
-    /// products, each chunk of C is appended to C's host arrays in order
-    /// ([`GpuEngine::download_after`]). Returns C and the number of
-    /// chunks. The result equals [`GpuEngine::multiply_host`]'s up to
+    /// products, C's host arrays are allocated from each chunk's count of
+    /// entries (a first pass of symbolic phases) and each chunk of C is
+    /// downloaded into its place. Returns C and the number of chunks. The result equals [`GpuEngine::multiply_host`]'s up to
     /// rounding (chunks may choose different thread groups).
     ///
     /// # Errors
@@ -234,68 +272,43 @@ impl<D: Device> GpuEngine<D> {
         let per_chunk = (budget as u128 - b_bytes) / IN_FLIGHT as u128;
         let chunks = split_rows(&row_nnz, &stats.nprod, b.ncols(), vb, per_chunk)?;
         let gb = self.upload_with(b, false)?;
-        let next = AtomicUsize::new(0);
-        let c = Mutex::new(HostCsr {
-            offsets: try_zeroed(a.nrows() + 1, "C row offsets")?,
-            cols: Vec::new(),
-            vals: Vec::new(),
-        });
-        let state = Mutex::new(Turn {
-            next: 0,
-            failure: None,
-        });
-        let turn = Condvar::new();
-        let lock = || state.lock().expect("no worker panics holding the lock");
-        std::thread::scope(|scope| {
-            for _ in 0..IN_FLIGHT.min(chunks.len()) {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= chunks.len() || lock().failure.is_some() {
-                        return;
-                    }
-                    let rows = chunks[k].clone();
-                    let computed = rows_of(a, rows.clone()).and_then(|part| {
-                        let ga = self.upload_with(part.view(), false)?;
-                        Ok(self.multiply(&ga, &gb)?.0)
-                    });
-                    // Chunks are appended to C in order: a worker whose
-                    // chunk is done before the one above it waits for it
-                    // (taken earlier, by the other worker). Only the
-                    // worker whose turn it is touches C.
-                    let mut s = lock();
-                    while computed.is_ok() && s.next != k && s.failure.is_none() {
-                        s = turn.wait(s).expect("no worker panics holding the lock");
-                    }
-                    let go = s.failure.is_none();
-                    drop(s);
-                    let appended = match computed {
-                        Ok(part) if go => {
-                            let mut c = c.lock().expect("no worker panics holding the lock");
-                            self.download_after(&part, &mut c, rows.start)
-                        }
-                        Ok(_) => Ok(()),
-                        Err(e) => Err(e),
-                    };
-                    let mut s = lock();
-                    match appended {
-                        Ok(()) => s.next += 1,
-                        Err(e) => {
-                            s.failure.get_or_insert(e);
-                        }
-                    }
-                    let stop = s.failure.is_some();
-                    drop(s);
-                    turn.notify_all();
-                    if stop {
-                        return;
-                    }
-                });
-            }
-        });
-        if let Some(e) = state.into_inner().expect("workers finished").failure {
-            return Err(e);
+        let upload = |k: usize| self.upload_with(rows_of(a, chunks[k].clone())?.view(), false);
+        // Pass 1: each chunk's nnz(C), from its symbolic phase alone, so
+        // that C's host arrays are allocated once and exactly and pass 2
+        // downloads each chunk straight into its place. Appending chunks to
+        // arrays that grow (realloc) was tried: glibc copied them, and a
+        // 25-chunk product took 25 times as long (H100 host, FEM square).
+        let nnz = in_flight(chunks.len(), |k| Ok(self.symbolic(&upload(k)?, &gb)?.nnz))?;
+        let mut c = HostCsr::zeroed(a.nrows(), nnz.iter().sum())?;
+        let mut places = Vec::with_capacity(chunks.len());
+        let (mut o, mut cols, mut vals) = (&mut c.offsets[1..], &mut c.cols[..], &mut c.vals[..]);
+        let mut base = 0;
+        for (rows, &n) in chunks.iter().zip(&nnz) {
+            let (po, ro) = std::mem::take(&mut o).split_at_mut(rows.len());
+            let (pc, rc) = std::mem::take(&mut cols).split_at_mut(n);
+            let (pv, rv) = std::mem::take(&mut vals).split_at_mut(n);
+            places.push(Mutex::new(Some(RowsOf {
+                offsets: po,
+                base,
+                cols: pc,
+                vals: pv,
+            })));
+            (o, cols, vals) = (ro, rc, rv);
+            base += n;
         }
-        let c = c.into_inner().expect("workers finished");
+        // Pass 2: the chunks' products, each downloaded into its place.
+        in_flight(chunks.len(), |k| {
+            let part = self.multiply(&upload(k)?, &gb)?.0;
+            if part.nnz != nnz[k] {
+                return Err(Error::StructureMismatch(format!(
+                    "chunk {k} of C has {} entries but its symbolic phase counted {}",
+                    part.nnz, nnz[k]
+                )));
+            }
+            let place = places[k].lock().ok().and_then(|mut p| p.take());
+            self.download_into(&part, place.expect("each chunk is taken once"))
+        })?;
+        drop(places);
         let c = CsrMatrix::new(a.nrows(), b.ncols(), c.offsets, c.cols, c.vals)?;
         Ok((c, chunks.len()))
     }

@@ -2,16 +2,16 @@
 
 use super::config::GpuConfig;
 use super::launch::{KernelSet, Launcher, STREAMS};
-use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan, HostCsr, PhaseTimes, Structure};
+use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan, HostCsr, PhaseTimes, RowsOf, Structure};
 use super::memory::{DeviceArray, Usage};
 use super::product::{too_large, Product};
 use super::program;
-use super::staging::{bytes_of, spare_bytes, StagingPool};
+use super::staging::{bytes_of, StagingPool};
 use super::streamed::Streamed;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
-use crate::error::{try_spare, Error, Result};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::table::KernelTable;
 use rayon::prelude::*;
@@ -282,51 +282,41 @@ impl<D: Device> GpuEngine<D> {
         CsrMatrix::new(m.nrows, m.ncols, offsets, cols, vals)
     }
 
-    /// Appends the rows of `m` (rows `first_row..first_row + m.nrows` of
-    /// a larger C) to C's host arrays: its row offsets, shifted by the
-    /// entries already there, into `c.offsets`, whose `first_row`-th is
-    /// already set; its columns and values downloaded straight to the end
-    /// of `c.cols` and `c.vals`, which grow by `nnz(m)` ([`try_spare`]: no
-    /// copy of what they hold).
+    /// Downloads `m` into its place in a larger C's host arrays: its row
+    /// offsets (after the first, which is zero), shifted by `place.base`,
+    /// into `place.offsets`, its columns and values into `place.cols` and
+    /// `place.vals` (all of `m`'s lengths).
     ///
     /// # Errors
-    /// Device errors; host out of memory. `c` is unchanged by an error
-    /// except for capacity.
-    pub(super) fn download_after<T: Scalar>(
+    /// Device errors.
+    pub(super) fn download_into<T: Scalar>(
         &self,
         m: &GpuMatrix<D, T>,
-        c: &mut HostCsr<T>,
-        first_row: usize,
+        place: RowsOf<'_, T>,
     ) -> Result<()> {
-        let (base, n) = (c.cols.len(), m.nnz);
-        let rows = &mut c.offsets[first_row + 1..=first_row + m.nrows];
-        let cols = try_spare(&mut c.cols, n, "C column indices")?;
-        let vals = try_spare(&mut c.vals, n, "C values")?;
+        let RowsOf {
+            offsets,
+            base,
+            cols,
+            vals,
+        } = place;
         let streams = self.take_streams()?;
         let (s, dev) = (&streams[0], &self.device);
         let r = self.staging.with(|st| {
-            if let Some(b) = &m.structure.rpt.buf {
-                st.download(dev, s, b, 8, bytes_of(rows))?;
-            }
-            for (arr, out) in [
-                (&m.structure.col.buf, spare_bytes(cols)),
-                (&m.val.buf, spare_bytes(vals)),
+            for (arr, offset, out) in [
+                (&m.structure.rpt.buf, 8, bytes_of(&mut *offsets)),
+                (&m.structure.col.buf, 0, bytes_of(cols)),
+                (&m.val.buf, 0, bytes_of(vals)),
             ] {
                 if let Some(b) = arr {
-                    st.download(dev, s, b, 0, out)?;
+                    st.download(dev, s, b, offset, out)?;
                 }
             }
             Ok(())
         });
         self.give_streams(streams);
         r?;
-        rows.par_iter_mut().for_each(|o| *o += base);
-        // SAFETY: the downloads above wrote all `n` new elements (Pod: any
-        // bytes are valid values); a matrix with entries has both arrays.
-        unsafe {
-            c.cols.set_len(base + n);
-            c.vals.set_len(base + n);
-        }
+        offsets.par_iter_mut().for_each(|o| *o += base);
         Ok(())
     }
 

@@ -67,6 +67,16 @@ pub(super) struct HostCsr<T> {
     pub(super) vals: Vec<T>,
 }
 
+/// The place of a block of rows of C in C's host arrays: the rows' end
+/// offsets, the entries before the block, and the block's columns and
+/// values.
+pub(super) struct RowsOf<'c, T> {
+    pub(super) offsets: &'c mut [usize],
+    pub(super) base: usize,
+    pub(super) cols: &'c mut [u32],
+    pub(super) vals: &'c mut [T],
+}
+
 impl<T: Scalar> HostCsr<T> {
     /// Arrays for `nrows` rows and `nnz` entries, zero pages not yet touched.
     pub(super) fn zeroed(nrows: usize, nnz: usize) -> Result<Self> {

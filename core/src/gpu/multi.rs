@@ -163,6 +163,7 @@ impl<D: Device> MultiGpu<D> {
             upload_ms: 0.0,
             multiply_ms,
             download_ms: t.elapsed().as_secs_f64() * 1e3,
+            apart: false,
         };
         Ok((c, times))
     }

@@ -81,14 +81,6 @@ pub(super) fn bytes_of<T: bytemuck::Pod>(v: &mut [T]) -> &mut [MaybeUninit<u8>] 
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
 }
 
-/// The bytes of the not yet written elements `v`, as the destination of a
-/// copy (after which they are initialized `T`s: any bytes are, `Pod`).
-pub(super) fn spare_bytes<T: bytemuck::Pod>(v: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
-    let len = std::mem::size_of_val(v);
-    // SAFETY: the same memory, with no alignment or validity requirement.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
-}
-
 /// `r`, after waiting for `stream` when it is an error: no copy may still
 /// use the staging buffers once they go back to the pool.
 fn settled<D: Device>(dev: &D, stream: &D::Stream, r: Result<()>) -> Result<()> {
