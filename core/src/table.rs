@@ -93,6 +93,17 @@ impl Bin {
     pub fn global(&self) -> bool {
         self.table_size == 0
     }
+    /// Whether the numeric kernel of this bin walks the hubs of B (rows
+    /// longer than half its block) with the whole block: a shared bin of
+    /// one row per block of at least four warps of `warp_width` that
+    /// compiles for a single resident block, so with registers to spare
+    /// (the walk spills at 32).
+    pub fn walks_hubs(&self, warp_width: u32) -> bool {
+        !self.global()
+            && self.min_blocks == 1
+            && self.row_threads == self.block_threads
+            && self.block_threads >= 4 * warp_width
+    }
     /// Dynamic shared memory of one block, bytes, for `entry_bytes` per
     /// entry (see [`table_bytes`]), with one 4-byte counter per row when
     /// `counters` (the kernel keeps a count live beside its table: the

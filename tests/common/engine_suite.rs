@@ -260,6 +260,50 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn rows_of_thousands_of_entries_that_use_hubs_of_b() {
+            if engine().is_none() {
+                return;
+            }
+            // B: 40 hubs (rows of 2,500 entries) among 3,000 rows of 12.
+            // A: rows of 12 entries, 3 of them hubs. Rows of C of about
+            // 7,500 entries fall in the shared bins of the longest rows,
+            // whose kernels walk each hub with the whole block. C 200,000
+            // wide: hash tables, not dense rows.
+            let (m, n) = (3040usize, 200_000usize);
+            let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+            let mut next = |k: usize| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % k as u64) as u32
+            };
+            let (mut ar, mut ac, mut br, mut bc) = (vec![], vec![], vec![], vec![]);
+            for i in 0..m {
+                for t in 0..12 {
+                    ar.push(i);
+                    ac.push(if t < 3 { next(40) } else { 40 + next(m - 40) });
+                }
+                for _ in 0..if i < 40 { 2500 } else { 12 } {
+                    br.push(i);
+                    bc.push(next(n));
+                }
+            }
+            let av: Vec<f64> = (0..ac.len()).map(|k| 1.0 + (k % 7) as f64).collect();
+            let bv: Vec<f64> = (0..bc.len()).map(|k| 0.5 + (k % 5) as f64).collect();
+            let a = spgemm::CsrMatrix::from_triplets(m, m, &ar, &ac, &av).unwrap();
+            let b = spgemm::CsrMatrix::from_triplets(m, n, &br, &bc, &bv).unwrap();
+            for acc in [spgemm::gpu::Accumulator::Auto, spgemm::gpu::Accumulator::Hash] {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    accumulator: acc,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a, &b).unwrap();
+                assert!((0..c.nrows()).filter(|&i| c.row_nnz(i) > 5000).count() > 1000);
+                spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
+            }
+        }
+
+        #[test]
         fn both_sort_variants_and_output_rows_over_a_million_entries() {
             let Some(e) = engine() else { return };
             let rank = $open(0).unwrap().with_config(GpuConfig {

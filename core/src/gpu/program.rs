@@ -83,12 +83,13 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
         Kernel::NumericBin(i) => {
             let bin = &table.numeric[i];
             format!(
-                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}>({call}); }}\n",
+                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}, {hubs}>({call}); }}\n",
                 bt = bin.block_threads,
                 mb = bin.min_blocks,
                 ts = bin.table_size,
                 rt = bin.row_threads,
                 sort = sort.code(table, bin),
+                hubs = bin.walks_hubs(table.warp_width),
             )
         }
         fixed => unreachable!("{fixed:?} is written out in the body"),
@@ -196,7 +197,7 @@ mod tests {
         let all: String = units.iter().map(|u| u.program.source.as_str()).collect();
         assert!(all.contains("typedef double value_t;"));
         assert!(all.contains("symbolic_shared<24575u, 1024u, true>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows)"));
-        assert!(all.contains("numeric_shared<31u, 8u, 0>"));
+        assert!(all.contains("numeric_shared<31u, 8u, 0, false>"));
         assert!(all.contains("{26ull, 426ull"));
         assert!(all.contains(
             "spgemm_bin_count_numeric(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows, u32 distinct_max, u32* sizes, u64* max_value) { bin_count<8, true>(crpt, arpt, m, direct_ok, distinct_rows, distinct_max, SPGEMM_NUMERIC_MAX, sizes, max_value); }"

@@ -262,17 +262,27 @@ __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
 // per block, an entry whose row of B is longer than 32·G (4× what a group
 // of G expects) is left to a second pass, where each warp finds such
 // entries in its slices of the row by ballot and walks them with all its
-// lanes, so one long row of B does not stall a small group.
+// lanes, so one long row of B does not stall a small group. With HUBS (the
+// numeric bins compiled with registers to spare: one resident block of at
+// least four warps), an entry whose row of B is longer than half the
+// block's threads (a hub of a power-law graph) is walked by the whole
+// block instead: every warp finds it, by ballot over all the row's
+// entries, and takes its own stretch of that row of B, so one warp does
+// not walk a hub alone while the others wait (the power-law issue's part
+// 4; Nsight Compute on an H100: R-MAT 17's numeric bin of the longest
+// shared rows took 9.4 of 33 ms). Elsewhere it spills at 32 registers.
 // `f(column, value)` is called once per product.
 // `for_products_range` walks the entries a0..a1 of a row of A (a slice of
 // it, in kernels that split a long row between blocks).
-template <typename F>
+template <bool HUBS = false, typename F>
 __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval,
                                                    u32 lane, u32 row_threads, u32 g, F f) {
     g = widen_group(g, a1 - a0, row_threads);
     const bool split = row_threads == blockDim.x && g < SPGEMM_WARP_SIZE;
-    const u64 long_len = split ? 32ull * g : ~0ull;
+    const u64 warp_len = split ? 32ull * g : ~0ull;
+    const u64 block_len = HUBS ? blockDim.x / 2 : ~0ull;
+    const u64 long_len = warp_len < block_len ? warp_len : block_len;
     const u32 group = lane / g, glane = lane % g, ngroups = row_threads / g;
     for (u64 p = a0 + group; p < a1; p += ngroups) {
         const u32 c = acol[p];
@@ -281,19 +291,43 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
         const value_t a = aval ? aval[p] : value_t(0);
         for (u64 q = b0 + glane; q < b1; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
     }
-    if (!split) return;
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, nwarps = blockDim.x / SPGEMM_WARP_SIZE;
-    for (u64 base = a0 + (u64)(threadIdx.x / SPGEMM_WARP_SIZE) * SPGEMM_WARP_SIZE; base < a1;
-         base += (u64)nwarps * SPGEMM_WARP_SIZE) {
-        const u64 p = base + wl;
-        const bool is_long = p < a1 && brpt[acol[p] + 1] - brpt[acol[p]] > long_len;
-        lane_mask_t longs = SPGEMM_BALLOT(is_long);
+    if (!HUBS) {
+        if (!split) return;
+        for (u64 base = a0 + (u64)(threadIdx.x / SPGEMM_WARP_SIZE) * SPGEMM_WARP_SIZE; base < a1;
+             base += (u64)nwarps * SPGEMM_WARP_SIZE) {
+            const u64 p = base + wl;
+            const bool is_long = p < a1 && brpt[acol[p] + 1] - brpt[acol[p]] > long_len;
+            lane_mask_t longs = SPGEMM_BALLOT(is_long);
+            while (longs) {
+                const u64 pp = base + (SPGEMM_FFS(longs) - 1);
+                longs &= longs - 1;
+                const u32 c = acol[pp];
+                const value_t a = aval ? aval[pp] : value_t(0);
+                for (u64 q = brpt[c] + wl; q < brpt[c + 1]; q += SPGEMM_WARP_SIZE)
+                    f(bcol[q], bval ? a * bval[q] : value_t(0));
+            }
+        }
+        return;
+    }
+    // Every warp scans the row's entries a warp's width at a time: hubs are
+    // every warp's, the other long entries those of the k-th slice's
+    // owner, warp k mod nwarps.
+    const u32 wid = threadIdx.x / SPGEMM_WARP_SIZE;
+    for (u32 k = 0; a0 + (u64)k * SPGEMM_WARP_SIZE < a1; ++k) {
+        const u64 base = a0 + (u64)k * SPGEMM_WARP_SIZE, p = base + wl;
+        const u64 len = p < a1 ? brpt[acol[p] + 1] - brpt[acol[p]] : 0;
+        const bool mine = k % nwarps == wid;
+        lane_mask_t longs = SPGEMM_BALLOT(len > block_len || (mine && len > long_len));
         while (longs) {
             const u64 pp = base + (SPGEMM_FFS(longs) - 1);
             longs &= longs - 1;
             const u32 c = acol[pp];
             const value_t a = aval ? aval[pp] : value_t(0);
-            for (u64 q = brpt[c] + wl; q < brpt[c + 1]; q += SPGEMM_WARP_SIZE) f(bcol[q], bval ? a * bval[q] : value_t(0));
+            const u64 b0 = brpt[c], b1 = brpt[c + 1];
+            const bool hub = b1 - b0 > block_len;
+            const u32 first = hub ? threadIdx.x : wl, stride = hub ? blockDim.x : SPGEMM_WARP_SIZE;
+            for (u64 q = b0 + first; q < b1; q += stride) f(bcol[q], bval ? a * bval[q] : value_t(0));
         }
     }
 }
@@ -310,11 +344,11 @@ __device__ __forceinline__ void for_slice_products(const u64* arpt, const u32* a
                        threadIdx.x, blockDim.x, g, f);
 }
 
-template <typename F>
+template <bool HUBS = false, typename F>
 __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
                                              const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
                                              u32 lane, u32 row_threads, u32 g, F f) {
-    for_products_range(arpt[row], arpt[row + 1], acol, aval, brpt, bcol, bval, lane, row_threads, g, f);
+    for_products_range<HUBS>(arpt[row], arpt[row + 1], acol, aval, brpt, bcol, bval, lane, row_threads, g, f);
 }
 
 // Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
@@ -524,7 +558,7 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
 // its rank by counting smaller keys (OpSparse §5.6.2).
 // SORT 2: condense with one shared atomic per warp segment, then
 // bitonic-sort only the condensed entries.
-template <u32 TSIZE, u32 ROW_THREADS, int SORT>
+template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
                                u32* ccol, value_t* cval, u32 g, const u32* distinct_rows) {
@@ -559,7 +593,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     const bool distinct = STORE_DISTINCT && active &&
                           (distinct_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u);
     if (active)
-        for_products(arpt, acol, aval, brpt, bcol, bval, row, lane, ROW_THREADS, g,
+        for_products<HUBS>(arpt, acol, aval, brpt, bcol, bval, row, lane, ROW_THREADS, g,
                      [&](u32 col, value_t v) { insert_pair(keys, vals, TSIZE, POW2, col, v, distinct); });
     __syncthreads();
     const u64 start = active ? crpt[row] : 0;
