@@ -7,7 +7,7 @@
 //! (no copy after the staging one).
 
 use super::engine::GpuEngine;
-use super::matrix::{HostCsr, RowsOf};
+use super::matrix::HostCsr;
 use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -105,7 +105,7 @@ fn ms_since(t: std::time::Instant) -> f64 {
 }
 
 /// Whether `e` is a device allocation failure.
-fn out_of_memory(e: &Error) -> bool {
+pub(super) fn out_of_memory(e: &Error) -> bool {
     matches!(e, Error::Device(d) if d.kind == DeviceErrorKind::OutOfMemory)
 }
 
@@ -188,13 +188,13 @@ impl<D: Device> GpuEngine<D> {
             };
             times.upload_ms = ms_since(t);
             let t = std::time::Instant::now();
-            let streamed = self.multiply_streamed(&ga, gb.as_ref().unwrap_or(&ga));
+            let streamed = self.multiply_streamed(&ga, gb.as_ref().unwrap_or(&ga), None);
             drop((ga, gb));
             let s = streamed?;
             times.multiply_ms = (s.kernels_done - t).as_secs_f64() * 1e3;
             times.download_ms = ms_since(s.kernels_done);
             times.apart = true;
-            Ok(s.c)
+            Ok(s.c.expect("C is the product's own without a place"))
         };
         // Free memory is not all allocatable (pool granularity,
         // fragmentation): chunks plan for a fraction of it.
@@ -280,22 +280,12 @@ impl<D: Device> GpuEngine<D> {
         // 25-chunk product took 25 times as long (H100 host, FEM square).
         let nnz = in_flight(chunks.len(), |k| Ok(self.symbolic(&upload(k)?, &gb)?.nnz))?;
         let mut c = HostCsr::zeroed(a.nrows(), nnz.iter().sum())?;
-        let mut places = Vec::with_capacity(chunks.len());
-        let (mut o, mut cols, mut vals) = (&mut c.offsets[1..], &mut c.cols[..], &mut c.vals[..]);
-        let mut base = 0;
-        for (rows, &n) in chunks.iter().zip(&nnz) {
-            let (po, ro) = std::mem::take(&mut o).split_at_mut(rows.len());
-            let (pc, rc) = std::mem::take(&mut cols).split_at_mut(n);
-            let (pv, rv) = std::mem::take(&mut vals).split_at_mut(n);
-            places.push(Mutex::new(Some(RowsOf {
-                offsets: po,
-                base,
-                cols: pc,
-                vals: pv,
-            })));
-            (o, cols, vals) = (ro, rc, rv);
-            base += n;
-        }
+        let blocks: Vec<(usize, usize)> = chunks
+            .iter()
+            .map(|r| r.len())
+            .zip(nnz.iter().copied())
+            .collect();
+        let places = c.places(&blocks);
         // Pass 2: the chunks' products, each downloaded into its place.
         in_flight(chunks.len(), |k| {
             let part = self.multiply(&upload(k)?, &gb)?.0;

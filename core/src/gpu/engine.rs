@@ -379,20 +379,26 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// `C = A·B` into host memory, C downloaded in chunks of rows while
-    /// later chunks compute (see [`GpuConfig::download_chunk_bytes`]).
+    /// later chunks compute (see [`GpuConfig::download_chunk_bytes`]):
+    /// into `place` (a block of rows of a larger C, of exactly this
+    /// product's rows and entries) when given, else into a C of its own.
     ///
     /// # Errors
-    /// As [`GpuEngine::multiply`]; host out of memory.
+    /// As [`GpuEngine::multiply`]; host out of memory;
+    /// [`Error::StructureMismatch`] when `place` has other sizes.
     pub(super) fn multiply_streamed<T: Scalar>(
         &self,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
+        place: Option<RowsOf<'_, T>>,
     ) -> Result<Streamed<T>> {
         let copy = self.device.create_copy_stream()?;
         let chunk_entries = self.config.download_chunk_bytes / (4 + std::mem::size_of::<T>());
-        let (s, _peak) = self
-            .staging
-            .with(|st| self.with_product(a, b, |p| p.multiply_to_host(st, &copy, chunk_entries)))?;
+        let (s, _peak) = self.staging.with(|st| {
+            self.with_product(a, b, |p| {
+                p.multiply_to_host(st, &copy, chunk_entries, place)
+            })
+        })?;
         Ok(s)
     }
 

@@ -5,7 +5,7 @@ use super::memory::DeviceArray;
 use crate::device::Device;
 use crate::error::{try_zeroed, Result};
 use crate::scalar::Scalar;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Row structure of a matrix on the device, shared by every matrix that
 /// has it (see [`GpuMatrix::with_values`]), with a host copy when it came
@@ -78,6 +78,37 @@ pub(super) struct RowsOf<'c, T> {
 }
 
 impl<T: Scalar> HostCsr<T> {
+    /// The places of consecutive blocks of rows in these arrays: block k
+    /// has `blocks[k].0` rows and `blocks[k].1` entries (the sums must be
+    /// the arrays' rows and entries). Each place is taken once, by the
+    /// thread that fills it.
+    pub(super) fn places(
+        &mut self,
+        blocks: &[(usize, usize)],
+    ) -> Vec<Mutex<Option<RowsOf<'_, T>>>> {
+        let mut places = Vec::with_capacity(blocks.len());
+        let (mut o, mut cols, mut vals) = (
+            &mut self.offsets[1..],
+            &mut self.cols[..],
+            &mut self.vals[..],
+        );
+        let mut base = 0;
+        for &(rows, n) in blocks {
+            let (po, ro) = std::mem::take(&mut o).split_at_mut(rows);
+            let (pc, rc) = std::mem::take(&mut cols).split_at_mut(n);
+            let (pv, rv) = std::mem::take(&mut vals).split_at_mut(n);
+            places.push(Mutex::new(Some(RowsOf {
+                offsets: po,
+                base,
+                cols: pc,
+                vals: pv,
+            })));
+            (o, cols, vals) = (ro, rc, rv);
+            base += n;
+        }
+        places
+    }
+
     /// Arrays for `nrows` rows and `nnz` entries, zero pages not yet touched.
     pub(super) fn zeroed(nrows: usize, nnz: usize) -> Result<Self> {
         Ok(Self {

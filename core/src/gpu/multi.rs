@@ -1,12 +1,12 @@
 //! Several GPUs of one host on one product: the rows of A are split into
 //! parts of about equal work (products per row), B is copied to every
-//! device, each device computes its block of rows of C, and the blocks are
-//! stacked on the host (row-wise distribution as in the hybrid CPU-GPU
-//! pipelining of Wu 2015, §3.3, with devices in place of chunks).
+//! device, each device computes its block of rows of C and downloads it
+//! into its place in C on the host (row-wise distribution as in the hybrid
+//! CPU-GPU pipelining of Wu 2015, §3.3, with devices in place of chunks).
 
-use super::chunked::HostTimes;
+use super::chunked::{out_of_memory, HostTimes};
 use super::engine::GpuEngine;
-use super::matrix::{GpuMatrix, PhaseTimes};
+use super::matrix::{GpuMatrix, HostCsr, PhaseTimes};
 use super::rows::{rows_of, split_balanced, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -135,8 +135,16 @@ impl<D: Device> MultiGpu<D> {
 
     /// [`MultiGpu::multiply_host`] with the wall-clock times of its steps
     /// (one device: [`GpuEngine::multiply_host_timed`]'s; several: the
-    /// devices' products, copies included, as the product, and stacking
-    /// C's rows as the download).
+    /// devices' products, copies included, as the product).
+    ///
+    /// With several devices, each first counts its block's entries of C
+    /// (its symbolic phase alone); C's host arrays are allocated once and
+    /// each device then multiplies its block and downloads it straight
+    /// into its place, in chunks of rows while later chunks compute. When
+    /// a device runs out of memory that way, or when the engines have an
+    /// explicit memory budget, each device multiplies its block within its
+    /// budget ([`GpuEngine::multiply_host`]) and the blocks are stacked on
+    /// the host (one more copy of C).
     ///
     /// # Errors
     /// As [`MultiGpu::multiply_host`].
@@ -153,18 +161,58 @@ impl<D: Device> MultiGpu<D> {
         let t = std::time::Instant::now();
         let stats = product_stats(a, b)?;
         let rows = split_balanced(&stats.nprod, self.engines.len());
-        let parts = on_each(self.engines.len(), |i| {
-            self.engines[i].multiply_host(&rows_of(a, rows[i].clone())?, b)
-        })?;
-        let multiply_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = std::time::Instant::now();
-        let c = stack_rows(parts, b.ncols())?;
+        // An explicit budget is kept by each device's own host product.
+        let budgeted = self.engines.iter().any(|e| e.memory_budget().is_some());
+        let in_place = (!budgeted).then(|| self.multiply_in_place(a, b, &rows));
+        let c = match in_place {
+            Some(Ok(c)) => c,
+            Some(Err(e)) if !out_of_memory(&e) => return Err(e),
+            _ => {
+                let parts = on_each(self.engines.len(), |i| {
+                    self.engines[i].multiply_host(&rows_of(a, rows[i].clone())?, b)
+                })?;
+                stack_rows(parts, b.ncols())?
+            }
+        };
         let times = HostTimes {
-            upload_ms: 0.0,
-            multiply_ms,
-            download_ms: t.elapsed().as_secs_f64() * 1e3,
-            apart: false,
+            multiply_ms: t.elapsed().as_secs_f64() * 1e3,
+            ..HostTimes::default()
         };
         Ok((c, times))
+    }
+
+    /// `C = A·B` with device `i` computing rows `rows[i]`: each device's
+    /// count of entries first, then each block downloaded into its place
+    /// in C (see [`MultiGpu::multiply_host_timed`]).
+    fn multiply_in_place<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        rows: &[Range<usize>],
+    ) -> Result<CsrMatrix<T>> {
+        let n = self.engines.len();
+        let operands = on_each(n, |i| {
+            let e = &self.engines[i];
+            let ga = e.upload_with(rows_of(a, rows[i].clone())?.view(), false)?;
+            let gb = e.upload_with(b, false)?;
+            let nnz = e.symbolic(&ga, &gb)?.nnz;
+            Ok((ga, gb, nnz))
+        })?;
+        let blocks: Vec<(usize, usize)> = rows
+            .iter()
+            .zip(&operands)
+            .map(|(r, o)| (r.len(), o.2))
+            .collect();
+        let mut c = HostCsr::zeroed(a.nrows(), blocks.iter().map(|x| x.1).sum())?;
+        let places = c.places(&blocks);
+        on_each(n, |i| {
+            let (ga, gb, _) = &operands[i];
+            let place = places[i].lock().ok().and_then(|mut p| p.take());
+            let place = place.expect("each block is taken once");
+            self.engines[i].multiply_streamed(ga, gb, Some(place))?;
+            Ok(())
+        })?;
+        drop(places);
+        CsrMatrix::new(a.nrows(), b.ncols(), c.offsets, c.cols, c.vals)
     }
 }

@@ -9,7 +9,7 @@
 
 use super::config::MAX_DOWNLOAD_CHUNKS;
 use super::kernels::Phase;
-use super::matrix::{GpuMatrix, Structure};
+use super::matrix::{GpuMatrix, RowsOf, Structure};
 use super::memory::DeviceArray;
 use super::meta::Meta;
 use super::numeric::COut;
@@ -18,7 +18,7 @@ use super::staging::{bytes_of, Staging};
 use super::symbolic::{distinct_rows, Offsets};
 use crate::csr::CsrMatrix;
 use crate::device::Device;
-use crate::error::{try_zeroed, Result};
+use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -29,9 +29,10 @@ use std::time::Instant;
 /// bits start on a whole word of the bitmap (of 32 or 64 bits).
 const CHUNK_ROW_ALIGN: usize = 64;
 
-/// C on the host, and when its last kernel was seen done on the host.
+/// C on the host (none when it went into a place given), and when its
+/// last kernel was seen done on the host.
 pub(super) struct Streamed<T> {
-    pub(super) c: CsrMatrix<T>,
+    pub(super) c: Option<CsrMatrix<T>>,
     pub(super) kernels_done: Instant,
 }
 
@@ -100,16 +101,20 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// offsets downloaded, then the numeric phase in chunks of about
     /// `chunk_entries` entries of C ([`row_chunks`]), each downloaded on
     /// `copy` (a [`Device::create_copy_stream`] stream) through `staging`
-    /// while the next chunk computes.
+    /// while the next chunk computes: into `place` when given (a block of
+    /// rows of a larger C, whose own checks come when it is whole), else
+    /// into a C of its own.
     ///
     /// # Errors
     /// Device errors of either phase or of the copies; host out of memory;
-    /// those of [`CsrMatrix::new`] for a C the device got wrong.
+    /// [`Error::StructureMismatch`] when `place` has other sizes than this
+    /// product; those of [`CsrMatrix::new`] for a C the device got wrong.
     pub(super) fn multiply_to_host(
         &self,
         staging: &mut Staging<D>,
         copy: &D::Stream,
         chunk_entries: usize,
+        place: Option<RowsOf<'_, T>>,
     ) -> Result<Streamed<T>> {
         let (dev, s0, l) = (self.device(), self.stream(0), &self.launcher);
         let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
@@ -119,10 +124,37 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             staging.download(dev, s0, buf, 0, bytes_of(&mut offsets))?;
         }
         let nnz = offsets[m];
+        if let Some(p) = &place {
+            if p.offsets.len() != m || p.cols.len() != nnz {
+                return Err(Error::StructureMismatch(format!(
+                    "a place of {} rows and {} entries for a block of C of {m} rows and {nnz} entries",
+                    p.offsets.len(),
+                    p.cols.len()
+                )));
+            }
+        }
         let col = l.alloc::<u32>(0, nnz, "C column indices")?;
         let val = l.alloc::<T>(0, nnz, "C values")?;
-        let mut cols: Vec<u32> = try_zeroed(nnz, "column indices")?;
-        let mut vals: Vec<T> = try_zeroed(nnz, "values")?;
+        let own = place.is_none();
+        let (mut own_cols, mut own_vals) = (Vec::new(), Vec::new());
+        let (cols, vals): (&mut [u32], &mut [T]) = match place {
+            Some(RowsOf {
+                offsets: rows,
+                base,
+                cols,
+                vals,
+            }) => {
+                rows.par_iter_mut()
+                    .zip(&offsets[1..])
+                    .for_each(|(d, &o)| *d = o + base);
+                (cols, vals)
+            }
+            None => {
+                own_cols = try_zeroed(nnz, "column indices")?;
+                own_vals = try_zeroed(nnz, "values")?;
+                (&mut own_cols[..], &mut own_vals[..])
+            }
+        };
         let chunks = if nnz == 0 {
             Vec::new()
         } else {
@@ -138,7 +170,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let (computed, downloaded) = std::thread::scope(|scope| {
             let (sent, received) = mpsc::channel::<(usize, D::Event)>();
             let (spans, col, val) = (&spans, &col, &val);
-            let (mut cols, mut vals) = (&mut cols[..], &mut vals[..]);
+            let (mut cols, mut vals) = (cols, vals);
             let downloader = scope.spawn(move || -> Result<()> {
                 if let Some(first) = spans.first() {
                     touch(&mut cols[..first.len()]);
@@ -219,7 +251,17 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         }
         let kernels_done = computed?;
         downloaded?;
-        let c = CsrMatrix::new(m, self.b.ncols, offsets, cols, vals)?;
+        let c = if own {
+            Some(CsrMatrix::new(
+                m,
+                self.b.ncols,
+                offsets,
+                own_cols,
+                own_vals,
+            )?)
+        } else {
+            None
+        };
         Ok(Streamed { c, kernels_done })
     }
 }
