@@ -236,43 +236,29 @@ fn report_lines_up_bench_results_in_a_table_and_a_chart() {
 
 #[test]
 fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
-    let r = spgemm()
-        .args([
-            "bench",
-            "gen:er:200:3",
-            "--backend",
-            "cpu",
-            "--reps",
-            "1",
-            "--devices",
-            "0,1",
-            "--memory-budget",
-            "1M",
-        ])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        err.contains("--memory-budget applies to GPU backends only"),
-        "{err}"
-    );
-    assert!(
-        err.contains("--devices with several devices applies to GPU backends only"),
-        "{err}"
-    );
-    // The whole job says so too (on a GPU its product runs within the budget).
-    let r = spgemm()
-        .args(["bench", "--whole-job", "gen:er:200:3", "--backend", "cpu"])
-        .args(["--reps", "1", "--warmup", "0", "--memory-budget", "1M"])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        err.contains("--memory-budget applies to GPU backends only"),
-        "{err}"
-    );
+    // The product bench and the whole job (which on a GPU runs its product
+    // within the budget) both say so.
+    let product = ["--devices", "0,1"];
+    let whole_job = ["--whole-job", "--warmup", "0"];
+    for extra in [&product[..], &whole_job[..]] {
+        let r = spgemm()
+            .args(["bench", "gen:er:200:3", "--backend", "cpu", "--reps", "1"])
+            .args(["--memory-budget", "1M"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.contains("--memory-budget applies to GPU backends only"),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(
+            err.contains("--devices with several devices applies to GPU backends only"),
+            extra == product,
+            "{extra:?}: {err}"
+        );
+    }
     let out = tmp("budget.mtx");
     let r = spgemm()
         .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])

@@ -550,6 +550,37 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
     }
 }
 
+// Writes the `nnz` distinct keys at the front of `keys` (16-byte aligned)
+// with their values to `ccol`/`cval` in key order: an entry's position is
+// the number of smaller keys (the rank sort of OpSparse §5.6.2). Each of
+// `nthreads` threads ranks two entries per pass over the keys, read four at
+// a time (one broadcast 16-byte load): the loads were most of the
+// shared-memory traffic of rows of tens of entries.
+__device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* vals, u32 nnz, u32 lane,
+                                              u32 nthreads, u32* ccol, value_t* cval) {
+    const uint4* keys4 = (const uint4*)keys;
+    for (u32 t = lane; t < nnz; t += 2 * nthreads) {
+        const u32 t2 = t + nthreads;
+        const u32 k0 = keys[t], k1 = t2 < nnz ? keys[t2] : SPGEMM_EMPTY;
+        u32 r0 = 0, r1 = 0, q = 0;
+        for (; q + 4 <= nnz; q += 4) {
+            const uint4 w = keys4[q / 4];
+            r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+            r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+        }
+        for (; q < nnz; ++q) {
+            r0 += keys[q] < k0;
+            r1 += keys[q] < k1;
+        }
+        ccol[r0] = k0;
+        cval[r0] = vals[t];
+        if (t2 < nnz) {
+            ccol[r1] = k1;
+            cval[r1] = vals[t2];
+        }
+    }
+}
+
 // Numeric step, shared-memory table (OpSparse §5.6.2): accumulate the row
 // in a hash table of (column, value) pairs, then produce the sorted row.
 // SORT 0: bitonic-sort the whole table, copy its first nnz slots (DCU §5.3);
@@ -621,31 +652,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
             }
             __syncthreads();
         }
-        // Rank sort: an entry's position is the number of smaller keys. A
-        // lane ranks two entries per pass over the keys, read four at a
-        // time (one broadcast 16-byte load): the loads were most of the
-        // shared-memory traffic of rows of tens of entries.
-        const uint4* keys4 = (const uint4*)keys;
-        for (u32 t = lane; t < nnz; t += 2 * ROW_THREADS) {
-            const u32 t2 = t + ROW_THREADS;
-            const u32 k0 = keys[t], k1 = t2 < nnz ? keys[t2] : SPGEMM_EMPTY;
-            u32 r0 = 0, r1 = 0, q = 0;
-            for (; q + 4 <= nnz; q += 4) {
-                const uint4 w = keys4[q / 4];
-                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
-                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
-            }
-            for (; q < nnz; ++q) {
-                r0 += keys[q] < k0;
-                r1 += keys[q] < k1;
-            }
-            ccol[start + r0] = k0;
-            cval[start + r0] = vals[t];
-            if (t2 < nnz) {
-                ccol[start + r1] = k1;
-                cval[start + r1] = vals[t2];
-            }
-        }
+        rank_sort_out(keys, vals, nnz, lane, ROW_THREADS, ccol + start, cval + start);
     } else {
         condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local]);
         // One row per block: sort exactly nnz entries. Several rows: a size
@@ -723,30 +730,8 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
             run += total;
         }
         SPGEMM_SYNC_WARP();
-        const u64 start = crpt[row];
-        const u32 nnz = run;
-        // Rank sort, two entries a lane per pass over the keys.
-        for (u32 t = lane; t < nnz; t += 2 * SPGEMM_WARP_SIZE) {
-            const u32 t2 = t + SPGEMM_WARP_SIZE;
-            const u32 k0 = keys[t], k1 = t2 < nnz ? keys[t2] : SPGEMM_EMPTY;
-            u32 r0 = 0, r1 = 0, q = 0;
-            // Four keys a load (each warp's keys start 16-byte aligned).
-            for (; q + 4 <= nnz; q += 4) {
-                const uint4 w = ((const uint4*)keys)[q / 4];
-                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
-                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
-            }
-            for (; q < nnz; ++q) {
-                r0 += keys[q] < k0;
-                r1 += keys[q] < k1;
-            }
-            ccol[start + r0] = k0;
-            cval[start + r0] = vals[t];
-            if (t2 < nnz) {
-                ccol[start + r1] = k1;
-                cval[start + r1] = vals[t2];
-            }
-        }
+        // Each warp's keys start 16-byte aligned.
+        rank_sort_out(keys, vals, run, lane, SPGEMM_WARP_SIZE, ccol + crpt[row], cval + crpt[row]);
         SPGEMM_SYNC_WARP();
     }
 }
