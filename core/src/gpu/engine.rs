@@ -266,16 +266,15 @@ impl<D: Device> GpuEngine<D> {
         let s = &streams[0];
         let dev = &self.device;
         let r = self.staging.with(|st| {
-            for (arr, out) in [
+            let mut parts: Vec<_> = [
                 (&m.structure.rpt.buf, bytes_of(&mut offsets)),
                 (&m.structure.col.buf, bytes_of(&mut cols)),
                 (&m.val.buf, bytes_of(&mut vals)),
-            ] {
-                if let Some(b) = arr {
-                    st.download(dev, s, b, 0, out)?;
-                }
-            }
-            Ok(())
+            ]
+            .into_iter()
+            .filter_map(|(arr, out)| arr.as_ref().map(|b| (b, 0, out)))
+            .collect();
+            st.download(dev, s, &mut parts)
         });
         self.give_streams(streams);
         r?;
@@ -303,16 +302,15 @@ impl<D: Device> GpuEngine<D> {
         let streams = self.take_streams()?;
         let (s, dev) = (&streams[0], &self.device);
         let r = self.staging.with(|st| {
-            for (arr, offset, out) in [
+            let mut parts: Vec<_> = [
                 (&m.structure.rpt.buf, 8, bytes_of(&mut *offsets)),
                 (&m.structure.col.buf, 0, bytes_of(cols)),
                 (&m.val.buf, 0, bytes_of(vals)),
-            ] {
-                if let Some(b) = arr {
-                    st.download(dev, s, b, offset, out)?;
-                }
-            }
-            Ok(())
+            ]
+            .into_iter()
+            .filter_map(|(arr, offset, out)| arr.as_ref().map(|b| (b, offset, out)))
+            .collect();
+            st.download(dev, s, &mut parts)
         });
         self.give_streams(streams);
         r?;

@@ -40,19 +40,6 @@ fn piece_sizes(cap: usize) -> impl Iterator<Item = usize> {
     std::iter::successors(Some((cap / 8).max(1)), move |&s| Some((2 * s).min(cap)))
 }
 
-/// The pieces of a transfer of `len` bytes through buffers of `cap` bytes
-/// ([`piece_sizes`]).
-fn pieces(len: usize, cap: usize) -> impl Iterator<Item = Range<usize>> {
-    let mut start = 0;
-    piece_sizes(cap).map_while(move |size| {
-        (start < len).then(|| {
-            let piece = start..(start + size).min(len);
-            start = piece.end;
-            piece
-        })
-    })
-}
-
 /// Copies `src` into `dst` (equal lengths) on all cores: the destination
 /// pages of a fresh allocation are first touched in parallel too.
 pub(super) fn par_copy(src: &[u8], dst: &mut [MaybeUninit<u8>]) {
@@ -89,6 +76,10 @@ fn settled<D: Device>(dev: &D, stream: &D::Stream, r: Result<()>) -> Result<()> 
     }
     r
 }
+
+/// One part of a download: a device buffer, the byte offset in it to
+/// copy from, and the host bytes to fill (their length is the part's).
+pub(super) type DownloadPart<'a, D> = (&'a <D as Device>::Buffer, usize, &'a mut [MaybeUninit<u8>]);
 
 /// Two pinned buffers of equal size (none before the first transfer).
 pub(super) struct Staging<D: Device> {
@@ -177,9 +168,14 @@ impl<D: Device> Staging<D> {
         settled(dev, stream, r)
     }
 
-    /// Copies `dst.len()` bytes of `src` from `offset` into `dst` (written
-    /// whole when this returns `Ok`), a piece at a time: the device copies piece k while the cores copy piece
-    /// k − 1 out of the other buffer. Waits for earlier work on `stream`.
+    /// Copies each `(src, offset, dst)` of `parts` — `dst.len()` bytes of
+    /// `src` from byte `offset` — into `dst` (each written whole when this
+    /// returns `Ok`), a piece at a time: the device copies piece k while
+    /// the cores copy piece k − 1 out of the other buffer. The pieces grow
+    /// once over all the parts (one ramp) and the pipeline runs on from
+    /// one part into the next, so a part's first piece crosses the bus
+    /// while the previous part's last piece is copied out. Waits for
+    /// earlier work on `stream`.
     ///
     /// # Errors
     /// Device errors (including faults of earlier kernels).
@@ -187,47 +183,55 @@ impl<D: Device> Staging<D> {
         &mut self,
         dev: &D,
         stream: &D::Stream,
-        src: &D::Buffer,
-        offset: usize,
-        dst: &mut [MaybeUninit<u8>],
+        parts: &mut [DownloadPart<'_, D>],
     ) -> Result<()> {
         let r = (|| {
-            let bufs = self.buffers(dev, dst.len())?;
+            let total = parts.iter().map(|(_, _, dst)| dst.len()).sum();
+            let bufs = self.buffers(dev, total)?;
             let cap = bufs[0].as_slice().len();
-            let mut previous: Option<(usize, Range<usize>, D::Event)> = None;
-            let finish = |k: usize,
-                          piece: Range<usize>,
-                          e: D::Event,
-                          bufs: &[D::Pinned; 2],
-                          dst: &mut [MaybeUninit<u8>]|
-             -> Result<()> {
-                dev.sync_event(&e)?;
-                let n = piece.len();
-                par_copy(&bufs[k % 2].as_slice()[..n], &mut dst[piece]);
-                Ok(())
-            };
-            for (k, piece) in pieces(dst.len(), cap).enumerate() {
-                // SAFETY: buffer k % 2 was last filled by piece k − 2, whose
-                // copy completed and was copied out in the previous step; it is
-                // read only after the event recorded below has completed.
-                unsafe {
-                    dev.copy_to_host_async(
-                        stream,
-                        src,
-                        offset + piece.start,
-                        &mut bufs[k % 2],
-                        0,
-                        piece.len(),
-                    )?
-                };
-                let e = dev.record(stream)?;
-                if let Some((j, p, pe)) = previous.take() {
-                    finish(j, p, pe, bufs, dst)?;
+            let mut sizes = piece_sizes(cap);
+            // Piece k − 1: its number, part, range in the part, and event.
+            let mut previous: Option<(usize, usize, Range<usize>, D::Event)> = None;
+            let mut k = 0;
+            for p in 0..parts.len() {
+                let (src, offset) = (parts[p].0, parts[p].1);
+                let len = parts[p].2.len();
+                let mut start = 0;
+                while start < len {
+                    let size = sizes.next().expect("piece sizes do not end");
+                    let piece = start..(start + size).min(len);
+                    // SAFETY: buffer k % 2 was last filled by piece k − 2,
+                    // whose copy completed and was copied out in the
+                    // previous step; it is read only after the event
+                    // recorded below has completed.
+                    unsafe {
+                        dev.copy_to_host_async(
+                            stream,
+                            src,
+                            offset + piece.start,
+                            &mut bufs[k % 2],
+                            0,
+                            piece.len(),
+                        )?
+                    };
+                    let e = dev.record(stream)?;
+                    if let Some((j, q, range, pe)) = previous.take() {
+                        dev.sync_event(&pe)?;
+                        par_copy(
+                            &bufs[j % 2].as_slice()[..range.len()],
+                            &mut parts[q].2[range],
+                        );
+                    }
+                    previous = Some((k, p, piece.clone(), e));
+                    (start, k) = (piece.end, k + 1);
                 }
-                previous = Some((k, piece, e));
             }
-            if let Some((j, p, pe)) = previous {
-                finish(j, p, pe, bufs, dst)?;
+            if let Some((j, q, range, pe)) = previous {
+                dev.sync_event(&pe)?;
+                par_copy(
+                    &bufs[j % 2].as_slice()[..range.len()],
+                    &mut parts[q].2[range],
+                );
             }
             Ok(())
         })();
@@ -240,21 +244,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pieces_cover_the_transfer_in_order_growing_to_the_buffer() {
-        for (len, cap) in [
-            (0, 1 << 20),
-            (1, 1 << 20),
-            (5_000_001, 1 << 20),
-            (7, 8),
-            (100, 8),
-        ] {
-            let p: Vec<_> = pieces(len, cap).collect();
-            assert_eq!(p.iter().map(|r| r.len()).sum::<usize>(), len);
-            assert!(p.windows(2).all(|w| w[0].end == w[1].start));
-            assert!(p.iter().all(|r| !r.is_empty() && r.len() <= cap));
-        }
-        let sizes: Vec<_> = pieces(100, 8).map(|r| r.len()).take(5).collect();
+    fn pieces_start_at_an_eighth_of_the_buffer_and_double_up_to_it() {
+        let sizes: Vec<_> = piece_sizes(8).take(5).collect();
         assert_eq!(sizes, [1, 2, 4, 8, 8]);
+        let sizes: Vec<_> = piece_sizes(32 << 20).take(6).collect();
+        assert_eq!(
+            sizes,
+            [4 << 20, 8 << 20, 16 << 20, 32 << 20, 32 << 20, 32 << 20]
+        );
+        assert_eq!(piece_sizes(4).next(), Some(1));
     }
 
     #[test]
