@@ -96,8 +96,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// Counts the `n` rows listed at `bins` with a bitmap per block
-    /// ([`Kernel::SymbolicDenseShared`]) on `stream`, marking rows whose
-    /// products all have their own column in `distinct_rows`.
+    /// ([`Kernel::SymbolicDenseShared`]) on `stream`, marking rows in
+    /// `marks`: the distinct-row bits and the repeat bits (see
+    /// `symbolic::distinct_rows` and `symbolic::repeat_rows`).
     pub(super) fn symbolic_dense_shared(
         &self,
         stream: usize,
@@ -105,13 +106,14 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         n: usize,
         crpt: &DeviceArray<D, u64>,
         typical: usize,
-        distinct_rows: DevicePtr,
+        marks: [DevicePtr; 2],
     ) -> Result<()> {
         let g = self.group_size(typical, DENSE_THREADS);
         let args = SymbolicDenseSharedArgs {
             rows: self.symbolic_rows(bins, n, crpt, g),
             words: self.dense_words() as u32,
-            distinct_rows,
+            distinct_rows: marks[0],
+            repeat_rows: marks[1],
         };
         let bytes = 4 * self.dense_words();
         let grid = self.dense_grid(n, bytes, DENSE_SYMBOLIC_BLOCKS);

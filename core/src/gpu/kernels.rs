@@ -412,11 +412,13 @@ kernel_args! {
         overflow: DevicePtr = "u32*",
         noverflow: DevicePtr = "u32*",
         distinct_rows: DevicePtr = "u32*",
+        repeat_rows: DevicePtr = "u32*",
     }
     /// [`Kernel::SymbolicDenseShared`].
     SymbolicDenseSharedArgs [rows: SymbolicRows] {
         words: u32 = "u32",
         distinct_rows: DevicePtr = "u32*",
+        repeat_rows: DevicePtr = "u32*",
     }
     /// [`Kernel::SymbolicGlobal`].
     SymbolicGlobalArgs [rows: SymbolicRows] {
@@ -429,6 +431,7 @@ kernel_args! {
         words: u32 = "u32",
         slices: u32 = "u32",
         tickets: DevicePtr = "u32*",
+        repeat_rows: DevicePtr = "u32*",
     }
     /// What every numeric kernel over listed rows starts with (and all
     /// [`Kernel::NumericDirect`] and [`Kernel::NumericDistinct`] take): A, B, the `nrows` rows listed at
@@ -470,6 +473,7 @@ kernel_args! {
         bits_all: DevicePtr = "u32*",
         words: u32 = "u32",
         slices: u32 = "u32",
+        repeat_rows: DevicePtr = "const u32*",
     }
     /// [`Kernel::FillEmpty`].
     FillEmptyArgs {
@@ -644,7 +648,7 @@ mod tests {
         assert_eq!(
             Kernel::SymbolicDenseShared.c_params(),
             "const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol, \
-             const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows"
+             const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows, u32* repeat_rows"
         );
     }
 }

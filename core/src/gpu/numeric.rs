@@ -27,12 +27,14 @@ const SORTED_ROWS_PER_SM: usize = 8;
 
 /// Where the numeric phase writes C: its row offsets (the product's rows
 /// of them), the distinct-row bits of those rows (see
-/// [`distinct_rows`](super::symbolic::distinct_rows))
+/// [`distinct_rows`](super::symbolic::distinct_rows)) and their repeat bits
+/// (see [`repeat_rows`](super::symbolic::repeat_rows))
 /// and the whole column and value arrays, which rows are written into at
 /// their offsets.
 pub(super) struct COut<'c, D: Device, T> {
     pub(super) crpt: &'c DeviceArray<D, u64>,
     pub(super) distinct: DevicePtr,
+    pub(super) repeat: DevicePtr,
     pub(super) col: &'c DeviceArray<D, u32>,
     pub(super) val: &'c DeviceArray<D, T>,
 }
@@ -114,7 +116,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let g = self.group_size(typical, bin.row_threads);
             if bin.global() {
                 let threads = bin.block_threads;
-                scratch.push(self.numeric_global(stream, threads, n, counts.max, rows(i), g)?);
+                let global =
+                    self.numeric_global(stream, threads, counts.max, rows(i), g, out.repeat);
+                scratch.push(global?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let shared = kernels::numeric_shared_bytes(table, i, l.kernels.sort);
@@ -132,22 +136,24 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         Ok(())
     }
 
-    /// The longest rows, `n` of them with at most `max_nnz` entries (see
+    /// The longest rows, the `rows.nrows` of `rows` with at most `max_nnz` entries (see
     /// [`LongRows`]): dense accumulators when C is narrow enough; else the
     /// DCU paper's sorted global hash (kernel 8) for at most
     /// [`SORTED_ROWS_PER_SM`] rows per multiprocessor, its in-place one
-    /// (kernel 9) for more (DCU §5.4). Returns the scratch arrays, to be kept until the kernels are
-    /// done.
+    /// (kernel 9) for more (DCU §5.4). `repeat`: the rows' repeat bits (see
+    /// [`repeat_rows`](super::symbolic::repeat_rows)), for the dense path.
+    /// Returns the scratch arrays, to be kept until the kernels are done.
     fn numeric_global(
         &self,
         stream: usize,
         threads: u32,
-        n: usize,
         max_nnz: u64,
         rows: NumericRows,
         g: u32,
+        repeat: DevicePtr,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
         let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
+        let n = rows.nrows as usize;
         let ncols = self.b.ncols;
         let words = bitmap_words(ncols);
         let value = std::mem::size_of::<T>();
@@ -178,6 +184,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     bits_all: bits.ptr(),
                     words: words as u32,
                     slices,
+                    repeat_rows: repeat,
                 };
                 // Slices accumulate, then slices of each row's bitmap write
                 // it out, leaving the values zero for the next batch; the

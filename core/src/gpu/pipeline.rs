@@ -9,7 +9,7 @@ use super::memory::DeviceArray;
 use super::meta::Meta;
 use super::numeric::COut;
 use super::product::Product;
-use super::symbolic::{distinct_rows, Offsets};
+use super::symbolic::{distinct_rows, repeat_rows, Offsets};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -65,6 +65,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let out = COut {
                 crpt: &crpt,
                 distinct: distinct_rows(&crpt, self.m()),
+                repeat: repeat_rows(&crpt, self.m()),
                 col: &ccol,
                 val: &cval,
             };

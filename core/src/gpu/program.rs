@@ -196,7 +196,7 @@ mod tests {
         }
         let all: String = units.iter().map(|u| u.program.source.as_str()).collect();
         assert!(all.contains("typedef double value_t;"));
-        assert!(all.contains("symbolic_shared<24575u, 1024u, true>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows)"));
+        assert!(all.contains("symbolic_shared<24575u, 1024u, true>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
         assert!(all.contains("numeric_shared<31u, 8u, 0, false>"));
         assert!(all.contains("{26ull, 426ull"));
         assert!(all.contains(

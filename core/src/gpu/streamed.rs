@@ -15,7 +15,7 @@ use super::meta::Meta;
 use super::numeric::COut;
 use super::product::Product;
 use super::staging::{bytes_of, Staging};
-use super::symbolic::{distinct_rows, Offsets};
+use super::symbolic::{distinct_rows, repeat_rows, Offsets};
 use crate::csr::CsrMatrix;
 use crate::device::Device;
 use crate::error::{try_zeroed, Error, Result};
@@ -209,7 +209,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             row_chunks(&offsets, chunk_entries)
         };
         let nbins = l.table().numeric.len();
-        let distinct = distinct_rows(&crpt, m);
+        let (distinct, repeat) = (distinct_rows(&crpt, m), repeat_rows(&crpt, m));
         // C's entries of each chunk.
         let spans: Vec<Range<usize>> = chunks
             .iter()
@@ -275,11 +275,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     };
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);
+                    let repeat = repeat.add((rows.start / 8) as u64);
                     let counts =
                         chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(distinct))?;
                     let out = COut {
                         crpt: &crpt_rows,
                         distinct,
+                        repeat,
                         col,
                         val,
                     };

@@ -18,7 +18,8 @@ use crate::scalar::Scalar;
 
 /// What the symbolic phase produces.
 pub(super) struct Symbolic<D: Device> {
-    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`]).
+    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`])
+    /// and the repeat bits (see [`repeat_rows`]).
     pub(super) crpt: DeviceArray<D, u64>,
     /// nnz(C).
     pub(super) nnz: usize,
@@ -28,7 +29,8 @@ pub(super) struct Symbolic<D: Device> {
 
 /// The symbolic phase up to the scan: C's row offsets on the device.
 pub(super) struct Offsets<D: Device> {
-    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`]).
+    /// C's row offsets, then the distinct-row bits (see [`distinct_rows`])
+    /// and the repeat bits (see [`repeat_rows`]).
     pub(super) crpt: DeviceArray<D, u64>,
     /// An event after setup, when timing.
     pub(super) after_setup: Option<D::Event>,
@@ -42,6 +44,14 @@ pub(super) struct Offsets<D: Device> {
 /// value instead of adding it. Zero until then.
 pub(super) fn distinct_rows<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> DevicePtr {
     crpt.ptr_to(m + 1)
+}
+
+/// The bits after the distinct-row bits in `crpt`, one per row: set by the
+/// symbolic kernels when a row has at least two products per entry of C,
+/// so the numeric dense kernel reads a column's bit before setting it (most
+/// products then skip an atomic). Zero until then.
+pub(super) fn repeat_rows<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> DevicePtr {
+    crpt.ptr_to(m + 1 + m.div_ceil(64))
 }
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
@@ -64,11 +74,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
         let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        // Row offsets and the distinct-row bits in one allocation, the last
-        // offset and the bits zeroed at once.
+        // Row offsets, the distinct-row bits and the repeat bits in one
+        // allocation, the last offset and the bits zeroed at once.
         let words = m.div_ceil(64);
-        let crpt = l.alloc::<u64>(0, m + 1 + words, "C row offsets")?;
-        crpt.zero(dev, self.stream(0), m, 1 + words)?;
+        let crpt = l.alloc::<u64>(0, m + 1 + 2 * words, "C row offsets")?;
+        crpt.zero(dev, self.stream(0), m, 1 + 2 * words)?;
         let distinct = distinct_rows(&crpt, m);
         let table = l.table();
         let nbins = table.symbolic.len();
@@ -103,7 +113,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let stream = Launcher::<D>::stream_of(order);
                 let bins = meta.bins(offsets[i]);
                 if self.symbolic_dense(i) {
-                    self.symbolic_dense_shared(stream, bins, n, &crpt, counts.typical, distinct)?;
+                    let marks = [distinct, repeat_rows(&crpt, m)];
+                    self.symbolic_dense_shared(stream, bins, n, &crpt, counts.typical, marks)?;
                     continue;
                 }
                 if bin.global() {
@@ -121,6 +132,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     overflow: meta.overflow(),
                     noverflow: meta.noverflow(),
                     distinct_rows: distinct,
+                    repeat_rows: repeat_rows(&crpt, m),
                 };
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let grid = shape(
@@ -208,6 +220,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 words: words as u32,
                 slices,
                 tickets: tickets.ptr(),
+                repeat_rows: repeat_rows(crpt, self.m()),
             };
             // Batches of rows; the kernel leaves bitmaps and tickets zero.
             for start in (0..n).step_by(rows_at_once) {

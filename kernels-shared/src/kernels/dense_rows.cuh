@@ -15,7 +15,8 @@
 // symbolic_shared does.
 SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_SYMBOLIC_BLOCKS)
     spgemm_symbolic_dense_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
-                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows) {
+                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 words, u32* distinct_rows,
+                                 u32* repeat_rows) {
     extern __shared__ u32 s_bits[];
     __shared__ u32 s_count;
     for (u32 t = threadIdx.x; t < words; t += blockDim.x) s_bits[t] = 0;
@@ -40,7 +41,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
         __syncthreads();
         if (threadIdx.x == 0) {
             const u32 c = s_count;
-            if (c == crpt[row]) atomicOr(&distinct_rows[row / SPGEMM_WORD_BITS], 1u << (row % SPGEMM_WORD_BITS));
+            mark_row(row, crpt[row], c, distinct_rows, repeat_rows);
             crpt[row] = c;
             s_count = 0;
         }

@@ -351,6 +351,19 @@ __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, c
     for_products_range<HUBS>(arpt[row], arpt[row + 1], acol, aval, brpt, bcol, bval, lane, row_threads, g, f);
 }
 
+// Marks row `row` once its count `c` is known (nprod still in hand): in
+// `distinct_rows` when every product has its own column (for the numeric
+// phase's distinct bin and stores), in `repeat_rows` when it has at least
+// two products per entry of C (for `spgemm_numeric_dense`). Both zero on
+// entry.
+__device__ __forceinline__ void mark_row(u32 row, u64 nprod, u64 c, u32* distinct_rows, u32* repeat_rows) {
+    const u32 word = row / SPGEMM_WORD_BITS, bit = 1u << (row % SPGEMM_WORD_BITS);
+    if (c == nprod)
+        atomicOr(&distinct_rows[word], bit);
+    else if (nprod >= 2 * c)
+        atomicOr(&repeat_rows[word], bit);
+}
+
 // Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
 // a hash set of column indices, and mark rows whose count is nprod(i). Several rows per block when ROW_THREADS <
 // blockDim.x. The LAST bin keeps a live count per row beside its tables,
@@ -361,7 +374,7 @@ __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, c
 template <u32 TSIZE, u32 ROW_THREADS, bool LAST>
 __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow,
-                                u32* noverflow, u32* distinct_rows) {
+                                u32* noverflow, u32* distinct_rows, u32* repeat_rows) {
     extern __shared__ u32 smem[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     const u32 rows_per_block = blockDim.x / ROW_THREADS;
@@ -404,9 +417,8 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
         if (LAST && c > threshold) {
             overflow[atomicAdd(noverflow, 1u)] = row;
         } else {
-            // crpt[row] still holds nprod: equal counts mean every product
-            // has its own column (bit for the numeric phase, zero on entry).
-            if (c == crpt[row]) atomicOr(&distinct_rows[row / SPGEMM_WORD_BITS], 1u << (row % SPGEMM_WORD_BITS));
+            // crpt[row] still holds nprod.
+            mark_row(row, crpt[row], c, distinct_rows, repeat_rows);
             crpt[row] = c;
         }
     }
