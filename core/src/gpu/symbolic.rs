@@ -143,7 +143,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 l.launch(stream, Kernel::SymbolicBin(i), grid, &args)?;
             }
             l.join()?;
-            if table.symbolic_overflows() && counts.sizes[nbins - 1] > 0 {
+            // A last bin counted with a bitmap has no overflow.
+            let last_overflows = table.symbolic_overflows() && !self.symbolic_dense(nbins - 1);
+            if last_overflows && counts.sizes[nbins - 1] > 0 {
                 let overflow = meta.read(l)?.overflow as usize;
                 if overflow > 0 {
                     let rows = meta.overflow();
