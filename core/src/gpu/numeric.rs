@@ -25,6 +25,15 @@ use crate::scalar::Scalar;
 /// rows were not measured.
 const SORTED_ROWS_PER_SM: usize = 8;
 
+/// Bitmap words (32 columns each) that one block of the dense accumulators'
+/// writing kernel compacts. Measured on an H100 against the accumulating
+/// kernel's slice count (two per row for R-MAT 18's 396 rows at once) and
+/// fixed counts: R-MAT 17 (Graph500, 4,096 words) 26.4 GFLOPS with 2
+/// slices, 28.6 with 8, 29.4 with 16, 28.4 with 32; R-MAT 18 (8,192 words)
+/// 21.8, 23.0, 23.8, 23.6; short rows + 24 rows of 40,000 (16,384 words)
+/// 13.2, 13.5, 13.6, 14.7, 15.2 with 64.
+const COMPACT_WORDS: usize = 256;
+
 /// Where the numeric phase writes C: its row offsets (the product's rows
 /// of them), the distinct-row bits of those rows (see
 /// [`distinct_rows`](super::symbolic::distinct_rows)) and their repeat bits
@@ -186,6 +195,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     slices,
                     repeat_rows: repeat,
                 };
+                // The writing kernel's slices: about COMPACT_WORDS bitmap
+                // words each (at least the accumulating kernel's count).
+                let compact_slices = slices.max(words.div_ceil(COMPACT_WORDS) as u32);
                 // Slices accumulate, then slices of each row's bitmap write
                 // it out, leaving the values zero for the next batch; the
                 // bitmaps (read by every slice of their row for its first
@@ -198,8 +210,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     let grid = (count as u64 * slices as u64) as u32;
                     l.launch(stream, Kernel::NumericDense, shape(grid, threads, 0), &args)?;
                     let scan = 4 * (threads / dev.properties().warp_width) as usize;
+                    let compact_args = NumericDenseArgs {
+                        slices: compact_slices,
+                        ..args
+                    };
+                    let grid = (count as u64 * compact_slices as u64) as u32;
                     let compact = shape(grid, threads, scan);
-                    l.launch(stream, Kernel::NumericDenseCompact, compact, &args)?;
+                    l.launch(stream, Kernel::NumericDenseCompact, compact, &compact_args)?;
                 }
                 Ok((bits, vals))
             }
