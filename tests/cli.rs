@@ -12,6 +12,14 @@ fn tmp(name: &str) -> std::path::PathBuf {
     common::temp_file("cli", name)
 }
 
+/// Runs `cmd`, asserts that it succeeded, and returns its standard error.
+fn stderr_of_success(cmd: &mut Command) -> String {
+    let r = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    err
+}
+
 #[test]
 fn multiply_writes_the_right_product() {
     let a = common::matrices_dir().join("lp_ship04l.mtx.gz");
@@ -38,9 +46,7 @@ fn multiply_writes_the_right_product() {
         if verbose {
             args.push("-v");
         }
-        let r = spgemm().args(&args).output().unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        let stderr = String::from_utf8_lossy(&r.stderr);
+        let stderr = stderr_of_success(spgemm().args(&args));
         // The backend is named only when asked for.
         assert_eq!(stderr.contains("backend: cpu"), verbose, "{stderr}");
         for step in ["read ", "upload ", "product ", "download ", "write "] {
@@ -241,14 +247,12 @@ fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
     let product = ["--devices", "0,1"];
     let whole_job = ["--whole-job", "--warmup", "0"];
     for extra in [&product[..], &whole_job[..]] {
-        let r = spgemm()
-            .args(["bench", "gen:er:200:3", "--backend", "cpu", "--reps", "1"])
-            .args(["--memory-budget", "1M"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        let err = String::from_utf8_lossy(&r.stderr);
+        let err = stderr_of_success(
+            spgemm()
+                .args(["bench", "gen:er:200:3", "--backend", "cpu", "--reps", "1"])
+                .args(["--memory-budget", "1M"])
+                .args(extra),
+        );
         assert!(
             err.contains("--memory-budget applies to GPU backends only"),
             "{extra:?}: {err}"
@@ -285,14 +289,12 @@ fn gpu_options_on_the_cpu_backend_say_they_do_not_apply() {
 #[test]
 fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
     let out = tmp("table.mtx");
-    let r = spgemm()
-        .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
-        .args(["--backend", "cpu", "--table", "dcu-paper"])
-        .args(["--long-rows", "sorted-hash", "--accumulator", "hash"])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let err = String::from_utf8_lossy(&r.stderr);
+    let err = stderr_of_success(
+        spgemm()
+            .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
+            .args(["--backend", "cpu", "--table", "dcu-paper"])
+            .args(["--long-rows", "sorted-hash", "--accumulator", "hash"]),
+    );
     assert!(
         err.contains("--table applies to GPU backends only"),
         "{err}"
