@@ -4,12 +4,13 @@ same CSR arrays of one GPU, and against SciPy's A @ B on the host; with
 --cli, also the same product through ``spgemm bench`` (device-resident, no
 binding) to show what the binding adds.
 
-    python python/bench.py [--reps 5] [--json out.json] [--cli target/release/spgemm] A.mtx [B.mtx ...]
+    python python/bench.py [--reps 21] [--json out.json] [--cli target/release/spgemm] A.mtx [B.mtx ...]
 
 Each file is squared (A @ A when square, A @ A.T otherwise). Times are
 medians of --reps runs after a warm-up, wall clock around a device
 synchronization, milliseconds; GFLOPS = 2 * products / time. "library" is
-the wall clock of the Rust call inside the binding on the same operands,
+the wall clock of the Rust call inside the binding on the same operands
+(timed alternately with spgemm.matmul, one of each per repetition),
 "binding" spgemm.matmul's time over it (checks, index conversions and
 wrapping C included); "cli" the device time of the same product in
 ``spgemm bench`` and "cli x cuSPARSE" its lead there.
@@ -67,7 +68,7 @@ def cli(command, path, reps):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+")
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=21)
     p.add_argument("--json")
     p.add_argument("--cli", help="the spgemm command, to time the same products without the binding")
     args = p.parse_args()
@@ -98,14 +99,24 @@ def main():
             torch.as_tensor(b.indptr.astype(np.int64)), torch.as_tensor(b.indices.astype(np.int64)),
             torch.as_tensor(b.data), size=b.shape).cuda()
         row = {"matrix": path, "nprod": nprod}
-        row["spgemm_ms"], c = timed(lambda: spgemm.matmul(ga, gb), args.reps, sync)
-        row["nnz_c"] = int(c.nnz)
-        # The library's own call on the same operands, without the binding
-        # (checks, index conversions, wrapping C): its wall clock and the
-        # device's time, as measured inside Rust.
+        # spgemm.matmul and the library's own call on the same operands
+        # (without the binding's checks, index conversions and wrapping of
+        # C: its wall clock and the device's time, as measured inside
+        # Rust), alternating, so that both see the same clocks.
         oa, keep_a, dev = _device._cupy_operand(ga, np.float64, True)
         ob, keep_b, _ = (oa, keep_a, dev) if b is a else _device._cupy_operand(gb, np.float64, True)
-        inner = [_spgemm.matmul_device(oa, ob, True, dev).times for _ in range(args.reps + 1)][1:]
+        c = spgemm.matmul(ga, gb)
+        _spgemm.matmul_device(oa, ob, True, dev)
+        full, inner = [], []
+        for _ in range(args.reps):
+            sync()
+            t = time.perf_counter()
+            c = spgemm.matmul(ga, gb)
+            sync()
+            full.append((time.perf_counter() - t) * 1e3)
+            inner.append(_spgemm.matmul_device(oa, ob, True, dev).times)
+        row["spgemm_ms"] = statistics.median(full)
+        row["nnz_c"] = int(c.nnz)
         row["library_wall_ms"] = statistics.median(t[0] for t in inner)
         row["library_device_ms"] = statistics.median(t[1] for t in inner)
         del keep_a, keep_b
@@ -115,7 +126,7 @@ def main():
             except Exception as e:  # a vendor library that fails (out of memory) is reported, not fatal
                 row[f"{name}_ms"] = None
                 row[f"{name}_error"] = str(e).splitlines()[0][:120]
-        row["scipy_ms"] = timed(lambda: a @ b, max(1, args.reps // 2), lambda: None)[0]
+        row["scipy_ms"] = timed(lambda: a @ b, min(3, args.reps), lambda: None)[0]
         if args.cli:
             row["cli_ms"], row["cli_x_cusparse"] = cli(args.cli, path, args.reps)
         results.append(row)

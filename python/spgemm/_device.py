@@ -211,16 +211,32 @@ class DevicePlan:
         return m.values().to(torch.float32 if self._dtype == np.float32 else torch.float64).contiguous()
 
 
+def _cupy_array(c, ptr: int, n: int, dtype, device: int):
+    """One of C's device arrays as a CuPy array of ``n`` elements at
+    ``ptr``, owned by ``c``. The memory is wrapped directly, on the known
+    device: ``cupy.asarray`` of an interface would also ask the driver
+    which device holds the pointer."""
+    import cupy
+
+    if n == 0:
+        return cupy.empty(0, dtype)
+    mem = cupy.cuda.UnownedMemory(ptr, n * np.dtype(dtype).itemsize, c, device)
+    return cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(mem, 0))
+
+
 def _cupy_result(c, nrows, ncols, device):
     import cupy
     import cupyx.scipy.sparse as csp
 
     if c.nnz > _I32_MAX:
         raise ValueError(f"C has {c.nnz} entries, more than cupyx.scipy.sparse's int32 indices hold")
+    rpt, col, val = c.pointers
+    value_type = np.float64 if c.double else np.float32
     with cupy.cuda.Device(device):
-        indptr = cupy.asarray(_Exported(c, 0)).astype(cupy.int32)
-        indices = cupy.asarray(_Exported(c, 1))
-        data = cupy.asarray(_Exported(c, 2))
+        # The library narrowed the row offsets to int32 (nnz(C) fits).
+        indptr = _cupy_array(c, rpt, nrows + 1, np.int32, device)
+        indices = _cupy_array(c, col, c.nnz, np.int32, device)
+        data = _cupy_array(c, val, c.nnz, value_type, device)
         # C is canonical (sorted rows, no duplicates) with int32 indices in
         # range: CuPy's constructor for pre-validated arrays, where this
         # CuPy has it, skips the index-type reductions (and their
@@ -242,8 +258,8 @@ def _torch_result(c, nrows, ncols, device):
     indptr = torch.as_tensor(_Exported(c, 0), device=dev)
     indices = torch.as_tensor(_Exported(c, 1), device=dev)
     data = torch.as_tensor(_Exported(c, 2), device=dev)
-    if c.nnz <= _I32_MAX:
-        indptr = indptr.to(torch.int32)
-    else:
+    if not c.offsets_int32:
+        # int64 row offsets (nnz(C) beyond int32): torch wants both index
+        # arrays of one type.
         indices = indices.to(torch.int64)
     return torch.sparse_csr_tensor(indptr, indices, data, size=(nrows, ncols), check_invariants=False)

@@ -7,7 +7,7 @@ use crate::{open, to_py};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use spgemm::gpu::{self, GpuEngine, GpuMatrix, GpuPlan, IndexWidth};
+use spgemm::gpu::{self, DeviceArray, GpuEngine, GpuMatrix, GpuPlan, IndexWidth};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -25,13 +25,19 @@ enum AnyGpu {
     F64(GpuMatrix<CudaDevice, f64>),
 }
 
+/// C's row offsets narrowed to int32 by the library, when nnz(C) fits.
+type Offsets32 = Option<DeviceArray<CudaDevice, i32>>;
+
 /// C computed on a CUDA device: its arrays stay there, owned by this
 /// object, and are exported with `__cuda_array_interface__` (version 3)
-/// dictionaries by `interface(k)`: `k` = 0 row offsets (int64), 1 column
-/// indices (int32), 2 values. Keep this object alive while they are used.
+/// dictionaries by `interface(k)`: `k` = 0 row offsets (int32 when nnz(C)
+/// fits in an int32, else int64), 1 column indices (int32), 2 values.
+/// Keep this object alive while they are used.
 #[pyclass(module = "spgemm._spgemm", frozen)]
 pub(crate) struct DeviceCsr {
     c: AnyGpu,
+    /// The row offsets as int32 (the library's narrowing), when they fit.
+    offsets32: Offsets32,
     /// Milliseconds of the product: wall clock of the engine's call, and
     /// the device's own time between its first and last kernel.
     times: (f64, f64),
@@ -59,6 +65,12 @@ impl DeviceCsr {
         self.times
     }
 
+    /// Whether the values are float64 (else float32).
+    #[getter]
+    fn double(&self) -> bool {
+        matches!(self.c, AnyGpu::F64(_))
+    }
+
     /// nnz(C).
     #[getter]
     fn nnz(&self) -> usize {
@@ -68,16 +80,34 @@ impl DeviceCsr {
         }
     }
 
+    /// Whether the row offsets are int32 (else int64): when nnz(C) fits.
+    #[getter]
+    fn offsets_int32(&self) -> bool {
+        self.offsets32.is_some()
+    }
+
+    /// The device addresses of the row offsets (see `offsets_int32`),
+    /// column indices (int32) and values, for wrapping them without
+    /// building the interfaces' dictionaries; 0 for an empty array.
+    #[getter]
+    fn pointers(&self) -> (u64, u64, u64) {
+        let (rpt, col, val) = match &self.c {
+            AnyGpu::F32(c) => c.device_pointers(),
+            AnyGpu::F64(c) => c.device_pointers(),
+        };
+        let rpt = self.offsets32.as_ref().map_or(rpt, |o| o.device_ptr());
+        (rpt, col, val)
+    }
+
     /// The `__cuda_array_interface__` of array `k` (0 row offsets, 1
     /// column indices, 2 values).
     fn interface<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyDict>> {
         let (nrows, nnz) = (self.shape().0, self.nnz());
-        let (ptrs, value_type) = match &self.c {
-            AnyGpu::F32(c) => (c.device_pointers(), "<f4"),
-            AnyGpu::F64(c) => (c.device_pointers(), "<f8"),
-        };
+        let ptrs = self.pointers();
+        let value_type = if self.double() { "<f8" } else { "<f4" };
+        let offsets_type = if self.offsets_int32() { "<i4" } else { "<i8" };
         let (ptr, len, typestr) = match k {
-            0 => (ptrs.0, nrows + 1, "<i8"),
+            0 => (ptrs.0, nrows + 1, offsets_type),
             1 => (ptrs.1, nnz, "<i4"),
             2 => (ptrs.2, nnz, value_type),
             _ => return Err(PyValueError::new_err("array 0, 1 or 2")),
@@ -105,18 +135,9 @@ fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
     Ok(())
 }
 
-/// The matrix over a device operand's arrays, its structure checked on
-/// the device.
-///
-/// # Safety
-/// The Python package synchronized the caller's stream, and keeps the
-/// arrays alive and unchanged while the matrix (and any plan made from it)
-/// lives.
-unsafe fn borrow<T: Scalar>(
-    e: &GpuEngine<CudaDevice>,
-    o: DeviceOperand,
-) -> spgemm::Result<GpuMatrix<CudaDevice, T>> {
-    let (nrows, ncols, nnz, rpt, rpt64, col, col64, val, sorted) = o;
+/// The arrays of a device operand.
+fn arrays(o: DeviceOperand) -> gpu::DeviceCsr {
+    let (nrows, ncols, nnz, rpt, rpt64, col, col64, val, _) = o;
     let width = |wide: bool| {
         if wide {
             IndexWidth::I64
@@ -124,7 +145,7 @@ unsafe fn borrow<T: Scalar>(
             IndexWidth::I32
         }
     };
-    let arrays = gpu::DeviceCsr {
+    gpu::DeviceCsr {
         nrows,
         ncols,
         nnz,
@@ -133,9 +154,32 @@ unsafe fn borrow<T: Scalar>(
         col_indices: col,
         indices_width: width(col64),
         values: val,
-    };
-    // SAFETY: the caller's guarantee.
-    Ok(unsafe { e.borrow_device::<T>(arrays, sorted)? })
+    }
+}
+
+/// A and, when it is not A, B on the device.
+type Operands<T> = (GpuMatrix<CudaDevice, T>, Option<GpuMatrix<CudaDevice, T>>);
+
+/// The matrices over A's and B's arrays (B `None` when it is A's), their
+/// structures checked on the device in one pass with one read-back.
+///
+/// # Safety
+/// The Python package synchronized the caller's stream, and keeps the
+/// arrays alive and unchanged while the matrices (and any plan made from
+/// them) live.
+unsafe fn borrow<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+) -> spgemm::Result<Operands<T>> {
+    // SAFETY (both): the caller's guarantee.
+    Ok(if a == b {
+        let [ga] = unsafe { e.borrow_devices([(arrays(a), a.8)])? };
+        (ga, None)
+    } else {
+        let [ga, gb] = unsafe { e.borrow_devices([(arrays(a), a.8), (arrays(b), b.8)])? };
+        (ga, Some(gb))
+    })
 }
 
 /// The engine of the CUDA backend on GPU `device`.
@@ -148,24 +192,24 @@ fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
     }
 }
 
-/// `C = A·B` over borrowed device arrays, on this thread (GIL released),
-/// with `(wall_ms, device_ms)`.
+/// C on the device, its int32 row offsets when they fit, and the
+/// product's `(wall_ms, device_ms)`.
+type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, (f64, f64));
+
+/// `C = A·B` over borrowed device arrays, on this thread (GIL released).
 fn product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     a: DeviceOperand,
     b: DeviceOperand,
-) -> spgemm::Result<(GpuMatrix<CudaDevice, T>, (f64, f64))> {
-    // SAFETY (both): see `borrow`; the arrays outlive this call, and C does
-    // not refer to them.
-    let ga = unsafe { borrow(e, a)? };
-    let gb = if a == b {
-        None
-    } else {
-        Some(unsafe { borrow(e, b)? })
-    };
+) -> spgemm::Result<Product<T>> {
+    // SAFETY: see `borrow`; the arrays outlive this call, and C does not
+    // refer to them.
+    let (ga, gb) = unsafe { borrow(e, a, b)? };
     let t = std::time::Instant::now();
     let (c, phases) = e.multiply(&ga, gb.as_ref().unwrap_or(&ga))?;
-    Ok((c, (t.elapsed().as_secs_f64() * 1e3, phases.total_ms)))
+    let times = (t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
+    let offsets32 = e.row_offsets_i32(&c)?;
+    Ok((c, offsets32, times))
 }
 
 /// `matmul_device(a, b, double, device)`: C = A·B on CUDA GPU `device`
@@ -182,17 +226,18 @@ pub(crate) fn matmul_device(
     check_shapes(&a, &b)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
-    let (c, times) = py
+    let (c, offsets32, times) = py
         .detach(|| {
             if double {
-                product::<f64>(e, a, b).map(|(c, t)| (AnyGpu::F64(c), t))
+                product::<f64>(e, a, b).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
             } else {
-                product::<f32>(e, a, b).map(|(c, t)| (AnyGpu::F32(c), t))
+                product::<f32>(e, a, b).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
             }
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {
         c,
+        offsets32,
         times,
         _backend: backend.clone(),
     })
@@ -212,14 +257,9 @@ impl<T: Scalar> PlanOn<T> {
         a: DeviceOperand,
         b: DeviceOperand,
     ) -> spgemm::Result<Self> {
-        // SAFETY (both): see `borrow`; the Python `Plan` keeps the structure
-        // arrays alive and unchanged as long as this plan.
-        let a_m = unsafe { borrow(e, a)? };
-        let b_m = if a == b {
-            None
-        } else {
-            Some(unsafe { borrow(e, b)? })
-        };
+        // SAFETY: see `borrow`; the Python `Plan` keeps the structure arrays
+        // alive and unchanged as long as this plan.
+        let (a_m, b_m) = unsafe { borrow(e, a, b)? };
         let plan = e.symbolic(&a_m, b_m.as_ref().unwrap_or(&a_m))?;
         Ok(Self {
             plan,
@@ -234,7 +274,7 @@ impl<T: Scalar> PlanOn<T> {
         e: &GpuEngine<CudaDevice>,
         a_values: u64,
         b_values: u64,
-    ) -> spgemm::Result<(GpuMatrix<CudaDevice, T>, (f64, f64))> {
+    ) -> spgemm::Result<Product<T>> {
         // SAFETY: the Python `Plan` checked the values' length and type and
         // keeps them alive for the duration of this call.
         let a = unsafe { e.borrow_device_values(&self.a, a_values) };
@@ -244,7 +284,9 @@ impl<T: Scalar> PlanOn<T> {
         };
         let t = std::time::Instant::now();
         let (c, phases) = e.numeric(&self.plan, &a, b.as_ref().unwrap_or(&a))?;
-        Ok((c, (t.elapsed().as_secs_f64() * 1e3, phases.total_ms)))
+        let times = (t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
+        let offsets32 = e.row_offsets_i32(&c)?;
+        Ok((c, offsets32, times))
     }
 }
 
@@ -277,18 +319,19 @@ impl DevicePlan {
     /// plan was built for A·A).
     fn numeric(&self, py: Python<'_>, a_values: u64, b_values: u64) -> PyResult<DeviceCsr> {
         let e = engine(&self.backend)?;
-        let (c, times) = py
+        let (c, offsets32, times) = py
             .detach(|| match &self.plan {
                 AnyPlan::F32(p) => p
                     .numeric(e, a_values, b_values)
-                    .map(|(c, t)| (AnyGpu::F32(c), t)),
+                    .map(|(c, o, t)| (AnyGpu::F32(c), o, t)),
                 AnyPlan::F64(p) => p
                     .numeric(e, a_values, b_values)
-                    .map(|(c, t)| (AnyGpu::F64(c), t)),
+                    .map(|(c, o, t)| (AnyGpu::F64(c), o, t)),
             })
             .map_err(to_py)?;
         Ok(DeviceCsr {
             c,
+            offsets32,
             times,
             _backend: self.backend.clone(),
         })

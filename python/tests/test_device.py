@@ -108,6 +108,8 @@ def test_torch_real_and_random(torch, real_names):
     a, b = random(400, 300, 0.02, 1, np.float32), random(300, 200, 0.02, 2, np.float32)
     c = spgemm.matmul(to_torch(torch, a), to_torch(torch, b))
     assert c.dtype == torch.float32
+    # The library narrowed C's row offsets: both index arrays are int32.
+    assert c.crow_indices().dtype == c.col_indices().dtype == torch.int32
     assert_product(from_torch(c), a, b, 1e-5)
 
 

@@ -492,6 +492,42 @@ macro_rules! engine_suite {
                 let (_bufs, arrays) = device_csr(&e, (2, 3), &[0, 2, 2], &[2, 0], &[1.0, 2.0], widths);
                 // SAFETY: as above.
                 assert!(unsafe { e.borrow_device::<f64>(arrays, false) }.is_ok());
+                // Two operands checked in one pass: both borrowed when
+                // sound, the first fault named otherwise, in order.
+                let (_bufs_a, arrays_a) =
+                    device_csr(&e, (700, 500), &wide(a.row_offsets()), &cols, a.values(), widths);
+                let b_cols: Vec<i64> = b.col_indices().iter().map(|&c| c as i64).collect();
+                let (_bufs_b, arrays_b) =
+                    device_csr(&e, (500, 300), &wide(b.row_offsets()), &b_cols, b.values(), widths);
+                // SAFETY: as above.
+                let [ga, gb2] =
+                    unsafe { e.borrow_devices::<f64, 2>([(arrays_a, false), (arrays_b, true)]) }.unwrap();
+                let gc = e.multiply(&ga, &gb2).unwrap().0;
+                let c = e.download(&gc).unwrap();
+                spgemm::verify::check_product(&a, &b, &c).unwrap().unwrap();
+                // C's row offsets narrowed to int32 for the caller's library.
+                let narrow = e.row_offsets_i32(&gc).unwrap().unwrap();
+                let mut got = vec![0u8; 4 * (c.nrows() + 1)];
+                {
+                    use spgemm::device::Device;
+                    let dev = e.device();
+                    let s = dev.create_stream().unwrap();
+                    // SAFETY: `narrow` holds nrows + 1 int32 and outlives the copy.
+                    let view = unsafe { dev.borrow(narrow.device_ptr(), got.len()) };
+                    dev.copy_to_host(&s, &view, 0, &mut got).unwrap();
+                }
+                let want: Vec<u8> = c.row_offsets().iter().flat_map(|&x| (x as i32).to_le_bytes()).collect();
+                assert_eq!((narrow.len(), got), (c.nrows() + 1, want));
+                let (_bad, bad) = device_csr(&e, (2, 3), &[0, 1, 2], &[0, 5], &[1.0, 2.0], widths);
+                let (_bad2, bad2) = device_csr(&e, (2, 3), &[0, 2, 1], &[0, 1], &[1.0, 2.0], widths);
+                for (pair, message) in [
+                    ([(arrays_b, true), (bad, true)], "column index 5 in row 1 is out of range for 3 columns"),
+                    ([(bad2, true), (bad, true)], "row offsets decrease at row 1: 2 > 1"),
+                ] {
+                    // SAFETY: as above.
+                    let err = unsafe { e.borrow_devices::<f64, 2>(pair) }.err();
+                    assert_eq!(err.map(|e| e.to_string()).as_deref(), Some(message), "{widths:?}");
+                }
             }
         }
     };

@@ -1,16 +1,19 @@
 //! Matrices read in place from another library's device arrays (CuPy,
 //! PyTorch): their structure checked on the device before any product
 //! indexes with it (`checks.cuh`: a thread per row for the offsets, a
-//! thread per entry for the columns, 16 bytes read back), int32 row
-//! offsets widened and int64 column indices narrowed in the same pass.
+//! thread per entry for the columns, 16 bytes read back per matrix), int32
+//! row offsets widened and int64 column indices narrowed in the same pass.
+//! On the way out, C's row offsets narrowed to int32 for them.
 
 use super::engine::GpuEngine;
-use super::kernels::{CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel};
+use super::kernels::{
+    CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel, NarrowOffsetsArgs,
+};
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::{GpuMatrix, Structure};
 use super::memory::{DeviceArray, Usage};
 use super::product::too_large;
-use crate::device::Device;
+use crate::device::{Device, LaunchShape};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::sync::Arc;
@@ -49,6 +52,8 @@ impl<D: Device> GpuEngine<D> {
     /// duplicates (which lets single-entry rows of A be copied directly).
     /// 32-bit row offsets are widened into a new array, 64-bit column
     /// indices narrowed into one; the other arrays are not copied.
+    /// [`GpuEngine::borrow_devices`] checks several matrices with one
+    /// read-back.
     ///
     /// # Errors
     /// The error the host checks give for the same fault
@@ -69,14 +74,34 @@ impl<D: Device> GpuEngine<D> {
         arrays: DeviceCsr,
         check_sorted: bool,
     ) -> Result<GpuMatrix<D, T>> {
-        let DeviceCsr {
-            nrows, ncols, nnz, ..
-        } = arrays;
-        if nrows > u32::MAX as usize - 1 {
-            return Err(too_large("rows", nrows));
-        }
-        if ncols > u32::MAX as usize - 1 {
-            return Err(too_large("columns", ncols));
+        // SAFETY: the caller's guarantee.
+        let [m] = unsafe { self.borrow_devices([(arrays, check_sorted)]) }?;
+        Ok(m)
+    }
+
+    /// The matrices over several callers' arrays (`(arrays,
+    /// check_sorted)` each, as [`GpuEngine::borrow_device`] takes them),
+    /// checked by one pass of kernels with one read-back of the faults
+    /// (16 bytes per matrix), so that the two operands of a product pay
+    /// for one synchronisation rather than two.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::borrow_device`], for the first matrix in `operands`
+    /// with a fault.
+    ///
+    /// # Safety
+    /// As [`GpuEngine::borrow_device`], for every matrix.
+    pub unsafe fn borrow_devices<T: Scalar, const N: usize>(
+        &self,
+        operands: [(DeviceCsr, bool); N],
+    ) -> Result<[GpuMatrix<D, T>; N]> {
+        for (arrays, _) in &operands {
+            if arrays.nrows > u32::MAX as usize - 1 {
+                return Err(too_large("rows", arrays.nrows));
+            }
+            if arrays.ncols > u32::MAX as usize - 1 {
+                return Err(too_large("columns", arrays.ncols));
+            }
         }
         let kernels = self.kernels::<T>()?;
         let streams = self.take_streams()?;
@@ -88,23 +113,66 @@ impl<D: Device> GpuEngine<D> {
             usage: &usage,
         };
         // SAFETY: the caller's guarantee.
-        let checked = unsafe { checked_structure(&launcher, arrays, check_sorted) };
+        let checked = unsafe { checked_structures(&launcher, &operands) };
         self.give_streams(streams);
-        let (rpt, col) = checked?;
-        // SAFETY: the caller's guarantee.
-        let val = unsafe { DeviceArray::borrowed(&self.device, arrays.values, nnz) };
-        Ok(GpuMatrix {
-            nrows,
-            ncols,
-            nnz,
-            structure: Arc::new(Structure {
-                rpt,
-                col,
-                host: None,
-            }),
-            val,
-            sorted: check_sorted,
-        })
+        let mut checked = checked?.into_iter();
+        Ok(operands.map(|(arrays, check_sorted)| {
+            let (rpt, col) = checked.next().expect("one structure per operand");
+            // SAFETY: the caller's guarantee.
+            let val = unsafe { DeviceArray::borrowed(&self.device, arrays.values, arrays.nnz) };
+            GpuMatrix {
+                nrows: arrays.nrows,
+                ncols: arrays.ncols,
+                nnz: arrays.nnz,
+                structure: Arc::new(Structure {
+                    rpt,
+                    col,
+                    host: None,
+                }),
+                val,
+                sorted: check_sorted,
+            }
+        }))
+    }
+
+    /// `m`'s `nrows + 1` row offsets as int32, in a new device array
+    /// complete when this returns, for another library whose CSR matrices
+    /// hold int32 row offsets beside int32 column indices (CuPy, PyTorch),
+    /// without a conversion of its own; `None` when nnz exceeds
+    /// `i32::MAX`.
+    ///
+    /// # Errors
+    /// Device errors (out of memory).
+    pub fn row_offsets_i32<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+    ) -> Result<Option<DeviceArray<D, i32>>> {
+        if m.nnz > i32::MAX as usize {
+            return Ok(None);
+        }
+        let kernels = self.kernels::<T>()?;
+        let streams = self.take_streams()?;
+        let usage = Usage::default();
+        let l = Launcher {
+            device: &self.device,
+            kernels: &kernels,
+            streams: &streams,
+            usage: &usage,
+        };
+        let narrowed = (|| {
+            let n = m.nrows + 1;
+            let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
+            let args = NarrowOffsetsArgs {
+                wide: m.structure.rpt.ptr(),
+                narrow: out.ptr(),
+                n: n as u64,
+            };
+            l.launch(0, Kernel::NarrowOffsets, check_grid(&l, n), &args)?;
+            self.device.synchronize(&streams[0])?;
+            Ok(Some(out))
+        })();
+        self.give_streams(streams);
+        narrowed
     }
 
     /// A matrix with `m`'s structure (shared, not copied) and the `nnz`
@@ -129,50 +197,92 @@ impl<D: Device> GpuEngine<D> {
     }
 }
 
-/// The checked structure of `arrays`: u64 row offsets (the caller's, or
-/// widened) and u32 column indices (the caller's, or narrowed).
+/// A borrowed matrix's u64 row offsets and u32 column indices.
+type CheckedStructure<D> = (DeviceArray<D, u64>, DeviceArray<D, u32>);
+
+/// The launch shape of a grid-stride kernel over `n` items: enough blocks
+/// to fill the device.
+fn check_grid<D: Device>(l: &Launcher<'_, D>, n: usize) -> LaunchShape {
+    let blocks = n
+        .div_ceil(BLOCK as usize)
+        .clamp(1, CHECK_BLOCKS_PER_SM * l.sms());
+    shape(blocks as u32, BLOCK, 0)
+}
+
+/// The checked structures of `operands`: u64 row offsets (the caller's,
+/// or widened) and u32 column indices (the caller's, or narrowed), in
+/// order.
+///
+/// # Safety
+/// As [`GpuEngine::borrow_device`], for every operand.
+unsafe fn checked_structures<D: Device>(
+    l: &Launcher<'_, D>,
+    operands: &[(DeviceCsr, bool)],
+) -> Result<Vec<CheckedStructure<D>>> {
+    let dev = l.device;
+    // Two fault words per operand, then (for those whose rows must be
+    // sorted) each one's row start bitmap of nnz + 1 bits, zeroed at once.
+    let bitmap_words = |&(arrays, sorted): &(DeviceCsr, bool)| {
+        if sorted {
+            (arrays.nnz + 1).div_ceil(64)
+        } else {
+            0
+        }
+    };
+    let words = 2 * operands.len() + operands.iter().map(bitmap_words).sum::<usize>();
+    let scratch = l.alloc::<u64>(0, words, "check results and row starts")?;
+    scratch.zero(dev, &l.streams[0], 0, scratch.len())?;
+    let mut bitmap = 2 * operands.len();
+    let mut out = Vec::with_capacity(operands.len());
+    for (i, operand) in operands.iter().enumerate() {
+        let row_starts = if operand.1 {
+            scratch.ptr_to(bitmap)
+        } else {
+            DevicePtr(0)
+        };
+        bitmap += bitmap_words(operand);
+        // SAFETY: the caller's guarantee.
+        out.push(unsafe { launch_checks(l, operand.0, row_starts, scratch.ptr_to(2 * i)) }?);
+    }
+    let mut faults = vec![0u64; 2 * operands.len()];
+    scratch.read(dev, &l.streams[0], 0, &mut faults)?;
+    l.release(scratch);
+    for (&(arrays, _), words) in operands.iter().zip(faults.chunks(2)) {
+        // SAFETY: the caller's guarantee.
+        if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
+            return Err(e);
+        }
+    }
+    Ok(out)
+}
+
+/// Launches the checks of `arrays` on stream 0: their fault words at
+/// `first` (two zeroed words), their row starts into the zeroed bitmap at
+/// `row_starts` (null when rows need not be sorted); returns the widened
+/// row offsets and narrowed column indices (or the caller's own).
 ///
 /// # Safety
 /// As [`GpuEngine::borrow_device`].
-unsafe fn checked_structure<D: Device>(
+unsafe fn launch_checks<D: Device>(
     l: &Launcher<'_, D>,
     arrays: DeviceCsr,
-    check_sorted: bool,
-) -> Result<(DeviceArray<D, u64>, DeviceArray<D, u32>)> {
+    row_starts: DevicePtr,
+    first: DevicePtr,
+) -> Result<CheckedStructure<D>> {
     let DeviceCsr { nrows, nnz, .. } = arrays;
     let dev = l.device;
     let wide = match arrays.offsets_width {
         // SAFETY: the caller's guarantee; non-negative int64 offsets
-        // (checked below) read as u64.
+        // (checked) read as u64.
         IndexWidth::I64 => unsafe { DeviceArray::borrowed(dev, arrays.row_offsets, nrows + 1) },
         IndexWidth::I32 => l.alloc::<u64>(0, nrows + 1, "widened row offsets")?,
     };
     let narrow = match arrays.indices_width {
-        // SAFETY: as above, int32 columns in 0..ncols (checked below).
+        // SAFETY: as above, int32 columns in 0..ncols (checked).
         IndexWidth::I32 => unsafe { DeviceArray::borrowed(dev, arrays.col_indices, nnz) },
         IndexWidth::I64 => l.alloc::<u32>(0, nnz, "narrowed column indices")?,
     };
-    // The two fault words, then (when rows must be sorted) the row start
-    // bitmap of nnz + 1 bits, zeroed at once.
-    let bitmap_words = if check_sorted {
-        (nnz + 1).div_ceil(64)
-    } else {
-        0
-    };
-    let scratch = l.alloc::<u64>(0, 2 + bitmap_words, "check results and row starts")?;
-    scratch.zero(dev, &l.streams[0], 0, scratch.len())?;
-    let first = scratch.ptr();
-    let row_starts_ptr = if check_sorted {
-        scratch.ptr_to(2)
-    } else {
-        DevicePtr(0)
-    };
-    let grid = |n: usize| {
-        let blocks = n
-            .div_ceil(BLOCK as usize)
-            .clamp(1, CHECK_BLOCKS_PER_SM * l.sms());
-        shape(blocks as u32, BLOCK, 0)
-    };
+    let grid = |n: usize| check_grid(l, n);
     let offsets = CheckOffsetsArgs {
         indptr: DevicePtr(arrays.row_offsets),
         nrows: nrows as u64,
@@ -181,7 +291,7 @@ unsafe fn checked_structure<D: Device>(
             IndexWidth::I32 => wide.ptr(),
             IndexWidth::I64 => DevicePtr(0),
         },
-        row_starts: row_starts_ptr,
+        row_starts,
         first,
     };
     let check_offsets = Kernel::CheckOffsets(arrays.offsets_width);
@@ -191,7 +301,7 @@ unsafe fn checked_structure<D: Device>(
             indices: DevicePtr(arrays.col_indices),
             ncols: arrays.ncols as u64,
             nnz: nnz as u64,
-            row_starts: row_starts_ptr,
+            row_starts,
             narrow: match arrays.indices_width {
                 IndexWidth::I32 => DevicePtr(0),
                 IndexWidth::I64 => narrow.ptr(),
@@ -201,23 +311,34 @@ unsafe fn checked_structure<D: Device>(
         let check_entries = Kernel::CheckEntries(arrays.indices_width);
         l.launch(0, check_entries, grid(nnz), &entries)?;
     }
-    let mut words = [0u64; 2];
-    scratch.read(dev, &l.streams[0], 0, &mut words)?;
-    l.release(scratch);
-    // Each fault word holds the complement of the first fault's code, or 0.
+    Ok((wide, narrow))
+}
+
+/// The error that the fault words of `arrays` name, if any: each holds
+/// the complement of the first fault's code, or 0 (`checks.cuh`).
+///
+/// # Safety
+/// As [`GpuEngine::borrow_device`].
+unsafe fn fault<D: Device>(
+    l: &Launcher<'_, D>,
+    arrays: DeviceCsr,
+    words: [u64; 2],
+) -> Result<Option<Error>> {
     let [offsets_code, entries_code] = words.map(|w| (w != 0).then_some(!w));
     // The offsets' fault first: the entries' rows rely on them.
     if let Some(code) = offsets_code {
         let (row, kind) = ((code >> 3) as usize, code & 7);
         // SAFETY: the caller's guarantee.
-        return Err(unsafe { offsets_fault(l, arrays, row, kind) }?);
+        return Ok(Some(unsafe { offsets_fault(l, arrays, row, kind) }?));
     }
     if let Some(code) = entries_code {
         let (position, unsorted) = ((code >> 1) as usize, code & 1 == 1);
         // SAFETY: the caller's guarantee.
-        return Err(unsafe { entries_fault(l, arrays, position, unsorted) }?);
+        return Ok(Some(unsafe {
+            entries_fault(l, arrays, position, unsorted)
+        }?));
     }
-    Ok((wide, narrow))
+    Ok(None)
 }
 
 /// `n` indices of `width` at device address `ptr` (an array of `len`)

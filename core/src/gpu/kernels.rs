@@ -127,11 +127,14 @@ pub enum Kernel {
     /// `spgemm_check_entries_{width}`: checks the column indices' bounds
     /// and order within rows, narrowing 64-bit ones to `u32`.
     CheckEntries(IndexWidth),
+    /// `spgemm_narrow_offsets`: C's row offsets narrowed to int32 for
+    /// another library's CSR.
+    NarrowOffsets,
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 20] = [
+pub const FIXED: [Kernel; 21] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -152,6 +155,7 @@ pub const FIXED: [Kernel; 20] = [
     Kernel::CheckOffsets(IndexWidth::I64),
     Kernel::CheckEntries(IndexWidth::I32),
     Kernel::CheckEntries(IndexWidth::I64),
+    Kernel::NarrowOffsets,
 ];
 
 impl Kernel {
@@ -180,6 +184,7 @@ impl Kernel {
             Kernel::NumericHashSlices => "spgemm_numeric_hash_slices",
             Kernel::SortStep => "spgemm_sort_step",
             Kernel::SortTiles => "spgemm_sort_tiles",
+            Kernel::NarrowOffsets => "spgemm_narrow_offsets",
         };
         fixed.to_string()
     }
@@ -211,6 +216,7 @@ impl Kernel {
             Kernel::SortTiles => of::<SortTilesArgs>(),
             Kernel::CheckOffsets(_) => of::<CheckOffsetsArgs>(),
             Kernel::CheckEntries(_) => of::<CheckEntriesArgs>(),
+            Kernel::NarrowOffsets => of::<NarrowOffsetsArgs>(),
         }
     }
 
@@ -535,6 +541,12 @@ kernel_args! {
         row_starts: DevicePtr = "const u32*",
         narrow: DevicePtr = "u32*",
         first: DevicePtr = "u64*",
+    }
+    /// [`Kernel::NarrowOffsets`]: `n` offsets, each below 2^31.
+    NarrowOffsetsArgs {
+        wide: DevicePtr = "const u64*",
+        narrow: DevicePtr = "int*",
+        n: u64 = "u64",
     }
 }
 

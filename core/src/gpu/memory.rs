@@ -121,6 +121,17 @@ impl<D: Device, T: bytemuck::Pod> DeviceArray<D, T> {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Device address of the first element (0 for an empty array), valid
+    /// while the array lives: for handing it to another library.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr_at(0)
+    }
 }
 
 /// Device bytes in use by one product (current and peak).

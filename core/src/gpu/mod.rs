@@ -51,6 +51,7 @@ pub use config::{
 pub use engine::GpuEngine;
 pub use kernels::IndexWidth;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
+pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
 
 #[cfg(test)]

@@ -65,3 +65,11 @@ SPGEMM_FIXED_KERNEL void spgemm_check_entries_i64(const void* indices, u64 ncols
                                                   u32* narrow, u64* first) {
     check_entries((const long long*)indices, ncols, nnz, row_starts, narrow, first);
 }
+
+// The way out: C's u64 row offsets narrowed to int32 for libraries whose
+// CSR matrices hold int32 offsets beside int32 column indices (CuPy,
+// PyTorch); launched only when nnz(C) fits in an int32.
+SPGEMM_FIXED_KERNEL void spgemm_narrow_offsets(const u64* wide, int* narrow, u64 n) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) narrow[i] = (int)wide[i];
+}
