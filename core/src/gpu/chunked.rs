@@ -180,11 +180,11 @@ impl<D: Device> GpuEngine<D> {
         let mut times = HostTimes::default();
         let mut whole = || -> Result<CsrMatrix<T>> {
             let t = std::time::Instant::now();
-            let ga = self.upload_with(a, false)?;
-            let gb = if a.same_arrays(&b) {
-                None
+            let (ga, gb) = if a.same_arrays(&b) {
+                (self.upload_with(a, false)?, None)
             } else {
-                Some(self.upload_with(b, false)?)
+                let [ga, gb] = self.upload_all([a, b], false)?;
+                (ga, Some(gb))
             };
             times.upload_ms = ms_since(t);
             let t = std::time::Instant::now();

@@ -175,49 +175,74 @@ impl<D: Device> GpuEngine<D> {
         m: CsrView<'_, T>,
         keep_host: bool,
     ) -> Result<GpuMatrix<D, T>> {
-        if m.nrows() > u32::MAX as usize - 1 {
+        let [g] = self.upload_all([m], keep_host)?;
+        Ok(g)
+    }
+
+    /// [`GpuEngine::upload_with`] for several matrices in one pipeline
+    /// through the staging buffers (one ramp of pieces and one wait for
+    /// all their arrays, not one per matrix).
+    pub(super) fn upload_all<T: Scalar, const N: usize>(
+        &self,
+        ms: [CsrView<'_, T>; N],
+        keep_host: bool,
+    ) -> Result<[GpuMatrix<D, T>; N]> {
+        if let Some(m) = ms.iter().find(|m| m.nrows() > u32::MAX as usize - 1) {
             return Err(too_large("rows", m.nrows()));
         }
         let streams = self.take_streams()?;
-        let r = self.upload_on(&streams[0], m, keep_host);
+        let r = self.upload_on(&streams[0], ms, keep_host);
         self.give_streams(streams);
         r
     }
 
-    fn upload_on<T: Scalar>(
+    fn upload_on<T: Scalar, const N: usize>(
         &self,
         s: &D::Stream,
-        m: CsrView<'_, T>,
+        ms: [CsrView<'_, T>; N],
         keep_host: bool,
-    ) -> Result<GpuMatrix<D, T>> {
+    ) -> Result<[GpuMatrix<D, T>; N]> {
         let (dev, usage) = (&self.device, Usage::default());
-        let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
-        let rpt = DeviceArray::alloc(dev, s, offsets.len(), "row offsets", &usage)?;
-        let col = DeviceArray::alloc(dev, s, m.nnz(), "column indices", &usage)?;
-        let val = DeviceArray::alloc(dev, s, m.nnz(), "values", &usage)?;
+        let mut arrays = Vec::with_capacity(N);
+        for m in &ms {
+            arrays.push((
+                DeviceArray::<D, u64>::alloc(dev, s, m.nrows() + 1, "row offsets", &usage)?,
+                DeviceArray::<D, u32>::alloc(dev, s, m.nnz(), "column indices", &usage)?,
+                DeviceArray::<D, T>::alloc(dev, s, m.nnz(), "values", &usage)?,
+            ));
+        }
         // Sortedness is checked on the host while the arrays cross the bus.
         let upload = || {
-            let parts: Vec<(&[u8], &D::Buffer)> = [
-                (bytemuck::cast_slice(offsets), &rpt.buf),
-                (bytemuck::cast_slice(m.col_indices()), &col.buf),
-                (bytemuck::cast_slice(m.values()), &val.buf),
-            ]
-            .into_iter()
-            .filter_map(|(bytes, arr)| Some((bytes, arr.as_ref()?)))
-            .collect();
+            let parts: Vec<(&[u8], &D::Buffer)> = ms
+                .iter()
+                .zip(&arrays)
+                .flat_map(|(m, (rpt, col, val))| {
+                    let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
+                    [
+                        (bytemuck::cast_slice(offsets), &rpt.buf),
+                        (bytemuck::cast_slice(m.col_indices()), &col.buf),
+                        (bytemuck::cast_slice(m.values()), &val.buf),
+                    ]
+                })
+                .filter_map(|(bytes, arr)| Some((bytes, arr.as_ref()?)))
+                .collect();
             self.staging.with(|st| st.upload(dev, s, &parts))
         };
-        let (copied, sorted) = rayon::join(upload, || m.is_sorted());
+        let (copied, sorted) = rayon::join(upload, || ms.map(|m| m.is_sorted()));
         copied?;
-        let host = keep_host.then(|| (m.row_offsets().to_vec(), m.col_indices().to_vec()));
-        Ok(GpuMatrix {
-            nrows: m.nrows(),
-            ncols: m.ncols(),
-            nnz: m.nnz(),
-            structure: Arc::new(Structure { rpt, col, host }),
-            val,
-            sorted,
-        })
+        let mut arrays = arrays.into_iter();
+        Ok(std::array::from_fn(|i| {
+            let (m, (rpt, col, val)) = (ms[i], arrays.next().expect("arrays of every matrix"));
+            let host = keep_host.then(|| (m.row_offsets().to_vec(), m.col_indices().to_vec()));
+            GpuMatrix {
+                nrows: m.nrows(),
+                ncols: m.ncols(),
+                nnz: m.nnz(),
+                structure: Arc::new(Structure { rpt, col, host }),
+                val,
+                sorted: sorted[i],
+            }
+        }))
     }
 
     /// A matrix with `m`'s structure (shared, not copied) and new `values`.

@@ -193,8 +193,8 @@ impl<D: Device> MultiGpu<D> {
         let n = self.engines.len();
         let operands = on_each(n, |i| {
             let e = &self.engines[i];
-            let ga = e.upload_with(rows_of(a, rows[i].clone())?.view(), false)?;
-            let gb = e.upload_with(b, false)?;
+            let block = rows_of(a, rows[i].clone())?;
+            let [ga, gb] = e.upload_all([block.view(), b], false)?;
             let nnz = e.symbolic(&ga, &gb)?.nnz;
             Ok((ga, gb, nnz))
         })?;
