@@ -5,45 +5,17 @@
 //! row offsets widened and int64 column indices narrowed in the same pass.
 //! On the way out, C's row offsets narrowed to int32 for them.
 
+use super::checks::{check_grid, run_checks, CheckedStructure, DeviceCsr};
 use super::engine::GpuEngine;
-use super::kernels::{
-    CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel, NarrowOffsetsArgs,
-};
-use super::launch::{shape, Launcher, BLOCK};
+use super::kernels::{IndexWidth, Kernel, NarrowOffsetsArgs};
+use super::launch::Launcher;
 use super::matrix::{GpuMatrix, Structure};
 use super::memory::{DeviceArray, Usage};
 use super::product::too_large;
-use crate::device::{Device, LaunchShape};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::sync::Arc;
-
-/// A CSR matrix in device arrays that the caller owns, on the engine's
-/// device: `nrows + 1` row offsets and `nnz` column indices of
-/// `offsets_width` / `indices_width` (signed), `nnz` values of the product's
-/// value type; addresses as `u64` (0 for an empty array).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceCsr {
-    /// Rows.
-    pub nrows: usize,
-    /// Columns.
-    pub ncols: usize,
-    /// Stored entries.
-    pub nnz: usize,
-    /// Device address of the row offsets.
-    pub row_offsets: u64,
-    /// Their element type.
-    pub offsets_width: IndexWidth,
-    /// Device address of the column indices.
-    pub col_indices: u64,
-    /// Their element type.
-    pub indices_width: IndexWidth,
-    /// Device address of the values.
-    pub values: u64,
-}
-
-/// Blocks of the check kernels: enough to fill the device, grid-stride.
-const CHECK_BLOCKS_PER_SM: usize = 8;
 
 impl<D: Device> GpuEngine<D> {
     /// A matrix over `arrays`, read in place, its structure checked on the
@@ -197,18 +169,6 @@ impl<D: Device> GpuEngine<D> {
     }
 }
 
-/// A borrowed matrix's u64 row offsets and u32 column indices.
-type CheckedStructure<D> = (DeviceArray<D, u64>, DeviceArray<D, u32>);
-
-/// The launch shape of a grid-stride kernel over `n` items: enough blocks
-/// to fill the device.
-fn check_grid<D: Device>(l: &Launcher<'_, D>, n: usize) -> LaunchShape {
-    let blocks = n
-        .div_ceil(BLOCK as usize)
-        .clamp(1, CHECK_BLOCKS_PER_SM * l.sms());
-    shape(blocks as u32, BLOCK, 0)
-}
-
 /// The checked structures of `operands`: u64 row offsets (the caller's,
 /// or widened) and u32 column indices (the caller's, or narrowed), in
 /// order.
@@ -219,34 +179,8 @@ unsafe fn checked_structures<D: Device>(
     l: &Launcher<'_, D>,
     operands: &[(DeviceCsr, bool)],
 ) -> Result<Vec<CheckedStructure<D>>> {
-    let dev = l.device;
-    // Two fault words per operand, then (for those whose rows must be
-    // sorted) each one's row start bitmap of nnz + 1 bits, zeroed at once.
-    let bitmap_words = |&(arrays, sorted): &(DeviceCsr, bool)| {
-        if sorted {
-            (arrays.nnz + 1).div_ceil(64)
-        } else {
-            0
-        }
-    };
-    let words = 2 * operands.len() + operands.iter().map(bitmap_words).sum::<usize>();
-    let scratch = l.alloc::<u64>(0, words, "check results and row starts")?;
-    scratch.zero(dev, &l.streams[0], 0, scratch.len())?;
-    let mut bitmap = 2 * operands.len();
-    let mut out = Vec::with_capacity(operands.len());
-    for (i, operand) in operands.iter().enumerate() {
-        let row_starts = if operand.1 {
-            scratch.ptr_to(bitmap)
-        } else {
-            DevicePtr(0)
-        };
-        bitmap += bitmap_words(operand);
-        // SAFETY: the caller's guarantee.
-        out.push(unsafe { launch_checks(l, operand.0, row_starts, scratch.ptr_to(2 * i)) }?);
-    }
-    let mut faults = vec![0u64; 2 * operands.len()];
-    scratch.read(dev, &l.streams[0], 0, &mut faults)?;
-    l.release(scratch);
+    // SAFETY: the caller's guarantee.
+    let (faults, out) = unsafe { run_checks(l, operands) }?;
     for (&(arrays, _), words) in operands.iter().zip(faults.chunks(2)) {
         // SAFETY: the caller's guarantee.
         if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
@@ -254,64 +188,6 @@ unsafe fn checked_structures<D: Device>(
         }
     }
     Ok(out)
-}
-
-/// Launches the checks of `arrays` on stream 0: their fault words at
-/// `first` (two zeroed words), their row starts into the zeroed bitmap at
-/// `row_starts` (null when rows need not be sorted); returns the widened
-/// row offsets and narrowed column indices (or the caller's own).
-///
-/// # Safety
-/// As [`GpuEngine::borrow_device`].
-unsafe fn launch_checks<D: Device>(
-    l: &Launcher<'_, D>,
-    arrays: DeviceCsr,
-    row_starts: DevicePtr,
-    first: DevicePtr,
-) -> Result<CheckedStructure<D>> {
-    let DeviceCsr { nrows, nnz, .. } = arrays;
-    let dev = l.device;
-    let wide = match arrays.offsets_width {
-        // SAFETY: the caller's guarantee; non-negative int64 offsets
-        // (checked) read as u64.
-        IndexWidth::I64 => unsafe { DeviceArray::borrowed(dev, arrays.row_offsets, nrows + 1) },
-        IndexWidth::I32 => l.alloc::<u64>(0, nrows + 1, "widened row offsets")?,
-    };
-    let narrow = match arrays.indices_width {
-        // SAFETY: as above, int32 columns in 0..ncols (checked).
-        IndexWidth::I32 => unsafe { DeviceArray::borrowed(dev, arrays.col_indices, nnz) },
-        IndexWidth::I64 => l.alloc::<u32>(0, nnz, "narrowed column indices")?,
-    };
-    let grid = |n: usize| check_grid(l, n);
-    let offsets = CheckOffsetsArgs {
-        indptr: DevicePtr(arrays.row_offsets),
-        nrows: nrows as u64,
-        nnz: nnz as u64,
-        wide: match arrays.offsets_width {
-            IndexWidth::I32 => wide.ptr(),
-            IndexWidth::I64 => DevicePtr(0),
-        },
-        row_starts,
-        first,
-    };
-    let check_offsets = Kernel::CheckOffsets(arrays.offsets_width);
-    l.launch(0, check_offsets, grid(nrows + 1), &offsets)?;
-    if nnz > 0 {
-        let entries = CheckEntriesArgs {
-            indices: DevicePtr(arrays.col_indices),
-            ncols: arrays.ncols as u64,
-            nnz: nnz as u64,
-            row_starts,
-            narrow: match arrays.indices_width {
-                IndexWidth::I32 => DevicePtr(0),
-                IndexWidth::I64 => narrow.ptr(),
-            },
-            first,
-        };
-        let check_entries = Kernel::CheckEntries(arrays.indices_width);
-        l.launch(0, check_entries, grid(nnz), &entries)?;
-    }
-    Ok((wide, narrow))
 }
 
 /// The error that the fault words of `arrays` name, if any: each holds

@@ -190,46 +190,58 @@ impl<D: Device> GpuEngine<D> {
         if let Some(m) = ms.iter().find(|m| m.nrows() > u32::MAX as usize - 1) {
             return Err(too_large("rows", m.nrows()));
         }
+        let kernels = self.kernels::<T>()?;
         let streams = self.take_streams()?;
-        let r = self.upload_on(&streams[0], ms, keep_host);
+        let usage = Usage::default();
+        let l = Launcher {
+            device: &self.device,
+            kernels: &kernels,
+            streams: &streams,
+            usage: &usage,
+        };
+        let r = self.upload_on(&l, ms, keep_host);
         self.give_streams(streams);
         r
     }
 
+    /// [`GpuEngine::upload_all`] on `l`'s stream 0. Whether rows are
+    /// sorted is found on the device after the copies
+    /// ([`super::checks::sorted_on_device`]).
     fn upload_on<T: Scalar, const N: usize>(
         &self,
-        s: &D::Stream,
+        l: &Launcher<'_, D>,
         ms: [CsrView<'_, T>; N],
         keep_host: bool,
     ) -> Result<[GpuMatrix<D, T>; N]> {
-        let (dev, usage) = (&self.device, Usage::default());
+        let (dev, s) = (&self.device, &l.streams[0]);
         let mut arrays = Vec::with_capacity(N);
         for m in &ms {
             arrays.push((
-                DeviceArray::<D, u64>::alloc(dev, s, m.nrows() + 1, "row offsets", &usage)?,
-                DeviceArray::<D, u32>::alloc(dev, s, m.nnz(), "column indices", &usage)?,
-                DeviceArray::<D, T>::alloc(dev, s, m.nnz(), "values", &usage)?,
+                DeviceArray::<D, u64>::alloc(dev, s, m.nrows() + 1, "row offsets", l.usage)?,
+                DeviceArray::<D, u32>::alloc(dev, s, m.nnz(), "column indices", l.usage)?,
+                DeviceArray::<D, T>::alloc(dev, s, m.nnz(), "values", l.usage)?,
             ));
         }
-        // Sortedness is checked on the host while the arrays cross the bus.
-        let upload = || {
-            let parts: Vec<(&[u8], &D::Buffer)> = ms
-                .iter()
-                .zip(&arrays)
-                .flat_map(|(m, (rpt, col, val))| {
-                    let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
-                    [
-                        (bytemuck::cast_slice(offsets), &rpt.buf),
-                        (bytemuck::cast_slice(m.col_indices()), &col.buf),
-                        (bytemuck::cast_slice(m.values()), &val.buf),
-                    ]
-                })
-                .filter_map(|(bytes, arr)| Some((bytes, arr.as_ref()?)))
-                .collect();
-            self.staging.with(|st| st.upload(dev, s, &parts))
-        };
-        let (copied, sorted) = rayon::join(upload, || ms.map(|m| m.is_sorted()));
-        copied?;
+        let parts: Vec<(&[u8], &D::Buffer)> = ms
+            .iter()
+            .zip(&arrays)
+            .flat_map(|(m, (rpt, col, val))| {
+                let offsets: &[u64] = bytemuck::cast_slice(m.row_offsets());
+                [
+                    (bytemuck::cast_slice(offsets), &rpt.buf),
+                    (bytemuck::cast_slice(m.col_indices()), &col.buf),
+                    (bytemuck::cast_slice(m.values()), &val.buf),
+                ]
+            })
+            .filter_map(|(bytes, arr)| Some((bytes, arr.as_ref()?)))
+            .collect();
+        self.staging.with(|st| st.upload(dev, s, &parts))?;
+        let uploaded: Vec<_> = ms
+            .iter()
+            .zip(&arrays)
+            .map(|(m, (rpt, col, _))| (rpt, col, m.ncols()))
+            .collect();
+        let sorted = super::checks::sorted_on_device(l, &uploaded)?;
         let mut arrays = arrays.into_iter();
         Ok(std::array::from_fn(|i| {
             let (m, (rpt, col, val)) = (ms[i], arrays.next().expect("arrays of every matrix"));

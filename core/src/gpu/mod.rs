@@ -21,6 +21,7 @@
 
 mod bandwidth;
 mod borrowed;
+mod checks;
 mod chunked;
 mod config;
 mod constants;
@@ -43,7 +44,7 @@ mod staging;
 mod streamed;
 mod symbolic;
 
-pub use borrowed::DeviceCsr;
+pub use checks::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
     Accumulator, GpuConfig, LongRows, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
