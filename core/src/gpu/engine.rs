@@ -299,22 +299,7 @@ impl<D: Device> GpuEngine<D> {
             mut cols,
             mut vals,
         } = HostCsr::zeroed(m.nrows, m.nnz)?;
-        let streams = self.take_streams()?;
-        let s = &streams[0];
-        let dev = &self.device;
-        let r = self.staging.with(|st| {
-            let mut parts: Vec<_> = [
-                (&m.structure.rpt.buf, bytes_of(&mut offsets)),
-                (&m.structure.col.buf, bytes_of(&mut cols)),
-                (&m.val.buf, bytes_of(&mut vals)),
-            ]
-            .into_iter()
-            .filter_map(|(arr, out)| arr.as_ref().map(|b| (b, 0, out)))
-            .collect();
-            st.download(dev, s, &mut parts)
-        });
-        self.give_streams(streams);
-        r?;
+        self.download_arrays(m, 0, &mut offsets, &mut cols, &mut vals)?;
         CsrMatrix::new(m.nrows, m.ncols, offsets, cols, vals)
     }
 
@@ -336,11 +321,27 @@ impl<D: Device> GpuEngine<D> {
             cols,
             vals,
         } = place;
+        self.download_arrays(m, 1, offsets, cols, vals)?;
+        offsets.par_iter_mut().for_each(|o| *o += base);
+        Ok(())
+    }
+
+    /// Copies `m`'s row offsets from the `first`-th on into `offsets`, its
+    /// columns into `cols` and its values into `vals`, in one pipeline
+    /// through the staging buffers.
+    fn download_arrays<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+        first: usize,
+        offsets: &mut [usize],
+        cols: &mut [u32],
+        vals: &mut [T],
+    ) -> Result<()> {
         let streams = self.take_streams()?;
         let (s, dev) = (&streams[0], &self.device);
         let r = self.staging.with(|st| {
             let mut parts: Vec<_> = [
-                (&m.structure.rpt.buf, 8, bytes_of(&mut *offsets)),
+                (&m.structure.rpt.buf, 8 * first, bytes_of(offsets)),
                 (&m.structure.col.buf, 0, bytes_of(cols)),
                 (&m.val.buf, 0, bytes_of(vals)),
             ]
@@ -350,9 +351,7 @@ impl<D: Device> GpuEngine<D> {
             st.download(dev, s, &mut parts)
         });
         self.give_streams(streams);
-        r?;
-        offsets.par_iter_mut().for_each(|o| *o += base);
-        Ok(())
+        r
     }
 
     /// `C = A·B` on the device (A is `M×K`, B is `K×N`), sorted rows,

@@ -192,6 +192,18 @@ impl<D: Device> Staging<D> {
             let mut sizes = piece_sizes(cap);
             // Piece k − 1: its number, part, range in the part, and event.
             let mut previous: Option<(usize, usize, Range<usize>, D::Event)> = None;
+            // Copies a finished piece out of its buffer into its part.
+            let copy_out = |bufs: &[D::Pinned; 2],
+                            parts: &mut [DownloadPart<'_, D>],
+                            (j, q, range, pe): (usize, usize, Range<usize>, D::Event)|
+             -> Result<()> {
+                dev.sync_event(&pe)?;
+                par_copy(
+                    &bufs[j % 2].as_slice()[..range.len()],
+                    &mut parts[q].2[range],
+                );
+                Ok(())
+            };
             let mut k = 0;
             for p in 0..parts.len() {
                 let (src, offset) = (parts[p].0, parts[p].1);
@@ -215,23 +227,15 @@ impl<D: Device> Staging<D> {
                         )?
                     };
                     let e = dev.record(stream)?;
-                    if let Some((j, q, range, pe)) = previous.take() {
-                        dev.sync_event(&pe)?;
-                        par_copy(
-                            &bufs[j % 2].as_slice()[..range.len()],
-                            &mut parts[q].2[range],
-                        );
+                    if let Some(done) = previous.take() {
+                        copy_out(bufs, parts, done)?;
                     }
                     previous = Some((k, p, piece.clone(), e));
                     (start, k) = (piece.end, k + 1);
                 }
             }
-            if let Some((j, q, range, pe)) = previous {
-                dev.sync_event(&pe)?;
-                par_copy(
-                    &bufs[j % 2].as_slice()[..range.len()],
-                    &mut parts[q].2[range],
-                );
+            if let Some(done) = previous {
+                copy_out(bufs, parts, done)?;
             }
             Ok(())
         })();
