@@ -68,6 +68,15 @@ pub(super) fn bytes_of<T: bytemuck::Pod>(v: &mut [T]) -> &mut [MaybeUninit<u8>] 
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
 }
 
+/// The bytes of the uninitialised elements `v`, as the destination of a
+/// copy that writes them all.
+pub(super) fn uninit_bytes_of<T: bytemuck::Pod>(v: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: the same memory; `MaybeUninit<u8>` has no validity
+    // requirement, and copies write only initialized bytes into it.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, len) }
+}
+
 /// `r`, after waiting for `stream` when it is an error: no copy may still
 /// use the staging buffers once they go back to the pool.
 fn settled<D: Device>(dev: &D, stream: &D::Stream, r: Result<()>) -> Result<()> {
