@@ -70,7 +70,9 @@ pub(super) fn bytes_of<T: bytemuck::Pod>(v: &mut [T]) -> &mut [MaybeUninit<u8>] 
 
 /// The bytes of the uninitialised elements `v`, as the destination of a
 /// copy that writes them all.
-pub(super) fn uninit_bytes_of<T: bytemuck::Pod>(v: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<u8>] {
+pub(super) fn uninit_bytes_of<T: bytemuck::Pod>(
+    v: &mut [MaybeUninit<T>],
+) -> &mut [MaybeUninit<u8>] {
     let len = std::mem::size_of_val(v);
     // SAFETY: the same memory; `MaybeUninit<u8>` has no validity
     // requirement, and copies write only initialized bytes into it.
