@@ -10,7 +10,7 @@ use super::engine::GpuEngine;
 use super::kernels::{IndexWidth, Kernel, NarrowOffsetsArgs};
 use super::launch::Launcher;
 use super::matrix::{GpuMatrix, Structure};
-use super::memory::{DeviceArray, Usage};
+use super::memory::DeviceArray;
 use super::product::too_large;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -75,19 +75,10 @@ impl<D: Device> GpuEngine<D> {
                 return Err(too_large("columns", arrays.ncols));
             }
         }
-        let kernels = self.kernels::<T>()?;
-        let streams = self.take_streams()?;
-        let usage = Usage::default();
-        let launcher = Launcher {
-            device: &self.device,
-            kernels: &kernels,
-            streams: &streams,
-            usage: &usage,
-        };
         // SAFETY: the caller's guarantee.
-        let checked = unsafe { checked_structures(&launcher, &operands) };
-        self.give_streams(streams);
-        let mut checked = checked?.into_iter();
+        let checked =
+            self.with_launcher::<T, _>(|l| unsafe { checked_structures(l, &operands) })?;
+        let mut checked = checked.into_iter();
         Ok(operands.map(|(arrays, check_sorted)| {
             let (rpt, col) = checked.next().expect("one structure per operand");
             // SAFETY: the caller's guarantee.
@@ -122,16 +113,7 @@ impl<D: Device> GpuEngine<D> {
         if m.nnz > i32::MAX as usize {
             return Ok(None);
         }
-        let kernels = self.kernels::<T>()?;
-        let streams = self.take_streams()?;
-        let usage = Usage::default();
-        let l = Launcher {
-            device: &self.device,
-            kernels: &kernels,
-            streams: &streams,
-            usage: &usage,
-        };
-        let narrowed = (|| {
+        self.with_launcher::<T, _>(|l| {
             let n = m.nrows + 1;
             let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
             let args = NarrowOffsetsArgs {
@@ -139,12 +121,10 @@ impl<D: Device> GpuEngine<D> {
                 narrow: out.ptr(),
                 n: n as u64,
             };
-            l.launch(0, Kernel::NarrowOffsets, check_grid(&l, n), &args)?;
-            self.device.synchronize(&streams[0])?;
+            l.launch(0, Kernel::NarrowOffsets, check_grid(l, n), &args)?;
+            self.device.synchronize(&l.streams[0])?;
             Ok(Some(out))
-        })();
-        self.give_streams(streams);
-        narrowed
+        })
     }
 
     /// A matrix with `m`'s structure (shared, not copied) and the `nnz`

@@ -190,18 +190,7 @@ impl<D: Device> GpuEngine<D> {
         if let Some(m) = ms.iter().find(|m| m.nrows() > u32::MAX as usize - 1) {
             return Err(too_large("rows", m.nrows()));
         }
-        let kernels = self.kernels::<T>()?;
-        let streams = self.take_streams()?;
-        let usage = Usage::default();
-        let l = Launcher {
-            device: &self.device,
-            kernels: &kernels,
-            streams: &streams,
-            usage: &usage,
-        };
-        let r = self.upload_on(&l, ms, keep_host);
-        self.give_streams(streams);
-        r
+        self.with_launcher::<T, _>(|l| self.upload_on(l, ms, keep_host))
     }
 
     /// [`GpuEngine::upload_all`] on `l`'s stream 0. Whether rows are
@@ -457,22 +446,36 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
+        self.with_launcher::<T, _>(|l| {
+            let product = Product {
+                launcher: *l,
+                options: &self.config,
+                a,
+                b,
+            };
+            product.check()?;
+            Ok((f(&product)?, l.usage.peak()))
+        })
+    }
+
+    /// Runs `f` with a launcher on this engine: the kernels for `T`, a set
+    /// of streams from the pool (given back whatever the outcome) and
+    /// memory accounting of its own.
+    pub(super) fn with_launcher<T: Scalar, R>(
+        &self,
+        f: impl FnOnce(&Launcher<'_, D>) -> Result<R>,
+    ) -> Result<R> {
         let kernels = self.kernels::<T>()?;
         let streams = self.take_streams()?;
         let usage = Usage::default();
-        let product = Product {
-            launcher: Launcher {
-                device: &self.device,
-                kernels: &kernels,
-                streams: &streams,
-                usage: &usage,
-            },
-            options: &self.config,
-            a,
-            b,
+        let l = Launcher {
+            device: &self.device,
+            kernels: &kernels,
+            streams: &streams,
+            usage: &usage,
         };
-        let out = product.check().and_then(|_| f(&product));
+        let out = f(&l);
         self.give_streams(streams);
-        Ok((out?, usage.peak()))
+        out
     }
 }
