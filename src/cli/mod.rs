@@ -101,9 +101,11 @@ struct Common {
     #[arg(long, default_value = "auto")]
     long_rows: LongRows,
     /// GPU backends: accumulators of the bins: auto (dense in shared memory
-    /// where C is narrow enough, short rows without repeated columns sorted
-    /// without a hash table, hash tables elsewhere), dense-hash (the same
-    /// without the sorted rows), hash (hash tables everywhere).
+    /// where C is narrow enough, ranked bitmaps where only its bitmap fits,
+    /// short rows without repeated columns sorted without a hash table,
+    /// hash tables elsewhere), unranked (the same without the ranked
+    /// bitmaps), dense-hash (nor the sorted rows), hash (hash tables
+    /// everywhere).
     #[arg(long, default_value = "auto")]
     accumulator: Accumulator,
 }

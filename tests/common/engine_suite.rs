@@ -212,6 +212,36 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn ranked_bitmaps_and_hash_tables_agree_on_a_c_of_middle_width() {
+            use spgemm::gpu::Accumulator;
+            if engine().is_none() {
+                return;
+            }
+            // R-MAT 15 with the milder skew: C 32,768 columns wide, a bitmap
+            // of 1,024 words but a dense row of doubles in 266 KB, so the
+            // bins of rows from a few hundred entries on (tables of at least
+            // 1,024 slots) accumulate by ranked bitmaps under Auto; its
+            // hubs give rows of several thousand entries and columns that
+            // repeat. f32 as well as f64, every accumulator.
+            let mild = (0.45, 0.22, 0.22);
+            let a64 = generate::rmat_with::<f64>(15, 16, mild, 41).unwrap();
+            let a32 = generate::rmat_with::<f32>(15, 16, mild, 42).unwrap();
+            for acc in Accumulator::ALL {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    accumulator: acc,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a64, &a64).unwrap();
+                assert!((0..c.nrows()).filter(|&i| c.row_nnz(i) > 1200).count() > 100);
+                let check = spgemm::verify::check_product(&a64, &a64, &c).unwrap();
+                assert!(check.is_ok(), "{} f64: {check:?}", acc.name());
+                let c = eng.multiply_host(&a32, &a32).unwrap();
+                let check = spgemm::verify::check_product(&a32, &a32, &c).unwrap();
+                assert!(check.is_ok(), "{} f32: {check:?}", acc.name());
+            }
+        }
+
+        #[test]
         fn rows_without_repeated_columns_around_the_distinct_bins_limit() {
             use spgemm::gpu::Accumulator;
             if engine().is_none() {
@@ -267,8 +297,9 @@ macro_rules! engine_suite {
             // B: 40 hubs (rows of 2,500 entries) among 3,000 rows of 12.
             // A: rows of 12 entries, 3 of them hubs. Rows of C of about
             // 7,500 entries fall in the shared bins of the longest rows,
-            // whose kernels walk each hub with the whole block. C 200,000
-            // wide: hash tables, not dense rows.
+            // whose hash kernels walk each hub with the whole block (under
+            // Auto, C 200,000 wide takes ranked bitmaps there, whose
+            // warps share the hubs).
             let (m, n) = (3040usize, 200_000usize);
             let mut rng = 0x9e37_79b9_7f4a_7c15u64;
             let mut next = |k: usize| {

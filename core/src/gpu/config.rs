@@ -159,9 +159,16 @@ pub enum Accumulator {
     /// per lane of a warp whose products all have different columns (the
     /// symbolic phase saw nnz = nprod) skip the hash table: a warp places
     /// their products by a scan and rank-sorts them (expand-sort-compress
-    /// with nothing to compress).
+    /// with nothing to compress). Shared bins with a block per row whose
+    /// dense row does not fit but whose bitmap does (no more words than
+    /// the table has slots) accumulate by ranked bitmaps: a bit per column
+    /// and a value per entry of the row, placed by the rank of its column
+    /// (`spgemm_numeric_ranked`; KokkosKernels §3.2–3.3).
     #[default]
     Auto,
+    /// As [`Accumulator::Auto`] but without the ranked bitmaps (hash
+    /// tables in their bins): the A/B switch of `spgemm_numeric_ranked`.
+    Unranked,
     /// As [`Accumulator::Auto`] but with every numeric row that is not
     /// dense in a hash table (distinct rows too): the A/B switch of the
     /// distinct rows' kernel.
@@ -172,6 +179,7 @@ pub enum Accumulator {
 
 crate::choices::named_choices!(Accumulator, "accumulator", {
     Auto => "auto",
+    Unranked => "unranked",
     DenseHash => "dense-hash",
     Hash => "hash",
 });

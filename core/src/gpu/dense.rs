@@ -4,12 +4,16 @@
 //! shared memory in place of a bin's hash table. A column is its own slot,
 //! so there is no hashing or probing, and the row is written sorted by
 //! reading its bitmap in column order, with no sort. On Hopper a row of C
-//! of up to about 14,000 doubles fits twice per multiprocessor.
+//! of up to about 14,000 doubles fits twice per multiprocessor. Where only
+//! the bitmap fits, ranked bitmaps keep the values compact: a value per
+//! entry of the row, placed by the rank of its column in the bitmap
+//! (KokkosKernels §3.2's bit-packed columns serving §3.3's accumulator).
 
 use super::config::Accumulator;
 use super::constants::{DENSE_SYMBOLIC_BLOCKS, DENSE_THREADS};
 use super::kernels::{
-    DevicePtr, Kernel, NumericDenseSharedArgs, NumericRows, SymbolicDenseSharedArgs,
+    DevicePtr, Kernel, NumericDenseSharedArgs, NumericRankedArgs, NumericRows,
+    SymbolicDenseSharedArgs,
 };
 use super::launch::{blocks_for, shape};
 use super::memory::DeviceArray;
@@ -36,6 +40,16 @@ pub(super) fn bitmap_words(ncols: usize) -> usize {
 /// scan word per warp.
 fn numeric_dense_bytes(words: usize, value_bytes: usize, warp_width: u32) -> usize {
     words * (32 * value_bytes + 4) + 4 * (DENSE_THREADS / warp_width) as usize
+}
+
+/// Dynamic shared memory of the ranked-bitmap kernel, bytes: `capacity`
+/// values of `value_bytes`, a bit and a rank base (32 bits each) per
+/// column word of a `words`-word bitmap, then a scan word per warp
+/// (saturating: the global bin's capacity is unbounded).
+fn ranked_bytes(words: usize, capacity: usize, value_bytes: usize, warp_width: u32) -> usize {
+    capacity
+        .saturating_mul(value_bytes)
+        .saturating_add(8 * words + 4 * (DENSE_THREADS / warp_width) as usize)
 }
 
 /// The rule of [`Accumulator::Auto`] for one bin on a device: a shared bin
@@ -86,6 +100,23 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let p = self.device().properties();
         self.options.accumulator != Accumulator::Hash
             && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
+    }
+
+    /// The shared memory of numeric bin `bin`'s blocks, bytes, when it
+    /// accumulates by ranked bitmaps ([`Kernel::NumericRanked`]): under
+    /// [`Accumulator::Auto`], a shared bin with a block per row that does
+    /// not take a dense row, whose table has at least as many slots as the
+    /// bitmap has words, and whose ranked row (values for the bin's largest
+    /// nnz(i)) fits a block and once more a multiprocessor.
+    pub(super) fn numeric_ranked(&self, bin: &Bin) -> Option<usize> {
+        let p = self.device().properties();
+        let capacity = usize::try_from(bin.max).unwrap_or(usize::MAX);
+        let words = self.dense_words();
+        let bytes = ranked_bytes(words, capacity, std::mem::size_of::<T>(), p.warp_width);
+        (self.options.accumulator == Accumulator::Auto
+            && !self.numeric_dense(bin)
+            && dense_bin(p, bin, words, bytes, 1))
+        .then_some(bytes)
     }
 
     /// Blocks of a dense kernel over `n` rows: as many as fit the device
@@ -143,6 +174,30 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let grid = shape(grid, DENSE_THREADS, bytes);
         self.launcher
             .launch(stream, Kernel::NumericDenseShared, grid, &args)
+    }
+
+    /// Computes the `n` rows of numeric bin `bin`, `rows`, by ranked
+    /// bitmaps, a row per block ([`Kernel::NumericRanked`]) on `stream`,
+    /// with `bytes` of shared memory a block (from [`Self::numeric_ranked`]).
+    pub(super) fn numeric_ranked_shared(
+        &self,
+        stream: usize,
+        rows: NumericRows,
+        n: usize,
+        typical: usize,
+        bin: &Bin,
+        bytes: usize,
+    ) -> Result<()> {
+        let args = NumericRankedArgs {
+            rows,
+            g: self.group_size(typical, DENSE_THREADS),
+            words: self.dense_words() as u32,
+            capacity: bin.max as u32,
+        };
+        let grid = self.dense_grid(n, bytes, NUMERIC_DENSE_BLOCKS);
+        let grid = shape(grid, DENSE_THREADS, bytes);
+        self.launcher
+            .launch(stream, Kernel::NumericRanked, grid, &args)
     }
 }
 
@@ -208,5 +263,36 @@ mod tests {
         let dcu = props("gfx906", 64, 64 * 1024, 48 * 1024, 2560, 0);
         assert!(dense_bins(&dcu, 8738, 8).1.is_empty());
         assert!(!dense_bins(&dcu, 2000, 8).1.is_empty());
+    }
+
+    #[test]
+    fn ranked_bitmaps_take_the_bins_whose_bitmap_fits_but_not_a_dense_row() {
+        let hopper = props("sm_90", 32, 228 * 1024, 227 * 1024, 2048, 1024);
+        let t = KernelTable::for_device(&hopper, 8);
+        // The bins ranked under Auto's rule for a C `ncols` wide, doubles.
+        let ranked = |ncols: usize| {
+            let words = bitmap_words(ncols);
+            let dense = numeric_dense_bytes(words, 8, 32);
+            (0..t.numeric.len())
+                .filter(|&i| {
+                    let bin = &t.numeric[i];
+                    let bytes =
+                        ranked_bytes(words, usize::try_from(bin.max).unwrap_or(usize::MAX), 8, 32);
+                    !dense_bin(&hopper, bin, words, dense, 2)
+                        && dense_bin(&hopper, bin, words, bytes, 1)
+                })
+                .collect::<Vec<_>>()
+        };
+        // R-MAT 17: 4,096 words; the bins of rows from 1,171 entries (tables
+        // of at least 4,772 slots) up to the last shared one, whose 9,682
+        // doubles and 32 KB of bits and bases take 110 KB.
+        let last_shared = t.numeric.len() - 2;
+        assert_eq!(ranked(1 << 17), (7..=last_shared).collect::<Vec<_>>());
+        assert!(t.numeric[6].table_size < 4096 && t.numeric[7].table_size >= 4096);
+        assert!(ranked_bytes(4096, t.numeric[last_shared].max as usize, 8, 32) < 111 * 1024);
+        // bcsstk33 (8,738 columns): dense rows where a bitmap fits, so none.
+        assert!(ranked(8738).is_empty());
+        // 4 M columns: no bitmap fits a table.
+        assert!(ranked(1 << 22).is_empty());
     }
 }

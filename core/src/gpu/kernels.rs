@@ -101,6 +101,10 @@ pub enum Kernel {
     /// `spgemm_numeric_dense_shared`: rows of a narrow C in a dense row in
     /// shared memory.
     NumericDenseShared,
+    /// `spgemm_numeric_ranked`: rows of a C too wide for a dense row of
+    /// values in shared memory, by a bitmap of its columns whose ranks
+    /// place each value (KokkosKernels §3.2–3.3).
+    NumericRanked,
     /// `spgemm_numeric_global`: the longest rows in global hash tables,
     /// sorted in place (DCU kernel 9).
     NumericGlobal,
@@ -134,7 +138,7 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 21] = [
+pub const FIXED: [Kernel; 22] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -151,6 +155,7 @@ pub const FIXED: [Kernel; 21] = [
     Kernel::SortTiles,
     Kernel::SymbolicDenseShared,
     Kernel::NumericDenseShared,
+    Kernel::NumericRanked,
     Kernel::CheckOffsets(IndexWidth::I32),
     Kernel::CheckOffsets(IndexWidth::I64),
     Kernel::CheckEntries(IndexWidth::I32),
@@ -177,6 +182,7 @@ impl Kernel {
             Kernel::NumericDirect => "spgemm_numeric_direct",
             Kernel::NumericDistinct => "spgemm_numeric_distinct",
             Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
+            Kernel::NumericRanked => "spgemm_numeric_ranked",
             Kernel::NumericGlobal => "spgemm_numeric_global",
             Kernel::NumericDense => "spgemm_numeric_dense",
             Kernel::NumericDenseCompact => "spgemm_numeric_dense_compact",
@@ -208,6 +214,7 @@ impl Kernel {
             Kernel::NumericDirect | Kernel::NumericDistinct => of::<NumericRows>(),
             Kernel::NumericBin(_) => of::<NumericBinArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
+            Kernel::NumericRanked => of::<NumericRankedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
             Kernel::NumericDense | Kernel::NumericDenseCompact => of::<NumericDenseArgs>(),
             Kernel::FillEmpty => of::<FillEmptyArgs>(),
@@ -464,6 +471,13 @@ kernel_args! {
     NumericDenseSharedArgs [rows: NumericRows] {
         g: u32 = "u32",
         words: u32 = "u32",
+    }
+    /// [`Kernel::NumericRanked`]: `capacity` values of a row in shared
+    /// memory (at least the bin's largest nnz(i)).
+    NumericRankedArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        words: u32 = "u32",
+        capacity: u32 = "u32",
     }
     /// [`Kernel::NumericGlobal`].
     NumericGlobalArgs [rows: NumericRows] {

@@ -122,6 +122,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 self.numeric_dense_shared(stream, rows(i), n, typical)?;
                 continue;
             }
+            if let Some(bytes) = self.numeric_ranked(bin) {
+                self.numeric_ranked_shared(stream, rows(i), n, typical, bin, bytes)?;
+                continue;
+            }
             let g = self.group_size(typical, bin.row_threads);
             if bin.global() {
                 let threads = bin.block_threads;

@@ -194,7 +194,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// tables.
     pub(super) fn distinct_max(&self) -> u32 {
         match self.options.accumulator {
-            Accumulator::Auto => DISTINCT_PER_LANE * self.device().properties().warp_width,
+            Accumulator::Auto | Accumulator::Unranked => {
+                DISTINCT_PER_LANE * self.device().properties().warp_width
+            }
             Accumulator::DenseHash | Accumulator::Hash => 0,
         }
     }

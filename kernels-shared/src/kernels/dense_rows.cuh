@@ -102,3 +102,72 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
         __syncthreads();
     }
 }
+
+// Numeric step for rows of a C too wide for a dense row of values in
+// shared memory but with few enough columns for a bitmap of them (C of
+// R-MAT 17: 131,072 columns, 16 KB of bits against 1 MB of doubles): the
+// dense accumulator's bitmap (KokkosKernels §3.3) with the values kept
+// compact, a slot per entry of the row, as the bit-packed columns of
+// KokkosKernels §3.2 suggest. Three steps per row: the products set their
+// columns' bits; a block scan of the words' bit counts gives each word the
+// rank of its first column in the row (`base`); the products then add
+// their values at base[word] + the bits below theirs in the word, which is
+// the entry's position in C's row. So the row comes out sorted by column
+// with no hash probing and no sort, and its values are written
+// contiguously. Shared memory: `capacity` values (at least the bin's
+// largest nnz(i)), then `words` bits and `words` bases, then a scan word
+// per warp. Values start at -0.0 (see negative_zero) and are reset as they
+// are written; bits as they are read.
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
+    spgemm_numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                          const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
+                          u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
+    extern __shared__ u64 s_ranked[];
+    value_t* vals = (value_t*)s_ranked;
+    u32* bits = (u32*)(vals + capacity);
+    u32* base = bits + words;
+    u32* scratch = base + words;
+    for (u32 t = threadIdx.x; t < capacity; t += blockDim.x) vals[t] = -value_t(0);
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    __syncthreads();
+    const u32 per = (words + blockDim.x - 1) / blockDim.x;
+    const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
+    const u32 w1 = w0 + per < words ? w0 + per : words;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = bins[r];
+        for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
+                     [&](u32 col, value_t) {
+                         atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
+                     });
+        __syncthreads();
+        u32 n = 0;
+        for (u32 w = w0; w < w1; ++w) n += __popc(bits[w]);
+        u32 total;
+        u32 at = block_exclusive_scan(n, scratch, &total);
+        for (u32 w = w0; w < w1; ++w) {
+            base[w] = at;
+            at += __popc(bits[w]);
+        }
+        __syncthreads();
+        for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
+            const u32 w = col / SPGEMM_WORD_BITS, below = (1u << (col % SPGEMM_WORD_BITS)) - 1;
+            atomicAdd(&vals[base[w] + __popc(bits[w] & below)], v);
+        });
+        __syncthreads();
+        const u64 start = crpt[row];
+        for (u32 w = w0; w < w1; ++w) {
+            u32 m = bits[w];
+            bits[w] = 0;
+            u64 out = start + base[w];
+            while (m) {
+                ccol[out++] = w * SPGEMM_WORD_BITS + (__ffs(m) - 1);
+                m &= m - 1;
+            }
+        }
+        for (u32 t = threadIdx.x; t < total; t += blockDim.x) {
+            cval[start + t] = vals[t];
+            vals[t] = -value_t(0);
+        }
+        __syncthreads();
+    }
+}
