@@ -392,46 +392,53 @@ macro_rules! engine_suite {
         fn host_products_computed_and_downloaded_in_many_chunks_of_rows() {
             // Each product once in one chunk and once in the most chunks
             // (chunks of 1 byte: MAX_DOWNLOAD_CHUNKS of them): rows counts
-            // that are no multiple of the chunk alignment, global and dense
-            // long rows, a rectangular pair, empty rows and an empty C.
+            // that are no multiple of the chunk alignment, long rows (ranked
+            // bitmaps in shared memory, and without them dense rows in
+            // global memory), a rectangular pair, empty rows and an empty C.
             if engine().is_none() {
                 return;
             }
-            let open = |bytes: usize| {
-                $open(0).unwrap().with_config(GpuConfig {
-                    download_chunk_bytes: bytes,
-                    ..GpuConfig::default()
-                })
-            };
-            let (one, many) = (open(usize::MAX), open(1));
-            let stencil = generate::stencil_3d::<f64>(23, 7, 1).unwrap();
-            let long = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
-            let tall = generate::uniform::<f64>(20_001, 3_001, 6, 2).unwrap();
-            let wide = generate::uniform::<f64>(3_001, 5_003, 4, 3).unwrap();
-            // Every third row empty.
-            let full = generate::uniform::<f64>(10_000, 10_000, 5, 4).unwrap();
-            let (mut offsets, mut cols, mut vals) = (vec![0], Vec::new(), Vec::new());
-            for i in 0..full.nrows() {
-                if i % 3 != 0 {
-                    cols.extend_from_slice(full.row(i).0);
-                    vals.extend_from_slice(full.row(i).1);
-                }
-                offsets.push(cols.len());
-            }
-            let gaps = spgemm::CsrMatrix::new(10_000, 10_000, offsets, cols, vals).unwrap();
-            let empty = spgemm::CsrMatrix::<f64>::zeros(777, 777).unwrap();
-            for (what, a, b) in [
-                ("stencil", &stencil, &stencil),
-                ("long rows", &long, &long),
-                ("rectangular", &tall, &wide),
-                ("empty rows", &gaps, &gaps),
-                ("empty", &empty, &empty),
+            for accumulator in [
+                spgemm::gpu::Accumulator::Auto,
+                spgemm::gpu::Accumulator::Unranked,
             ] {
-                let whole = one.multiply_host(a, b).unwrap();
-                let chunked = many.multiply_host(a, b).unwrap();
-                assert!(chunked.same_structure(&whole), "{what}");
-                let check = spgemm::verify::check_product(a, b, &chunked).unwrap();
-                assert!(check.is_ok(), "{what}: {check:?}");
+                let open = |bytes: usize| {
+                    $open(0).unwrap().with_config(GpuConfig {
+                        download_chunk_bytes: bytes,
+                        accumulator,
+                        ..GpuConfig::default()
+                    })
+                };
+                let (one, many) = (open(usize::MAX), open(1));
+                let stencil = generate::stencil_3d::<f64>(23, 7, 1).unwrap();
+                let long = generate::short_and_long_rows::<f64>(12_000, 30, 20, 3000, 31).unwrap();
+                let tall = generate::uniform::<f64>(20_001, 3_001, 6, 2).unwrap();
+                let wide = generate::uniform::<f64>(3_001, 5_003, 4, 3).unwrap();
+                // Every third row empty.
+                let full = generate::uniform::<f64>(10_000, 10_000, 5, 4).unwrap();
+                let (mut offsets, mut cols, mut vals) = (vec![0], Vec::new(), Vec::new());
+                for i in 0..full.nrows() {
+                    if i % 3 != 0 {
+                        cols.extend_from_slice(full.row(i).0);
+                        vals.extend_from_slice(full.row(i).1);
+                    }
+                    offsets.push(cols.len());
+                }
+                let gaps = spgemm::CsrMatrix::new(10_000, 10_000, offsets, cols, vals).unwrap();
+                let empty = spgemm::CsrMatrix::<f64>::zeros(777, 777).unwrap();
+                for (what, a, b) in [
+                    ("stencil", &stencil, &stencil),
+                    ("long rows", &long, &long),
+                    ("rectangular", &tall, &wide),
+                    ("empty rows", &gaps, &gaps),
+                    ("empty", &empty, &empty),
+                ] {
+                    let whole = one.multiply_host(a, b).unwrap();
+                    let chunked = many.multiply_host(a, b).unwrap();
+                    assert!(chunked.same_structure(&whole), "{what}");
+                    let check = spgemm::verify::check_product(a, b, &chunked).unwrap();
+                    assert!(check.is_ok(), "{} {what}: {check:?}", accumulator.name());
+                }
             }
         }
 

@@ -163,7 +163,11 @@ pub enum Accumulator {
     /// dense row does not fit but whose bitmap does (no more words than
     /// the table has slots) accumulate by ranked bitmaps: a bit per column
     /// and a value per entry of the row, placed by the rank of its column
-    /// (`spgemm_numeric_ranked`; KokkosKernels §3.2–3.3).
+    /// (`spgemm_numeric_ranked`; KokkosKernels §3.2–3.3). When the last
+    /// shared bin takes dense rows or ranked bitmaps, the numeric rows past
+    /// it whose values fit a block's shared memory beside the bitmap take
+    /// ranked bitmaps too (a block per row); the longer ones keep the
+    /// global paths.
     #[default]
     Auto,
     /// As [`Accumulator::Auto`] but without the ranked bitmaps (hash

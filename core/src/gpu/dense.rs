@@ -102,21 +102,20 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             && dense_bin(p, bin, self.dense_words(), self.numeric_dense_bytes(), 2)
     }
 
-    /// The shared memory of numeric bin `bin`'s blocks, bytes, when it
-    /// accumulates by ranked bitmaps ([`Kernel::NumericRanked`]): under
+    /// Whether numeric bin `bin` accumulates by ranked bitmaps
+    /// ([`Kernel::NumericRanked`]): under
     /// [`Accumulator::Auto`], a shared bin with a block per row that does
     /// not take a dense row, whose table has at least as many slots as the
     /// bitmap has words, and whose ranked row (values for the bin's largest
     /// nnz(i)) fits a block and once more a multiprocessor.
-    pub(super) fn numeric_ranked(&self, bin: &Bin) -> Option<usize> {
+    pub(super) fn numeric_ranked(&self, bin: &Bin) -> bool {
         let p = self.device().properties();
         let capacity = usize::try_from(bin.max).unwrap_or(usize::MAX);
         let words = self.dense_words();
         let bytes = ranked_bytes(words, capacity, std::mem::size_of::<T>(), p.warp_width);
-        (self.options.accumulator == Accumulator::Auto
+        self.options.accumulator == Accumulator::Auto
             && !self.numeric_dense(bin)
-            && dense_bin(p, bin, words, bytes, 1))
-        .then_some(bytes)
+            && dense_bin(p, bin, words, bytes, 1)
     }
 
     /// Blocks of a dense kernel over `n` rows: as many as fit the device
@@ -176,23 +175,50 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             .launch(stream, Kernel::NumericDenseShared, grid, &args)
     }
 
-    /// Computes the `n` rows of numeric bin `bin`, `rows`, by ranked
-    /// bitmaps, a row per block ([`Kernel::NumericRanked`]) on `stream`,
-    /// with `bytes` of shared memory a block (from [`Self::numeric_ranked`]).
+    /// The most entries a row past the last shared numeric table may have
+    /// to accumulate by ranked bitmaps in one block's shared memory (the
+    /// numeric binning's extra "ranked" bin), when the last shared bin
+    /// takes a dense row or ranked bitmaps itself; 0 otherwise. Measured on
+    /// an H100 against the global paths of [`LongRows::Auto`](super::config::LongRows::Auto) (dense
+    /// accumulators in global memory, rows split into slices over blocks):
+    /// see `docs/benchmarks/h100-ranked-bitmaps.md`.
+    pub(super) fn ranked_long_max(&self) -> u32 {
+        let p = self.device().properties();
+        let t = self.launcher.table();
+        let Some(last) = t.numeric.iter().rev().find(|b| !b.global()) else {
+            return 0;
+        };
+        if !(self.numeric_dense(last) || self.numeric_ranked(last)) {
+            return 0;
+        }
+        let fixed = ranked_bytes(self.dense_words(), 0, 0, p.warp_width) + STATIC_SLACK;
+        let room = p.shared_memory_per_block_optin.saturating_sub(fixed) / std::mem::size_of::<T>();
+        if (room as u64) <= last.max {
+            return 0;
+        }
+        u32::try_from(room).unwrap_or(u32::MAX)
+    }
+
+    /// Computes the `n` rows listed in `rows` by ranked bitmaps, a row per
+    /// block ([`Kernel::NumericRanked`]) on `stream`, with room for
+    /// `capacity` values a row (at least each row's nnz).
     pub(super) fn numeric_ranked_shared(
         &self,
         stream: usize,
         rows: NumericRows,
         n: usize,
         typical: usize,
-        bin: &Bin,
-        bytes: usize,
+        capacity: u32,
     ) -> Result<()> {
+        let p = self.device().properties();
+        let words = self.dense_words();
+        let value = std::mem::size_of::<T>();
+        let bytes = ranked_bytes(words, capacity as usize, value, p.warp_width);
         let args = NumericRankedArgs {
             rows,
             g: self.group_size(typical, DENSE_THREADS),
-            words: self.dense_words() as u32,
-            capacity: bin.max as u32,
+            words: words as u32,
+            capacity,
         };
         let grid = self.dense_grid(n, bytes, NUMERIC_DENSE_BLOCKS);
         let grid = shape(grid, DENSE_THREADS, bytes);

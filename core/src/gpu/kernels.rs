@@ -375,7 +375,8 @@ kernel_args! {
     /// What both binning passes start with: the binned value per row
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
     /// A may be copied directly, and (numeric phase) the distinct-row bits
-    /// with the most entries a row of the distinct bin may have (0: none).
+    /// with the most entries a row of the distinct bin may have and the
+    /// most a row of the ranked bin may have (0: none).
     BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
@@ -383,6 +384,7 @@ kernel_args! {
         direct_ok: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
         distinct_max: u32 = "u32",
+        ranked_max: u32 = "u32",
     }
     /// [`Kernel::BinCount`].
     BinCountArgs [rows: BinnedRows] {

@@ -12,8 +12,8 @@ use crate::error::Result;
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
 /// words 0..8 hold the stats (2 u64), the maximum, the overflow count and
 /// (numeric phase) a copy of nnz(C);
-/// then per-bin sizes and cursors (u32, the direct and the distinct bins
-/// last); words 64..128 the histogram of
+/// then per-bin sizes and cursors (u32, the direct, the distinct and the
+/// ranked bins last); words 64..128 the histogram of
 /// products by log2 of their row of B; then the bins array and the overflow
 /// list (M u32 each).
 pub(super) struct Meta<D: Device> {
@@ -26,11 +26,13 @@ pub(super) struct Meta<D: Device> {
 pub(super) struct Counts {
     /// Total products, largest products of a row.
     pub(super) stats: [u64; 2],
-    /// Largest value binned (nprod or nnz).
+    /// Largest value binned (nprod or nnz) in the table's bins and the
+    /// ranked bin.
     pub(super) max: u64,
     /// Rows the last symbolic bin gave up on.
     pub(super) overflow: u32,
-    /// Rows per bin, then the direct bin's and the distinct bin's.
+    /// Rows per bin, then the direct bin's, the distinct bin's and the
+    /// ranked bin's.
     pub(super) sizes: Vec<u32>,
     /// Length of the rows of B the median product comes from (from setup's
     /// histogram, the middle of its power-of-two bucket).
@@ -63,7 +65,7 @@ impl<D: Device> Meta<D> {
     /// zeroed, on stream 0.
     pub(super) fn new(l: &Launcher<'_, D>, m: usize, nbins: usize) -> Result<Self> {
         assert!(
-            8 + nbins + 2 <= Self::HIST,
+            8 + nbins + 3 <= Self::HIST,
             "too many bins for the metadata header"
         );
         let words = l.alloc::<u64>(0, Self::HEADER + m, "bins and counters")?;
@@ -86,7 +88,7 @@ impl<D: Device> Meta<D> {
         self.words.ptr_to(8)
     }
     pub(super) fn cursors(&self) -> DevicePtr {
-        self.words.ptr_to(8).add(4 * (self.nbins as u64 + 2))
+        self.words.ptr_to(8).add(4 * (self.nbins as u64 + 3))
     }
     /// The rows of the bin starting at `offset` in the bins array.
     pub(super) fn bins(&self, offset: u64) -> DevicePtr {
@@ -121,7 +123,7 @@ impl<D: Device> Meta<D> {
             stats: [h[0], h[1]],
             max: h[3],
             overflow: h[4] as u32,
-            sizes: sizes[..self.nbins + 2].to_vec(),
+            sizes: sizes[..self.nbins + 3].to_vec(),
             typical,
             nnz: h[5],
         })

@@ -111,6 +111,17 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 &rows(nbins + 1),
             )?;
         }
+        let ranked = counts.sizes[nbins + 2] as usize;
+        if ranked > 0 {
+            let capacity = self.ranked_long_max().min(counts.max as u32);
+            self.numeric_ranked_shared(
+                Launcher::<D>::stream_of(3),
+                rows(nbins + 2),
+                ranked,
+                typical,
+                capacity,
+            )?;
+        }
         let mut scratch = Vec::new();
         for (order, (i, bin)) in table.numeric.iter().enumerate().rev().enumerate() {
             let n = counts.sizes[i] as usize;
@@ -122,8 +133,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 self.numeric_dense_shared(stream, rows(i), n, typical)?;
                 continue;
             }
-            if let Some(bytes) = self.numeric_ranked(bin) {
-                self.numeric_ranked_shared(stream, rows(i), n, typical, bin, bytes)?;
+            if self.numeric_ranked(bin) {
+                self.numeric_ranked_shared(stream, rows(i), n, typical, bin.max as u32)?;
                 continue;
             }
             let g = self.group_size(typical, bin.row_threads);

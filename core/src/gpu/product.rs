@@ -176,7 +176,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// The arguments both binning passes start with, binning `crpt`'s
     /// values; with `distinct` (the numeric phase's distinct-row bits),
-    /// rows for the distinct bin too.
+    /// rows for the distinct and the ranked bins too.
     fn binned_rows(&self, crpt: &DeviceArray<D, u64>, distinct: Option<DevicePtr>) -> BinnedRows {
         BinnedRows {
             crpt: crpt.ptr(),
@@ -185,6 +185,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             direct_ok: self.direct_ok(),
             distinct_rows: distinct.unwrap_or(DevicePtr(0)),
             distinct_max: distinct.map_or(0, |_| self.distinct_max()),
+            ranked_max: distinct.map_or(0, |_| self.ranked_long_max()),
         }
     }
 

@@ -150,10 +150,13 @@ SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* _
 // the numeric phase they go to the extra "direct" bin NBINS. In the
 // numeric phase, rows of at most `distinct_max` entries whose products all
 // have different columns (their bit in `distinct_rows`) go to the extra
-// "distinct" bin NBINS + 1 (`spgemm_numeric_distinct`).
+// "distinct" bin NBINS + 1 (`spgemm_numeric_distinct`), and rows past the
+// last shared table of at most `ranked_max` entries to the extra "ranked"
+// bin NBINS + 2 (`spgemm_numeric_ranked`).
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
-                                       const u32* distinct_rows, u32 distinct_max, const u64* maxes, u64* value) {
+                                       const u32* distinct_rows, u32 distinct_max, u32 ranked_max,
+                                       const u64* maxes, u64* value) {
     const u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
     *value = v;
     if (v == 0) return -1;
@@ -162,32 +165,33 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
         return NBINS + 1;
     for (int b = 0; b < NBINS - 1; ++b)
         if (v <= maxes[b]) return b;
-    return NBINS - 1;
+    return NUMERIC && v <= ranked_max ? NBINS + 2 : NBINS - 1;
 }
 
 // Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): count rows per bin in
-// shared memory, one global atomic per bin per block; also the maximum.
-// sizes: NBINS + 2 counters (the last two are the direct and the distinct
-// bins), then the max (u64).
+// shared memory, one global atomic per bin per block; also the maximum
+// over the table's bins and the ranked bin. sizes: NBINS + 3 counters (the last three are the
+// direct, the distinct and the ranked bins), then the max (u64).
 template <int NBINS, bool NUMERIC>
 __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                          u32 distinct_max, const u64* maxes, u32* sizes, u64* max_value) {
-    __shared__ u32 s_size[NBINS + 2];
+                          u32 distinct_max, u32 ranked_max, const u64* maxes, u32* sizes, u64* max_value) {
+    __shared__ u32 s_size[NBINS + 3];
     __shared__ u64 s_max;
-    for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x) s_size[b] = 0;
+    for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_size[b] = 0;
     if (threadIdx.x == 0) s_max = 0;
     __syncthreads();
     u64 local_max = 0;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         u64 v;
-        const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, maxes, &v);
+        const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, ranked_max,
+                                              maxes, &v);
         if (b >= 0) atomicAdd(&s_size[b], 1u);
-        if (b >= 0 && b < NBINS) local_max = v > local_max ? v : local_max;
+        if (b >= 0 && (b < NBINS || b == NBINS + 2)) local_max = v > local_max ? v : local_max;
     }
     local_max = warp_max(local_max);
     if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && local_max) atomicMax(&s_max, local_max);
     __syncthreads();
-    for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x)
+    for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x)
         if (s_size[b]) atomicAdd(&sizes[b], s_size[b]);
     if (threadIdx.x == 0 && s_max) atomicMax(max_value, s_max);
 }
@@ -197,20 +201,22 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
 // one global atomic per bin; `cursor` starts at zero.
 template <int NBINS, bool NUMERIC>
 __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                         u32 distinct_max, const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
-    __shared__ u32 s_count[NBINS + 2];
-    __shared__ u32 s_base[NBINS + 2];
+                         u32 distinct_max, u32 ranked_max, const u64* maxes, const u32* sizes, u32* cursor,
+                         u32* bins) {
+    __shared__ u32 s_count[NBINS + 3];
+    __shared__ u32 s_base[NBINS + 3];
     const u32 chunk = blockDim.x;
     for (u32 start = blockIdx.x * chunk; start < m; start += gridDim.x * chunk) {
-        for (int b = threadIdx.x; b <= NBINS + 1; b += blockDim.x) s_count[b] = 0;
+        for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_count[b] = 0;
         __syncthreads();
         const u32 i = start + threadIdx.x;
         u64 v;
-        const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, maxes, &v)
+        const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max,
+                                                       ranked_max, maxes, &v)
                             : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
-        for (int bb = threadIdx.x; bb <= NBINS + 1; bb += blockDim.x) {
+        for (int bb = threadIdx.x; bb <= NBINS + 2; bb += blockDim.x) {
             u32 offset = 0;
             for (int q = 0; q < bb; ++q) offset += sizes[q];
             s_base[bb] = s_count[bb] ? offset + atomicAdd(&cursor[bb], s_count[bb]) : 0;
