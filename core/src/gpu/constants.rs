@@ -13,6 +13,9 @@ pub(crate) const SETUP_LANES: usize = 8;
 pub(crate) const HIST_BUCKETS: usize = 64;
 /// Threads of a block of the dense kernels (`SPGEMM_DENSE_THREADS`).
 pub(crate) const DENSE_THREADS: u32 = 512;
+/// Threads of a block of the ranked-bitmap kernel for rows past the last
+/// shared table (`SPGEMM_RANKED_LONG_THREADS`; one block resident).
+pub(crate) const RANKED_LONG_THREADS: u32 = 1024;
 /// Resident blocks the symbolic dense kernel is compiled for (its launch
 /// bounds, `SPGEMM_DENSE_SYMBOLIC_BLOCKS`).
 pub(crate) const DENSE_SYMBOLIC_BLOCKS: usize = 4;
@@ -32,6 +35,10 @@ pub(crate) fn defines() -> String {
         ("SPGEMM_SETUP_LANES", SETUP_LANES.to_string()),
         ("SPGEMM_HIST_BUCKETS", HIST_BUCKETS.to_string()),
         ("SPGEMM_DENSE_THREADS", DENSE_THREADS.to_string()),
+        (
+            "SPGEMM_RANKED_LONG_THREADS",
+            RANKED_LONG_THREADS.to_string(),
+        ),
         (
             "SPGEMM_DENSE_SYMBOLIC_BLOCKS",
             DENSE_SYMBOLIC_BLOCKS.to_string(),
@@ -53,6 +60,7 @@ mod tests {
             "SETUP_LANES",
             "HIST_BUCKETS",
             "DENSE_THREADS",
+            "RANKED_LONG_THREADS",
             "DENSE_SYMBOLIC_BLOCKS",
             "SORT_TILE",
             "DISTINCT_PER_LANE",

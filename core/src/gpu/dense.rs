@@ -10,7 +10,7 @@
 //! (KokkosKernels §3.2's bit-packed columns serving §3.3's accumulator).
 
 use super::config::Accumulator;
-use super::constants::{DENSE_SYMBOLIC_BLOCKS, DENSE_THREADS};
+use super::constants::{DENSE_SYMBOLIC_BLOCKS, DENSE_THREADS, RANKED_LONG_THREADS};
 use super::kernels::{
     DevicePtr, Kernel, NumericDenseSharedArgs, NumericRankedArgs, NumericRows,
     SymbolicDenseSharedArgs,
@@ -44,12 +44,19 @@ fn numeric_dense_bytes(words: usize, value_bytes: usize, warp_width: u32) -> usi
 
 /// Dynamic shared memory of the ranked-bitmap kernel, bytes: `capacity`
 /// values of `value_bytes`, a bit and a rank base (32 bits each) per
-/// column word of a `words`-word bitmap, then a scan word per warp
-/// (saturating: the global bin's capacity is unbounded).
-fn ranked_bytes(words: usize, capacity: usize, value_bytes: usize, warp_width: u32) -> usize {
+/// column word of a `words`-word bitmap, then a scan word per warp of a
+/// block of `threads` (saturating: the global bin's capacity is
+/// unbounded).
+fn ranked_bytes(
+    words: usize,
+    capacity: usize,
+    value_bytes: usize,
+    threads: u32,
+    warp_width: u32,
+) -> usize {
     capacity
         .saturating_mul(value_bytes)
-        .saturating_add(8 * words + 4 * (DENSE_THREADS / warp_width) as usize)
+        .saturating_add(8 * words + 4 * (threads / warp_width) as usize)
 }
 
 /// The rule of [`Accumulator::Auto`] for one bin on a device: a shared bin
@@ -112,7 +119,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let p = self.device().properties();
         let capacity = usize::try_from(bin.max).unwrap_or(usize::MAX);
         let words = self.dense_words();
-        let bytes = ranked_bytes(words, capacity, std::mem::size_of::<T>(), p.warp_width);
+        let value = std::mem::size_of::<T>();
+        let bytes = ranked_bytes(words, capacity, value, DENSE_THREADS, p.warp_width);
         self.options.accumulator == Accumulator::Auto
             && !self.numeric_dense(bin)
             && dense_bin(p, bin, words, bytes, 1)
@@ -191,7 +199,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         if !(self.numeric_dense(last) || self.numeric_ranked(last)) {
             return 0;
         }
-        let fixed = ranked_bytes(self.dense_words(), 0, 0, p.warp_width) + STATIC_SLACK;
+        let words = self.dense_words();
+        let fixed = ranked_bytes(words, 0, 0, RANKED_LONG_THREADS, p.warp_width) + STATIC_SLACK;
         let room = p.shared_memory_per_block_optin.saturating_sub(fixed) / std::mem::size_of::<T>();
         if (room as u64) <= last.max {
             return 0;
@@ -200,8 +209,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// Computes the `n` rows listed in `rows` by ranked bitmaps, a row per
-    /// block ([`Kernel::NumericRanked`]) on `stream`, with room for
-    /// `capacity` values a row (at least each row's nnz).
+    /// block, on `stream`, with room for `capacity` values a row (at least
+    /// each row's nnz): [`Kernel::NumericRankedLong`] for the ranked bin
+    /// past the shared tables (`long`), else [`Kernel::NumericRanked`].
     pub(super) fn numeric_ranked_shared(
         &self,
         stream: usize,
@@ -209,21 +219,26 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         n: usize,
         typical: usize,
         capacity: u32,
+        long: bool,
     ) -> Result<()> {
         let p = self.device().properties();
+        let (kernel, threads, resident) = if long {
+            (Kernel::NumericRankedLong, RANKED_LONG_THREADS, 1)
+        } else {
+            (Kernel::NumericRanked, DENSE_THREADS, NUMERIC_DENSE_BLOCKS)
+        };
         let words = self.dense_words();
         let value = std::mem::size_of::<T>();
-        let bytes = ranked_bytes(words, capacity as usize, value, p.warp_width);
+        let bytes = ranked_bytes(words, capacity as usize, value, threads, p.warp_width);
         let args = NumericRankedArgs {
             rows,
-            g: self.group_size(typical, DENSE_THREADS),
+            g: self.group_size(typical, threads),
             words: words as u32,
             capacity,
         };
-        let grid = self.dense_grid(n, bytes, NUMERIC_DENSE_BLOCKS);
-        let grid = shape(grid, DENSE_THREADS, bytes);
+        let grid = self.dense_grid(n, bytes, resident);
         self.launcher
-            .launch(stream, Kernel::NumericRanked, grid, &args)
+            .launch(stream, kernel, shape(grid, threads, bytes), &args)
     }
 }
 
@@ -302,8 +317,13 @@ mod tests {
             (0..t.numeric.len())
                 .filter(|&i| {
                     let bin = &t.numeric[i];
-                    let bytes =
-                        ranked_bytes(words, usize::try_from(bin.max).unwrap_or(usize::MAX), 8, 32);
+                    let bytes = ranked_bytes(
+                        words,
+                        usize::try_from(bin.max).unwrap_or(usize::MAX),
+                        8,
+                        DENSE_THREADS,
+                        32,
+                    );
                     !dense_bin(&hopper, bin, words, dense, 2)
                         && dense_bin(&hopper, bin, words, bytes, 1)
                 })
@@ -315,7 +335,15 @@ mod tests {
         let last_shared = t.numeric.len() - 2;
         assert_eq!(ranked(1 << 17), (7..=last_shared).collect::<Vec<_>>());
         assert!(t.numeric[6].table_size < 4096 && t.numeric[7].table_size >= 4096);
-        assert!(ranked_bytes(4096, t.numeric[last_shared].max as usize, 8, 32) < 111 * 1024);
+        assert!(
+            ranked_bytes(
+                4096,
+                t.numeric[last_shared].max as usize,
+                8,
+                DENSE_THREADS,
+                32
+            ) < 111 * 1024
+        );
         // bcsstk33 (8,738 columns): dense rows where a bitmap fits, so none.
         assert!(ranked(8738).is_empty());
         // 4 M columns: no bitmap fits a table.

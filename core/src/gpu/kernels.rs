@@ -105,6 +105,10 @@ pub enum Kernel {
     /// values in shared memory, by a bitmap of its columns whose ranks
     /// place each value (KokkosKernels §3.2–3.3).
     NumericRanked,
+    /// `spgemm_numeric_ranked_long`: the same for the rows past the last
+    /// shared table whose values fit a block's shared memory, in blocks
+    /// of the most threads.
+    NumericRankedLong,
     /// `spgemm_numeric_global`: the longest rows in global hash tables,
     /// sorted in place (DCU kernel 9).
     NumericGlobal,
@@ -138,7 +142,7 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 22] = [
+pub const FIXED: [Kernel; 23] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -156,6 +160,7 @@ pub const FIXED: [Kernel; 22] = [
     Kernel::SymbolicDenseShared,
     Kernel::NumericDenseShared,
     Kernel::NumericRanked,
+    Kernel::NumericRankedLong,
     Kernel::CheckOffsets(IndexWidth::I32),
     Kernel::CheckOffsets(IndexWidth::I64),
     Kernel::CheckEntries(IndexWidth::I32),
@@ -183,6 +188,7 @@ impl Kernel {
             Kernel::NumericDistinct => "spgemm_numeric_distinct",
             Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
             Kernel::NumericRanked => "spgemm_numeric_ranked",
+            Kernel::NumericRankedLong => "spgemm_numeric_ranked_long",
             Kernel::NumericGlobal => "spgemm_numeric_global",
             Kernel::NumericDense => "spgemm_numeric_dense",
             Kernel::NumericDenseCompact => "spgemm_numeric_dense_compact",
@@ -214,7 +220,7 @@ impl Kernel {
             Kernel::NumericDirect | Kernel::NumericDistinct => of::<NumericRows>(),
             Kernel::NumericBin(_) => of::<NumericBinArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
-            Kernel::NumericRanked => of::<NumericRankedArgs>(),
+            Kernel::NumericRanked | Kernel::NumericRankedLong => of::<NumericRankedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
             Kernel::NumericDense | Kernel::NumericDenseCompact => of::<NumericDenseArgs>(),
             Kernel::FillEmpty => of::<FillEmptyArgs>(),
@@ -474,7 +480,7 @@ kernel_args! {
         g: u32 = "u32",
         words: u32 = "u32",
     }
-    /// [`Kernel::NumericRanked`]: `capacity` values of a row in shared
+    /// [`Kernel::NumericRanked`] and [`Kernel::NumericRankedLong`]: `capacity` values of a row in shared
     /// memory (at least the bin's largest nnz(i)).
     NumericRankedArgs [rows: NumericRows] {
         g: u32 = "u32",

@@ -120,6 +120,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 ranked,
                 typical,
                 capacity,
+                true,
             )?;
         }
         let mut scratch = Vec::new();
@@ -134,7 +135,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 continue;
             }
             if self.numeric_ranked(bin) {
-                self.numeric_ranked_shared(stream, rows(i), n, typical, bin.max as u32)?;
+                self.numeric_ranked_shared(stream, rows(i), n, typical, bin.max as u32, false)?;
                 continue;
             }
             let g = self.group_size(typical, bin.row_threads);

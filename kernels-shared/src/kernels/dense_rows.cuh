@@ -117,11 +117,12 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
 // contiguously. Shared memory: `capacity` values (at least the bin's
 // largest nnz(i)), then `words` bits and `words` bases, then a scan word
 // per warp. Values start at -0.0 (see negative_zero) and are reset as they
-// are written; bits as they are read.
-SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
-    spgemm_numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
-                          const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
-                          u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
+// are written; bits as they are read. Any block width (a multiple of the
+// warp's, at most a warp of warps).
+__device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval,
+                                               const u64* brpt, const u32* bcol, const value_t* bval,
+                                               const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                               value_t* cval, u32 g, u32 words, u32 capacity) {
     extern __shared__ u64 s_ranked[];
     value_t* vals = (value_t*)s_ranked;
     u32* bits = (u32*)(vals + capacity);
@@ -170,4 +171,25 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
         }
         __syncthreads();
     }
+}
+
+// The shared bins' rows: blocks of SPGEMM_DENSE_THREADS, several resident.
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
+    spgemm_numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                          const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
+                          u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
+    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity);
+}
+
+// The rows past the last shared table, whose values take most of a
+// multiprocessor's shared memory: one block resident, so as many threads
+// as a block may have (SPGEMM_RANKED_LONG_THREADS) to hide latency.
+// Measured on an H100 against blocks of SPGEMM_DENSE_THREADS, alternating
+// twice (ms): R-MAT 16 11.1 -> 10.0, R-MAT 17 (Graph500) 46.0 -> 43.5,
+// R-MAT 17 (a = 0.45) within its spread.
+SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_RANKED_LONG_THREADS, 1)
+    spgemm_numeric_ranked_long(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                               const u32* bcol, const value_t* bval, const u32* bins, u32 nrows,
+                               const u64* crpt, u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
+    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity);
 }
