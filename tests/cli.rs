@@ -313,7 +313,7 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
         (
             "--long-rows",
             "sorted",
-            "auto, dense, sorted-hash, in-place-hash",
+            "auto, dense, sorted-hash, in-place-hash, ranked",
         ),
     ] {
         let r = spgemm()

@@ -97,7 +97,8 @@ struct Common {
     #[arg(long, default_value = "device")]
     table: TableConfig,
     /// GPU backends: rows past the last shared-memory table: auto, dense,
-    /// sorted-hash (DCU kernel 8), in-place-hash (DCU kernel 9).
+    /// sorted-hash (DCU kernel 8), in-place-hash (DCU kernel 9), ranked
+    /// (bitmaps in shared memory ranking columns, values in C).
     #[arg(long, default_value = "auto")]
     long_rows: LongRows,
     /// GPU backends: accumulators of the bins: auto (dense in shared memory

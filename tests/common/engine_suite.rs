@@ -183,6 +183,44 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn ranked_and_dense_long_rows_of_a_narrow_c() {
+            use spgemm::gpu::LongRows;
+            let Some(e) = engine() else { return };
+            use spgemm::device::Device;
+            let sms = e.device().properties().multiprocessor_count as usize;
+            // Three long rows per multiprocessor in a C 300,000 wide (a
+            // bitmap of 9,375 words fits a block): rows of A with 15,000
+            // entries give rows of C of about 42,000 entries, past what a
+            // block holds of their values, so Auto takes ranked bitmaps
+            // with the values in C; four rows of 100,000 entries give rows
+            // of about 190,000, past Auto's limit for those, which it
+            // leaves to the dense slices. Short rows that meet a long row
+            // of B become long too.
+            let n = 300_000;
+            let many = generate::short_and_long_rows::<f64>(n, 3, 3 * sms, 15_000, 23).unwrap();
+            let huge = generate::short_and_long_rows::<f64>(n, 3, 4, 100_000, 24).unwrap();
+            let (mut offsets, mut cols, mut vals) = (vec![0], Vec::new(), Vec::new());
+            for i in 0..n {
+                let (c, v) = if huge.row_nnz(i) > 3 { huge.row(i) } else { many.row(i) };
+                cols.extend_from_slice(c);
+                vals.extend_from_slice(v);
+                offsets.push(cols.len());
+            }
+            let a = spgemm::CsrMatrix::new(n, n, offsets, cols, vals).unwrap();
+            for variant in [LongRows::Auto, LongRows::Ranked, LongRows::Dense] {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    long_rows: variant,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a, &a).unwrap();
+                assert!((0..c.nrows()).filter(|&i| c.row_nnz(i) > 35_000).count() >= 3 * sms);
+                assert!((0..c.nrows()).filter(|&i| c.row_nnz(i) > 140_000).count() >= 4);
+                let check = spgemm::verify::check_product(&a, &a, &c).unwrap();
+                assert!(check.is_ok(), "{}: {check:?}", variant.name());
+            }
+        }
+
+        #[test]
         fn dense_accumulators_and_hash_tables_agree_on_a_narrow_c() {
             use spgemm::gpu::Accumulator;
             if engine().is_none() {

@@ -109,8 +109,15 @@ crate::choices::named_choices!(SortVariant, "sort", {
 /// How the rows past the last shared-memory table are computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LongRows {
-    /// Dense when C is narrow enough (numeric: at most 16 columns per
-    /// entry of the longest row; see [`LongRows::Dense`]); else, in the
+    /// When C is narrow enough (numeric: at most 16 columns per entry of
+    /// the longest row), [`LongRows::Ranked`] for rows of up to 2^17
+    /// entries when a block holds C's bitmap, and [`LongRows::Dense`] for
+    /// the longer ones (or all, when the bitmap does not fit). Measured on
+    /// an H100 (`h100-ranked-bitmaps.md`): R-MAT 18 187 -> 87-97 ms,
+    /// R-MAT 17 (Graph500) 48 -> 34-35 ms; short rows + 24 rows of C of
+    /// about 200,000 entries, which ranked bitmaps would give one block
+    /// each (5.1 ms), unchanged at 4.1 ms;
+    /// else, in the
     /// numeric phase, [`LongRows::SortedHash`] for up to 8 rows per
     /// multiprocessor, [`LongRows::InPlaceHash`] for more (the DCU paper
     /// chooses by row count too, DCU §5.4; the measurements behind the
@@ -131,6 +138,13 @@ pub enum LongRows {
     /// hash table of 2·nnz per row, one block a row, sorted in place. The
     /// symbolic phase uses a hash table of 2·nprod per row, one block a row.
     InPlaceHash,
+    /// Ranked bitmaps with the values in C: a bitmap of C's columns per
+    /// block in shared memory ranks each column in its row, and each
+    /// product adds its value at its column's place in C's own value array
+    /// (atomics in global memory), one block a row. Used when the bitmap
+    /// fits a block's shared memory; else as `Dense`. The symbolic phase
+    /// is `Dense`'s.
+    Ranked,
 }
 
 crate::choices::named_choices!(LongRows, "long-row variant", {
@@ -138,6 +152,7 @@ crate::choices::named_choices!(LongRows, "long-row variant", {
     Dense => "dense",
     SortedHash => "sorted-hash",
     InPlaceHash => "in-place-hash",
+    Ranked => "ranked",
 });
 
 /// Which accumulator the bins of both phases use.

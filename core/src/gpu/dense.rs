@@ -208,17 +208,27 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         u32::try_from(room).unwrap_or(u32::MAX)
     }
 
-    /// Computes the `n` rows listed in `rows` by ranked bitmaps, a row per
+    /// Whether a block's shared memory holds the bitmap and ranks of
+    /// [`LongRows::Ranked`](super::config::LongRows::Ranked), whose values
+    /// are in C.
+    pub(super) fn ranked_in_c_fits(&self) -> bool {
+        let p = self.device().properties();
+        let bytes = ranked_bytes(self.dense_words(), 0, 0, RANKED_LONG_THREADS, p.warp_width);
+        bytes + STATIC_SLACK <= p.shared_memory_per_block_optin
+    }
+
+    /// Computes the rows listed in `rows` by ranked bitmaps, a row per
     /// block, on `stream`, with room for `capacity` values a row (at least
-    /// each row's nnz): [`Kernel::NumericRankedLong`] for the ranked bin
-    /// past the shared tables (`long`), else [`Kernel::NumericRanked`].
+    /// each row's nnz; 0: the values accumulate in C's own array) and rows
+    /// of more than `limit` entries left to another kernel:
+    /// [`Kernel::NumericRankedLong`] for rows past the shared tables
+    /// (`long`), else [`Kernel::NumericRanked`].
     pub(super) fn numeric_ranked_shared(
         &self,
         stream: usize,
         rows: NumericRows,
-        n: usize,
         typical: usize,
-        capacity: u32,
+        (capacity, limit): (u32, u32),
         long: bool,
     ) -> Result<()> {
         let p = self.device().properties();
@@ -235,8 +245,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             g: self.group_size(typical, threads),
             words: words as u32,
             capacity,
+            limit,
         };
-        let grid = self.dense_grid(n, bytes, resident);
+        let grid = self.dense_grid(rows.nrows as usize, bytes, resident);
         self.launcher
             .launch(stream, kernel, shape(grid, threads, bytes), &args)
     }

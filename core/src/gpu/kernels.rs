@@ -480,12 +480,15 @@ kernel_args! {
         g: u32 = "u32",
         words: u32 = "u32",
     }
-    /// [`Kernel::NumericRanked`] and [`Kernel::NumericRankedLong`]: `capacity` values of a row in shared
-    /// memory (at least the bin's largest nnz(i)).
+    /// [`Kernel::NumericRanked`] and [`Kernel::NumericRankedLong`]:
+    /// `capacity` values of a row in shared memory (at least the rows'
+    /// largest nnz(i); 0: the values accumulate in C), rows of more than
+    /// `limit` entries skipped.
     NumericRankedArgs [rows: NumericRows] {
         g: u32 = "u32",
         words: u32 = "u32",
         capacity: u32 = "u32",
+        limit: u32 = "u32",
     }
     /// [`Kernel::NumericGlobal`].
     NumericGlobalArgs [rows: NumericRows] {
@@ -494,7 +497,8 @@ kernel_args! {
         table_vals: DevicePtr = "value_t*",
         max_tsize: u32 = "u32",
     }
-    /// [`Kernel::NumericDense`] and [`Kernel::NumericDenseCompact`].
+    /// [`Kernel::NumericDense`] and [`Kernel::NumericDenseCompact`]: rows
+    /// of at most `skip_upto` entries skipped.
     NumericDenseArgs [rows: NumericRows] {
         g: u32 = "u32",
         dense_all: DevicePtr = "value_t*",
@@ -502,6 +506,7 @@ kernel_args! {
         words: u32 = "u32",
         slices: u32 = "u32",
         repeat_rows: DevicePtr = "const u32*",
+        skip_upto: u32 = "u32",
     }
     /// [`Kernel::FillEmpty`].
     FillEmptyArgs {

@@ -25,6 +25,15 @@ use crate::scalar::Scalar;
 /// rows were not measured.
 const SORTED_ROWS_PER_SM: usize = 8;
 
+/// Entries up to which [`LongRows::Auto`]'s ranked bitmaps with the values
+/// in C take a long row (one block each); longer rows keep the dense
+/// slices, so that a few huge rows are not the tail. Swept on an H100
+/// (ms; `h100-ranked-bitmaps.md`): R-MAT 18 154 / 121 / 87 / 84 with
+/// limits of 32 Ki / 64 Ki / 128 Ki entries / none, short rows + 24 rows
+/// of 40,000 (C rows of about 200,000) 4.1 / 4.2 / 4.2 / 5.1, R-MAT 17
+/// (Graph500) 42.7 / 34.7 / 34.7 / 34.7.
+const RANKED_IN_C_MAX: u32 = 1 << 17;
+
 /// Bitmap words (32 columns each) that one block of the dense accumulators'
 /// writing kernel compacts. Measured on an H100 against the accumulating
 /// kernel's slice count (two per row for R-MAT 18's 396 rows at once) and
@@ -117,9 +126,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             self.numeric_ranked_shared(
                 Launcher::<D>::stream_of(3),
                 rows(nbins + 2),
-                ranked,
                 typical,
-                capacity,
+                (capacity, u32::MAX),
                 true,
             )?;
         }
@@ -135,14 +143,21 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 continue;
             }
             if self.numeric_ranked(bin) {
-                self.numeric_ranked_shared(stream, rows(i), n, typical, bin.max as u32, false)?;
+                let room = (bin.max as u32, u32::MAX);
+                self.numeric_ranked_shared(stream, rows(i), typical, room, false)?;
                 continue;
             }
             let g = self.group_size(typical, bin.row_threads);
             if bin.global() {
                 let threads = bin.block_threads;
-                let global =
-                    self.numeric_global(stream, threads, counts.max, rows(i), g, out.repeat);
+                let global = self.numeric_global(
+                    stream,
+                    threads,
+                    counts.max,
+                    rows(i),
+                    (g, typical),
+                    out.repeat,
+                );
                 scratch.push(global?);
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
@@ -174,68 +189,51 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         threads: u32,
         max_nnz: u64,
         rows: NumericRows,
-        g: u32,
+        (g, typical): (u32, usize),
         repeat: DevicePtr,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
+        let l = &self.launcher;
         let n = rows.nrows as usize;
         let ncols = self.b.ncols;
         let words = bitmap_words(ncols);
         let value = std::mem::size_of::<T>();
         let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
+        let narrow = (ncols as u64) <= 16 * max_nnz;
         let variant = match self.options.long_rows {
-            LongRows::Auto if (ncols as u64) <= 16 * max_nnz && rows_at_once >= 1 => {
-                LongRows::Dense
-            }
+            LongRows::Auto if narrow && self.ranked_in_c_fits() => LongRows::Ranked,
+            LongRows::Auto if narrow && rows_at_once >= 1 => LongRows::Dense,
             LongRows::Auto if n <= SORTED_ROWS_PER_SM * l.sms() => LongRows::SortedHash,
             LongRows::Auto => LongRows::InPlaceHash,
             LongRows::Dense if rows_at_once == 0 => LongRows::InPlaceHash,
+            LongRows::Ranked if !self.ranked_in_c_fits() => {
+                if rows_at_once == 0 {
+                    LongRows::InPlaceHash
+                } else {
+                    LongRows::Dense
+                }
+            }
             chosen => chosen,
         };
+        let dense = |skip_upto: u32| {
+            let batches = (rows_at_once, slices);
+            self.dense_long_rows(stream, threads, rows, (g, repeat), batches, skip_upto)
+        };
         match variant {
-            LongRows::Dense => {
-                let (bits, vals) = self.scratch(
-                    stream,
-                    rows_at_once * words,
-                    rows_at_once * words * 32,
-                    ["numeric dense bitmaps", "numeric dense accumulators"],
-                )?;
-                vals.zero(dev, s, 0, vals.len())?;
-                let mut args = NumericDenseArgs {
-                    rows,
-                    g,
-                    dense_all: vals.ptr(),
-                    bits_all: bits.ptr(),
-                    words: words as u32,
-                    slices,
-                    repeat_rows: repeat,
-                };
-                // The writing kernel's slices: about COMPACT_WORDS bitmap
-                // words each (at least the accumulating kernel's count).
-                let compact_slices = slices.max(words.div_ceil(COMPACT_WORDS) as u32);
-                // Slices accumulate, then slices of each row's bitmap write
-                // it out, leaving the values zero for the next batch; the
-                // bitmaps (read by every slice of their row for its first
-                // position) are cleared before each batch.
-                for start in (0..n).step_by(rows_at_once) {
-                    let count = (n - start).min(rows_at_once);
-                    args.rows.bins = rows.bins.add(4 * start as u64);
-                    args.rows.nrows = count as u32;
-                    bits.zero(dev, s, 0, count * words)?;
-                    let grid = (count as u64 * slices as u64) as u32;
-                    l.launch(stream, Kernel::NumericDense, shape(grid, threads, 0), &args)?;
-                    let scan = 4 * (threads / dev.properties().warp_width) as usize;
-                    let compact_args = NumericDenseArgs {
-                        slices: compact_slices,
-                        ..args
-                    };
-                    let grid = (count as u64 * compact_slices as u64) as u32;
-                    let compact = shape(grid, threads, scan);
-                    l.launch(stream, Kernel::NumericDenseCompact, compact, &compact_args)?;
+            LongRows::Ranked => {
+                // Under Auto, rows of more than RANKED_IN_C_MAX entries,
+                // which one block each would leave as the tail, keep the
+                // dense slices.
+                let auto = self.options.long_rows == LongRows::Auto && rows_at_once >= 1;
+                let limit = if auto { RANKED_IN_C_MAX } else { u32::MAX };
+                self.numeric_ranked_shared(stream, rows, typical, (0, limit), true)?;
+                if max_nnz > limit as u64 {
+                    dense(limit)
+                } else {
+                    self.scratch(stream, 0, 0, ["no scratch", "no scratch"])
                 }
-                Ok((bits, vals))
             }
+            LongRows::Dense => dense(0),
             LongRows::SortedHash => self.numeric_sorted_hash(stream, n, max_nnz, rows, g),
             _ => {
                 let blocks = n.min(l.sms()).max(1);
@@ -258,6 +256,66 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 Ok((keys, vals))
             }
         }
+    }
+
+    /// The longest rows by dense accumulators in global memory
+    /// ([`LongRows::Dense`]): batches of `rows_at_once` rows, each split
+    /// into `slices` slices over several blocks; rows of at most
+    /// `skip_upto` entries are skipped (another kernel's). Returns the
+    /// scratch arrays, to be kept until the kernels are done.
+    fn dense_long_rows(
+        &self,
+        stream: usize,
+        threads: u32,
+        rows: NumericRows,
+        (g, repeat): (u32, DevicePtr),
+        (rows_at_once, slices): (usize, u32),
+        skip_upto: u32,
+    ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
+        let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
+        let n = rows.nrows as usize;
+        let words = bitmap_words(self.b.ncols);
+        let (bits, vals) = self.scratch(
+            stream,
+            rows_at_once * words,
+            rows_at_once * words * 32,
+            ["numeric dense bitmaps", "numeric dense accumulators"],
+        )?;
+        vals.zero(dev, s, 0, vals.len())?;
+        let mut args = NumericDenseArgs {
+            rows,
+            g,
+            dense_all: vals.ptr(),
+            bits_all: bits.ptr(),
+            words: words as u32,
+            slices,
+            repeat_rows: repeat,
+            skip_upto,
+        };
+        // The writing kernel's slices: about COMPACT_WORDS bitmap
+        // words each (at least the accumulating kernel's count).
+        let compact_slices = slices.max(words.div_ceil(COMPACT_WORDS) as u32);
+        // Slices accumulate, then slices of each row's bitmap write
+        // it out, leaving the values zero for the next batch; the
+        // bitmaps (read by every slice of their row for its first
+        // position) are cleared before each batch.
+        for start in (0..n).step_by(rows_at_once) {
+            let count = (n - start).min(rows_at_once);
+            args.rows.bins = rows.bins.add(4 * start as u64);
+            args.rows.nrows = count as u32;
+            bits.zero(dev, s, 0, count * words)?;
+            let grid = (count as u64 * slices as u64) as u32;
+            l.launch(stream, Kernel::NumericDense, shape(grid, threads, 0), &args)?;
+            let scan = 4 * (threads / dev.properties().warp_width) as usize;
+            let compact_args = NumericDenseArgs {
+                slices: compact_slices,
+                ..args
+            };
+            let grid = (count as u64 * compact_slices as u64) as u32;
+            let compact = shape(grid, threads, scan);
+            l.launch(stream, Kernel::NumericDenseCompact, compact, &compact_args)?;
+        }
+        Ok((bits, vals))
     }
 
     /// The DCU paper's first global variant (kernel 8, DCU §5.4): for each

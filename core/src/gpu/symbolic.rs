@@ -208,7 +208,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let (rows_at_once, slices) = self.dense_batches(n, max_nprod, 4 * words)?;
         let dense = match self.options.long_rows {
             LongRows::Auto => (ncols as u64) <= 64 * max_nprod,
-            LongRows::Dense => true,
+            LongRows::Dense | LongRows::Ranked => true,
             LongRows::SortedHash | LongRows::InPlaceHash => false,
         };
         if dense && rows_at_once >= 1 {

@@ -122,8 +122,11 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
 __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval,
                                                const u64* brpt, const u32* bcol, const value_t* bval,
                                                const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
-                                               value_t* cval, u32 g, u32 words, u32 capacity) {
+                                               value_t* cval, u32 g, u32 words, u32 capacity, u32 limit) {
     extern __shared__ u64 s_ranked[];
+    // No capacity: the values accumulate in C's own array (atomics in
+    // global memory), for rows whose values a block cannot hold.
+    const bool in_c = capacity == 0;
     value_t* vals = (value_t*)s_ranked;
     u32* bits = (u32*)(vals + capacity);
     u32* base = bits + words;
@@ -136,6 +139,9 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
     const u32 w1 = w0 + per < words ? w0 + per : words;
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
         const u32 row = bins[r];
+        // Rows longer than `limit` are another kernel's (the whole block
+        // skips them alike).
+        if (crpt[row + 1] - crpt[row] > limit) continue;
         for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, threadIdx.x, blockDim.x, g,
                      [&](u32 col, value_t) {
                          atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
@@ -149,13 +155,19 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
             base[w] = at;
             at += __popc(bits[w]);
         }
+        const u64 start = crpt[row];
+        if (in_c)
+            for (u32 t = threadIdx.x; t < total; t += blockDim.x) cval[start + t] = -value_t(0);
         __syncthreads();
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
             const u32 w = col / SPGEMM_WORD_BITS, below = (1u << (col % SPGEMM_WORD_BITS)) - 1;
-            atomicAdd(&vals[base[w] + __popc(bits[w] & below)], v);
+            const u32 pos = base[w] + __popc(bits[w] & below);
+            if (in_c)
+                atomicAdd(&cval[start + pos], v);
+            else
+                atomicAdd(&vals[pos], v);
         });
         __syncthreads();
-        const u64 start = crpt[row];
         for (u32 w = w0; w < w1; ++w) {
             u32 m = bits[w];
             bits[w] = 0;
@@ -165,10 +177,11 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
                 m &= m - 1;
             }
         }
-        for (u32 t = threadIdx.x; t < total; t += blockDim.x) {
-            cval[start + t] = vals[t];
-            vals[t] = -value_t(0);
-        }
+        if (!in_c)
+            for (u32 t = threadIdx.x; t < total; t += blockDim.x) {
+                cval[start + t] = vals[t];
+                vals[t] = -value_t(0);
+            }
         __syncthreads();
     }
 }
@@ -177,8 +190,8 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
 SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE_NUMERIC_BLOCKS)
     spgemm_numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                           const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
-                          u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
-    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity);
+                          u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity, u32 limit) {
+    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity, limit);
 }
 
 // The rows past the last shared table, whose values take most of a
@@ -190,6 +203,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
 SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_RANKED_LONG_THREADS, 1)
     spgemm_numeric_ranked_long(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows,
-                               const u64* crpt, u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity) {
-    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity);
+                               const u64* crpt, u32* ccol, value_t* cval, u32 g, u32 words, u32 capacity,
+                               u32 limit) {
+    numeric_ranked(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, g, words, capacity, limit);
 }

@@ -168,12 +168,14 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, 
                                                 const u64* brpt, const u32* bcol, const value_t* bval,
                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                 value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                u32 words, u32 slices, const u32* repeat_rows) {
+                                                u32 words, u32 slices, const u32* repeat_rows, u32 skip_upto) {
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
     u32* bits = bits_all + (u64)r * words;
     const u32 row = bins[r];
+    // Rows of at most `skip_upto` entries are another kernel's.
+    if (crpt[row + 1] - crpt[row] <= skip_upto) return;
     // Whether the row's columns repeat (the symbolic kernels' repeat bit).
     const bool test = repeat_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u;
     for_slice_products(arpt, acol, aval, brpt, bcol, bval, row, sl, slices, g, [&](u32 col, value_t v) {
@@ -196,11 +198,12 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32
                                                         const u64* brpt, const u32* bcol, const value_t* bval,
                                                         const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                         value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                        u32 words, u32 slices, const u32* repeat_rows) {
+                                                        u32 words, u32 slices, const u32* repeat_rows,
+                                                        u32 skip_upto) {
     extern __shared__ u32 s_scan_dense[];
     __shared__ u64 s_before;
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
-    if (r >= nrows) return;
+    if (r >= nrows || crpt[bins[r] + 1] - crpt[bins[r]] <= skip_upto) return;
     value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
     u32* bits = bits_all + (u64)r * words;
     const u32 w0 = (u32)((u64)words * sl / slices), w1 = (u32)((u64)words * (sl + 1) / slices);
