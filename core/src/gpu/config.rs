@@ -111,8 +111,9 @@ crate::choices::named_choices!(SortVariant, "sort", {
 pub enum LongRows {
     /// When C is narrow enough (numeric: at most 16 columns per entry of
     /// the longest row), [`LongRows::Ranked`] for rows of up to 2^17
-    /// entries when a block holds C's bitmap, and [`LongRows::Dense`] for
-    /// the longer ones (or all, when the bitmap does not fit). Measured on
+    /// entries when a block holds C's bitmap (under [`Accumulator::Auto`]),
+    /// and [`LongRows::Dense`] for the longer ones (or all, when the bitmap
+    /// does not fit or the accumulator is another). Measured on
     /// an H100 (`h100-ranked-bitmaps.md`): R-MAT 18 187 -> 87-97 ms,
     /// R-MAT 17 (Graph500) 48 -> 34-35 ms; short rows + 24 rows of C of
     /// about 200,000 entries, which ranked bitmaps would give one block
@@ -185,8 +186,10 @@ pub enum Accumulator {
     /// global paths.
     #[default]
     Auto,
-    /// As [`Accumulator::Auto`] but without the ranked bitmaps (hash
-    /// tables in their bins): the A/B switch of `spgemm_numeric_ranked`.
+    /// As [`Accumulator::Auto`] but without ranked bitmaps (hash tables in
+    /// their bins, the global paths for every row past the shared tables,
+    /// with [`LongRows::Auto`] taking no [`LongRows::Ranked`]): the A/B
+    /// switch of `spgemm_numeric_ranked` and `spgemm_numeric_ranked_long`.
     Unranked,
     /// As [`Accumulator::Auto`] but with every numeric row that is not
     /// dense in a hash table (distinct rows too): the A/B switch of the

@@ -114,7 +114,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// [`Accumulator::Auto`], a shared bin with a block per row that does
     /// not take a dense row, whose table has at least as many slots as the
     /// bitmap has words, and whose ranked row (values for the bin's largest
-    /// nnz(i)) fits a block and once more a multiprocessor.
+    /// nnz(i)) fits a block's shared memory.
     pub(super) fn numeric_ranked(&self, bin: &Bin) -> bool {
         let p = self.device().properties();
         let capacity = usize::try_from(bin.max).unwrap_or(usize::MAX);
@@ -185,8 +185,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// The most entries a row past the last shared numeric table may have
     /// to accumulate by ranked bitmaps in one block's shared memory (the
-    /// numeric binning's extra "ranked" bin), when the last shared bin
-    /// takes a dense row or ranked bitmaps itself; 0 otherwise. Measured on
+    /// numeric binning's extra "ranked" bin), under [`Accumulator::Auto`]
+    /// when the last shared bin takes a dense row or ranked bitmaps itself;
+    /// 0 otherwise. Measured on
     /// an H100 against the global paths of [`LongRows::Auto`](super::config::LongRows::Auto) (dense
     /// accumulators in global memory, rows split into slices over blocks):
     /// see `docs/benchmarks/h100-ranked-bitmaps.md`.
@@ -196,6 +197,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let Some(last) = t.numeric.iter().rev().find(|b| !b.global()) else {
             return 0;
         };
+        if self.options.accumulator != Accumulator::Auto {
+            return 0;
+        }
         if !(self.numeric_dense(last) || self.numeric_ranked(last)) {
             return 0;
         }
