@@ -261,6 +261,14 @@ pub trait Device: Send + Sync {
     /// # Errors
     /// A driver failure.
     fn create_copy_stream(&self) -> DeviceResult<Self::Stream>;
+    /// Another library's stream (CuPy's or PyTorch's current stream), for
+    /// ordering work with [`Device::record`] and [`Device::wait`]; never
+    /// destroyed by us. Handle 0 is the legacy default stream.
+    ///
+    /// # Safety
+    /// `handle` is a stream of this device in this backend's context (or
+    /// 0) that outlives the returned value.
+    unsafe fn borrow_stream(&self, handle: u64) -> Self::Stream;
     /// `bytes` of device memory, ordered on `stream` (from a pool: not a
     /// per-call cost). Contents are undefined.
     ///

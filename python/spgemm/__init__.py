@@ -125,7 +125,10 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     -------
     C, shape (M, N), of ``a``'s kind: ``csr_array`` for SciPy arrays,
     ``csr_matrix`` for SciPy matrices, CuPy ``csr_matrix`` or a torch
-    sparse CSR tensor on the same device. Rows are sorted; entries whose
+    sparse CSR tensor on the same device, complete in the order of the
+    caller's current stream on that device (the call returns once the
+    product is enqueued, as CuPy's and PyTorch's own operations do; work
+    on another stream must wait for that one). Rows are sorted; entries whose
     products cancel to zero are kept as explicit zeros. Host results have
     int32 indices when nnz(C) and both dimensions fit, int64 otherwise.
 

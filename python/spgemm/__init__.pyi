@@ -24,8 +24,9 @@ def matmul(
 ) -> _M:
     """C = A @ B (shapes (M, K) @ (K, N) -> (M, N)), of ``a``'s kind:
     scipy.sparse csr_array / csr_matrix, cupyx.scipy.sparse.csr_matrix or a
-    torch sparse CSR tensor on the same device. Raises TypeError,
-    ValueError, MemoryError or RuntimeError as documented."""
+    torch sparse CSR tensor on the same device (complete in the order of
+    the caller's current stream). Raises TypeError, ValueError,
+    MemoryError or RuntimeError as documented."""
 
 class Plan:
     """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""

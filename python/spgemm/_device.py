@@ -4,7 +4,9 @@ reads the arrays in place through their device addresses and checks their
 structure on the device first (two kernels of its own program, 16 bytes
 read back), widening int32 row offsets and narrowing int64 column indices
 in the same pass; a fault is a ValueError naming the row, as for host
-matrices."""
+matrices. The product is left running in the order of the caller's
+current stream, as CuPy's and PyTorch's own operations are: the call
+returns once it is enqueued, and work on that stream sees C complete."""
 
 from __future__ import annotations
 
@@ -94,8 +96,8 @@ def _values_dtype(m, kind):
 
 
 def _operands(kind: str, a, b, backend: str, precision, check: bool):
-    """Both device operands checked and prepared, the caller's stream
-    synchronized: ``(dtype, device, oa, ob, keep)``."""
+    """Both device operands checked and prepared, and the caller's current
+    stream on their device: ``(dtype, device, oa, ob, keep, stream)``."""
     if backend not in ("auto", "cuda"):
         raise ValueError(f"{kind} matrices are multiplied on their CUDA device: backend must be 'auto' or 'cuda', not {backend!r}")
     from . import _precision as host_precision
@@ -110,22 +112,22 @@ def _operands(kind: str, a, b, backend: str, precision, check: bool):
     ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
     if dev_a != dev_b:
         raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
-    _synchronize(kind, dev_a)
-    return dtype, dev_a, oa, ob, (keep_a, keep_b)
+    return dtype, dev_a, oa, ob, (keep_a, keep_b), _stream(kind, dev_a)
 
 
-def _synchronize(kind: str, device: int) -> None:
-    """Waits for the caller's current stream, which may still be writing the
-    operands (or our copies of them); the product runs on its own streams."""
+def _stream(kind: str, device: int) -> int:
+    """The caller's current stream on ``device`` (its ``CUstream`` address,
+    0 for the legacy default stream). The library waits for it before
+    reading the operands (which it may still be writing, or our copies of
+    them), and makes it wait for the product: C is complete in its order,
+    as the result of CuPy's or PyTorch's own operations is."""
     if kind == "cupy":
         import cupy
 
-        with cupy.cuda.Device(device):
-            cupy.cuda.get_current_stream().synchronize()
-    else:
-        import torch
+        return cupy.cuda.get_current_stream(device).ptr
+    import torch
 
-        torch.cuda.current_stream(device).synchronize()
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 def _result(kind: str, c, device: int):
@@ -137,8 +139,10 @@ def _result(kind: str, c, device: int):
 
 def matmul(kind: str, a, b, backend: str, precision, check: bool):
     """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device."""
-    dtype, device, oa, ob, keep = _operands(kind, a, b, backend, precision, check)
-    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, device)
+    dtype, device, oa, ob, keep, stream = _operands(kind, a, b, backend, precision, check)
+    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, device, stream)
+    # The product is left running in the stream's order: memory the caller
+    # frees now is reused only by work ordered after it.
     del keep
     return _result(kind, c, device)
 
@@ -170,8 +174,8 @@ class DevicePlan:
     while the plan lives) and reruns only the numeric phase."""
 
     def __init__(self, kind: str, a, b, backend: str, precision, check: bool):
-        dtype, device, oa, ob, keep = _operands(kind, a, b, backend, precision, check)
-        self._native = _spgemm.symbolic_device(oa, ob, dtype == np.float64, device)
+        dtype, device, oa, ob, keep, stream = _operands(kind, a, b, backend, precision, check)
+        self._native = _spgemm.symbolic_device(oa, ob, dtype == np.float64, device, stream)
         self._keep = keep
         self._kind, self._dtype, self._device = kind, dtype, device
         self._square = b is a
@@ -195,9 +199,8 @@ class DevicePlan:
         for v, n in zip(values, self._nnz):
             if v.shape[0] != n:
                 raise ValueError(f"structure mismatch: {v.shape[0]} values where the plan has {n}")
-        _synchronize(self._kind, self._device)
         ptr = (lambda x: x.data.ptr if x.size else 0) if self._kind == "cupy" else (lambda x: x.data_ptr() if x.numel() else 0)
-        c = self._native.numeric(ptr(values[0]), ptr(values[-1]))
+        c = self._native.numeric(ptr(values[0]), ptr(values[-1]), _stream(self._kind, self._device))
         del values
         return _result(self._kind, c, self._device)
 

@@ -7,7 +7,8 @@ use crate::{open, to_py};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use spgemm::gpu::{self, DeviceArray, GpuEngine, GpuMatrix, GpuPlan, IndexWidth};
+use spgemm::device::Device;
+use spgemm::gpu::{self, DeviceArray, GpuEngine, GpuMatrix, GpuPlan, IndexWidth, PhaseEvents};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -38,11 +39,20 @@ pub(crate) struct DeviceCsr {
     c: AnyGpu,
     /// The row offsets as int32 (the library's narrowing), when they fit.
     offsets32: Offsets32,
-    /// Milliseconds of the product: wall clock of the engine's call, and
-    /// the device's own time between its first and last kernel.
-    times: (f64, f64),
+    /// The product's times: wall clock of the engine's call, milliseconds,
+    /// and the device's own time, known at once or from the events of a
+    /// product left running in the caller's stream order.
+    timing: Timing,
     /// The backend whose context the arrays belong to.
-    _backend: Arc<Backend>,
+    backend: Arc<Backend>,
+}
+
+/// Milliseconds of a product: the engine call's wall clock, and the
+/// device's time from its first to its last kernel (or the events that
+/// give it once the product has ended).
+enum Timing {
+    Done(f64, f64),
+    Running(f64, PhaseEvents<CudaDevice>),
 }
 
 #[pymethods]
@@ -57,12 +67,23 @@ impl DeviceCsr {
     }
 
     /// `(wall_ms, device_ms)` of the product inside the library: the wall
-    /// clock of the engine's call and the device's time from its first to
-    /// its last kernel (what `spgemm bench` reports); the binding's own
-    /// cost is the caller's time beyond `wall_ms`.
+    /// clock of the engine's call (for a product left running in the
+    /// caller's stream order, until it was enqueued) and the device's time
+    /// from its first to its last kernel (what `spgemm bench` reports),
+    /// waiting for the product to end; the binding's own cost is the
+    /// caller's time beyond `wall_ms` of a synchronous call.
     #[getter]
-    fn times(&self) -> (f64, f64) {
-        self.times
+    fn times(&self, py: Python<'_>) -> PyResult<(f64, f64)> {
+        match &self.timing {
+            Timing::Done(wall, device) => Ok((*wall, *device)),
+            Timing::Running(wall, events) => {
+                let e = engine(&self.backend)?;
+                let t = py
+                    .detach(|| events.times(e.device()))
+                    .map_err(|err| to_py(err.into()))?;
+                Ok((*wall, t.total_ms))
+            }
+        }
     }
 
     /// Whether the values are float64 (else float32).
@@ -118,7 +139,8 @@ impl DeviceCsr {
         d.set_item("data", (ptr, false))?;
         d.set_item("version", 3)?;
         d.set_item("strides", py.None())?;
-        // The arrays are complete when the product returns.
+        // The arrays are complete in the order of the caller's stream,
+        // which waits for the product: nothing more to wait for there.
         d.set_item("stream", py.None())?;
         Ok(d)
     }
@@ -193,53 +215,109 @@ fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
 }
 
 /// C on the device, its int32 row offsets when they fit, and the
-/// product's `(wall_ms, device_ms)`.
-type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, (f64, f64));
+/// product's timing.
+type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, Timing);
+
+/// Runs `f` (the product of the engine's call) after the caller's
+/// `stream` (when given) has finished writing the operands: with a stream,
+/// the product is left running in its order ([`GpuEngine::multiply_ordered`]),
+/// without one the call waits for the product and narrows C's offsets
+/// after it.
+///
+/// # Safety
+/// `stream` is a live stream of the engine's device (0: the legacy
+/// default stream).
+unsafe fn ordered<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: &GpuMatrix<CudaDevice, T>,
+    b: &GpuMatrix<CudaDevice, T>,
+    plan: Option<&GpuPlan<CudaDevice, T>>,
+    stream: Option<u64>,
+) -> spgemm::Result<Product<T>> {
+    let t = std::time::Instant::now();
+    let Some(stream) = stream else {
+        let (c, phases) = match plan {
+            Some(p) => e.numeric(p, a, b)?,
+            None => e.multiply(a, b)?,
+        };
+        let timing = Timing::Done(t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
+        let offsets32 = e.row_offsets_i32(&c)?;
+        return Ok((c, offsets32, timing));
+    };
+    // SAFETY: the caller's guarantee.
+    let run = unsafe { e.multiply_ordered(a, b, plan, stream, true)? };
+    let timing = Timing::Running(t.elapsed().as_secs_f64() * 1e3, run.events);
+    Ok((run.c, run.offsets_i32, timing))
+}
+
+/// Waits on the host for the caller's `stream` (when given), which may
+/// still be writing the operands: the structure checks read them first.
+///
+/// # Safety
+/// As [`ordered`].
+unsafe fn after_caller(e: &GpuEngine<CudaDevice>, stream: Option<u64>) -> spgemm::Result<()> {
+    if let Some(s) = stream {
+        let dev = e.device();
+        // SAFETY: the caller's guarantee.
+        let caller = unsafe { dev.borrow_stream(s) };
+        dev.synchronize(&caller)
+            .map_err(spgemm::error::Error::from)?;
+    }
+    Ok(())
+}
 
 /// `C = A·B` over borrowed device arrays, on this thread (GIL released).
 fn product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     a: DeviceOperand,
     b: DeviceOperand,
+    stream: Option<u64>,
 ) -> spgemm::Result<Product<T>> {
-    // SAFETY: see `borrow`; the arrays outlive this call, and C does not
-    // refer to them.
-    let (ga, gb) = unsafe { borrow(e, a, b)? };
-    let t = std::time::Instant::now();
-    let (c, phases) = e.multiply(&ga, gb.as_ref().unwrap_or(&ga))?;
-    let times = (t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
-    let offsets32 = e.row_offsets_i32(&c)?;
-    Ok((c, offsets32, times))
+    // SAFETY: see `borrow`; the Python package passes its current stream
+    // of the operands' device. The arrays outlive this call, and C does
+    // not refer to them; a product left running in the stream's order
+    // reads them before anything the caller enqueues after it.
+    unsafe {
+        after_caller(e, stream)?;
+        let (ga, gb) = borrow(e, a, b)?;
+        ordered(e, &ga, gb.as_ref().unwrap_or(&ga), None, stream)
+    }
 }
 
-/// `matmul_device(a, b, double, device)`: C = A·B on CUDA GPU `device`
-/// for two device operands (see `DeviceOperand`), values float64 when
-/// `double` else float32.
+/// `matmul_device(a, b, double, device, stream=None)`: C = A·B on CUDA GPU
+/// `device` for two device operands (see `DeviceOperand`), values float64
+/// when `double` else float32. With `stream` (the caller's current stream
+/// on that device, a `CUstream` address, 0 for the legacy default stream)
+/// the call waits for that stream first and returns once the product is
+/// enqueued, the stream made to wait for it; without, it returns when C is
+/// complete.
 #[pyfunction]
+#[pyo3(signature = (a, b, double, device, stream=None))]
 pub(crate) fn matmul_device(
     py: Python<'_>,
     a: DeviceOperand,
     b: DeviceOperand,
     double: bool,
     device: usize,
+    stream: Option<u64>,
 ) -> PyResult<DeviceCsr> {
     check_shapes(&a, &b)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
-    let (c, offsets32, times) = py
+    let (c, offsets32, timing) = py
         .detach(|| {
             if double {
-                product::<f64>(e, a, b).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
+                product::<f64>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
             } else {
-                product::<f32>(e, a, b).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
+                product::<f32>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
             }
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {
         c,
         offsets32,
-        times,
-        _backend: backend.clone(),
+        timing,
+        backend: backend.clone(),
     })
 }
 
@@ -256,10 +334,14 @@ impl<T: Scalar> PlanOn<T> {
         e: &GpuEngine<CudaDevice>,
         a: DeviceOperand,
         b: DeviceOperand,
+        stream: Option<u64>,
     ) -> spgemm::Result<Self> {
-        // SAFETY: see `borrow`; the Python `Plan` keeps the structure arrays
-        // alive and unchanged as long as this plan.
-        let (a_m, b_m) = unsafe { borrow(e, a, b)? };
+        // SAFETY: see `product`; the Python `Plan` keeps the structure
+        // arrays alive and unchanged as long as this plan.
+        let (a_m, b_m) = unsafe {
+            after_caller(e, stream)?;
+            borrow(e, a, b)?
+        };
         let plan = e.symbolic(&a_m, b_m.as_ref().unwrap_or(&a_m))?;
         Ok(Self {
             plan,
@@ -268,25 +350,24 @@ impl<T: Scalar> PlanOn<T> {
         })
     }
 
-    /// The numeric phase for the values at `a_values` and `b_values`.
+    /// The numeric phase for the values at `a_values` and `b_values`, in
+    /// `stream`'s order when given (see `ordered`).
     fn numeric(
         &self,
         e: &GpuEngine<CudaDevice>,
         a_values: u64,
         b_values: u64,
+        stream: Option<u64>,
     ) -> spgemm::Result<Product<T>> {
         // SAFETY: the Python `Plan` checked the values' length and type and
-        // keeps them alive for the duration of this call.
-        let a = unsafe { e.borrow_device_values(&self.a, a_values) };
-        let b = match &self.b {
-            Some(b) => Some(unsafe { e.borrow_device_values(b, b_values) }),
-            None => None,
-        };
-        let t = std::time::Instant::now();
-        let (c, phases) = e.numeric(&self.plan, &a, b.as_ref().unwrap_or(&a))?;
-        let times = (t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
-        let offsets32 = e.row_offsets_i32(&c)?;
-        Ok((c, offsets32, times))
+        // keeps them alive for the duration of this call; see `product`
+        // for the stream.
+        unsafe {
+            after_caller(e, stream)?;
+            let a = e.borrow_device_values(&self.a, a_values);
+            let b = self.b.as_ref().map(|b| e.borrow_device_values(b, b_values));
+            ordered(e, &a, b.as_ref().unwrap_or(&a), Some(&self.plan), stream)
+        }
     }
 }
 
@@ -314,38 +395,49 @@ impl DevicePlan {
         }
     }
 
-    /// `numeric(a_values, b_values)`: C for new values (device addresses of
-    /// nnz(A) and nnz(B) values of the plan's type; B's ignored when the
-    /// plan was built for A·A).
-    fn numeric(&self, py: Python<'_>, a_values: u64, b_values: u64) -> PyResult<DeviceCsr> {
+    /// `numeric(a_values, b_values, stream=None)`: C for new values
+    /// (device addresses of nnz(A) and nnz(B) values of the plan's type;
+    /// B's ignored when the plan was built for A·A); `stream` as in
+    /// `matmul_device`.
+    #[pyo3(signature = (a_values, b_values, stream=None))]
+    fn numeric(
+        &self,
+        py: Python<'_>,
+        a_values: u64,
+        b_values: u64,
+        stream: Option<u64>,
+    ) -> PyResult<DeviceCsr> {
         let e = engine(&self.backend)?;
-        let (c, offsets32, times) = py
+        let (c, offsets32, timing) = py
             .detach(|| match &self.plan {
                 AnyPlan::F32(p) => p
-                    .numeric(e, a_values, b_values)
+                    .numeric(e, a_values, b_values, stream)
                     .map(|(c, o, t)| (AnyGpu::F32(c), o, t)),
                 AnyPlan::F64(p) => p
-                    .numeric(e, a_values, b_values)
+                    .numeric(e, a_values, b_values, stream)
                     .map(|(c, o, t)| (AnyGpu::F64(c), o, t)),
             })
             .map_err(to_py)?;
         Ok(DeviceCsr {
             c,
             offsets32,
-            times,
-            _backend: self.backend.clone(),
+            timing,
+            backend: self.backend.clone(),
         })
     }
 }
 
-/// `symbolic_device(a, b, double, device)`: a `DevicePlan` for `A·B`.
+/// `symbolic_device(a, b, double, device, stream=None)`: a `DevicePlan`
+/// for `A·B`, after waiting for the caller's `stream` when given.
 #[pyfunction]
+#[pyo3(signature = (a, b, double, device, stream=None))]
 pub(crate) fn symbolic_device(
     py: Python<'_>,
     a: DeviceOperand,
     b: DeviceOperand,
     double: bool,
     device: usize,
+    stream: Option<u64>,
 ) -> PyResult<DevicePlan> {
     check_shapes(&a, &b)?;
     let backend = open("cuda", device)?;
@@ -353,9 +445,9 @@ pub(crate) fn symbolic_device(
     let plan = py
         .detach(|| {
             if double {
-                PlanOn::build(e, a, b).map(AnyPlan::F64)
+                PlanOn::build(e, a, b, stream).map(AnyPlan::F64)
             } else {
-                PlanOn::build(e, a, b).map(AnyPlan::F32)
+                PlanOn::build(e, a, b, stream).map(AnyPlan::F32)
             }
         })
         .map_err(to_py)?;

@@ -147,6 +147,33 @@ def test_result_outlives_the_inputs(cupy):
     assert c.has_canonical_format and c.indptr.dtype == c.indices.dtype == cupy.int32
 
 
+def test_products_in_the_callers_stream_order(cupy, torch):
+    """A product of several milliseconds on a non-blocking stream, its
+    operand's values written by a kernel still queued on that stream: C is
+    read on the stream right after the call returns (the product left
+    running in the stream's order), by CuPy and by PyTorch; a missing wait
+    would let the reads race the numeric kernels."""
+    a = random(40000, 40000, 40 / 40000, 61)
+    for lib in ("cupy", "torch"):
+        if lib == "cupy":
+            stream = cupy.cuda.Stream(non_blocking=True)
+            with stream:
+                ga = to_cupy(a)
+                ga.data *= -2.0  # queued on the stream: the product must wait for it
+                c = spgemm.matmul(ga, ga)
+                parts = (c.data, c.indices, c.indptr)
+                got = sp.csr_array(tuple(x.get(stream=stream) for x in parts), shape=c.shape)
+        else:
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                ta = to_torch(torch, a)
+                ta.values().mul_(-2.0)
+                c = spgemm.matmul(ta, ta)
+                got = from_torch(c)
+        assert_product(got, -2.0 * a, -2.0 * a, 1e-12)
+        stream.synchronize()
+
+
 def test_torch_without_cupy(torch, monkeypatch):
     # The library checks device operands itself: PyTorch alone gets the
     # same products and the same errors.

@@ -594,6 +594,21 @@ macro_rules! engine_suite {
                 }
                 let want: Vec<u8> = c.row_offsets().iter().flat_map(|&x| (x as i32).to_le_bytes()).collect();
                 assert_eq!((narrow.len(), got), (c.nrows() + 1, want));
+                // Left running in the order of the legacy default stream
+                // (handle 0), from scratch and from a plan: the same C, int32
+                // offsets when asked for, times once it has ended.
+                let plan = e.symbolic(&ga, &gb2).unwrap();
+                for (p, int32) in [(None, true), (Some(&plan), false)] {
+                    // SAFETY: stream 0 is the legacy default stream; the
+                    // operands outlive the product (times() waits for it).
+                    let run = unsafe { e.multiply_ordered(&ga, &gb2, p, 0, int32) }.unwrap();
+                    assert!(run.events.times(e.device()).unwrap().total_ms > 0.0);
+                    assert_eq!(run.offsets_i32.map(|o| o.len()), int32.then_some(c.nrows() + 1));
+                    assert_eq!(e.download(&run.c).unwrap(), c);
+                }
+                // SAFETY: as above.
+                let err = unsafe { e.multiply_ordered(&gb2, &ga, Some(&plan), 0, true) }.err();
+                assert!(matches!(err, Some(spgemm::error::Error::StructureMismatch(_))), "{err:?}");
                 let (_bad, bad) = device_csr(&e, (2, 3), &[0, 1, 2], &[0, 5], &[1.0, 2.0], widths);
                 let (_bad2, bad2) = device_csr(&e, (2, 3), &[0, 2, 1], &[0, 1], &[1.0, 2.0], widths);
                 for (pair, message) in [

@@ -65,7 +65,9 @@ pub struct CudaDevice {
 
 /// A CUDA stream (blocking with respect to the legacy default stream, on
 /// which buffers are freed, so a free waits for every stream's work).
-pub struct Stream(sys::CUstream, Arc<Context>);
+/// Created by us (destroyed on drop), or another library's
+/// (`Device::borrow_stream`, never destroyed by us).
+pub struct Stream(sys::CUstream, Arc<Context>, bool);
 // SAFETY: stream handles are usable from any thread.
 unsafe impl Send for Stream {}
 // SAFETY: as above; the driver serialises work submitted to one stream.
@@ -80,6 +82,9 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        if !self.2 {
+            return;
+        }
         let _ = self.1.bind();
         // SAFETY: the handle came from `cuStreamCreate` in this context,
         // which is still alive, and is destroyed once.
@@ -332,14 +337,18 @@ impl Device for CudaDevice {
         self.bind()?;
         let s = result::stream::create(result::stream::StreamKind::Default)
             .map_err(|e| driver("cuStreamCreate", e))?;
-        Ok(Stream(s, self.ctx.clone()))
+        Ok(Stream(s, self.ctx.clone(), true))
+    }
+
+    unsafe fn borrow_stream(&self, handle: u64) -> Stream {
+        Stream(handle as sys::CUstream, self.ctx.clone(), false)
     }
 
     fn create_copy_stream(&self) -> DeviceResult<Stream> {
         self.bind()?;
         let s = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(|e| driver("cuStreamCreate (non-blocking)", e))?;
-        Ok(Stream(s, self.ctx.clone()))
+        Ok(Stream(s, self.ctx.clone(), true))
     }
 
     fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {

@@ -51,7 +51,9 @@ pub struct HipDevice {
 
 /// A HIP stream (blocking with respect to the null stream, on which
 /// memory is freed, so a free waits for every stream's work).
-pub struct Stream(runtime::Stream, Arc<Context>);
+/// Created by us (destroyed on drop), or another library's
+/// (`Device::borrow_stream`, never destroyed by us).
+pub struct Stream(runtime::Stream, Arc<Context>, bool);
 // SAFETY: stream handles are usable from any thread.
 unsafe impl Send for Stream {}
 // SAFETY: as above; the runtime serialises work submitted to one stream.
@@ -66,6 +68,9 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        if !self.2 {
+            return;
+        }
         let _ = self.1.bind();
         // SAFETY: created by hipStreamCreateWithFlags, destroyed once.
         let _ = unsafe { (self.1.api.stream_destroy)(self.0) };
@@ -321,7 +326,7 @@ impl HipDevice {
         self.ctx.call("hipStreamCreateWithFlags", unsafe {
             (self.ctx.api.stream_create_with_flags)(&mut s, flags)
         })?;
-        Ok(Stream(s, self.ctx.clone()))
+        Ok(Stream(s, self.ctx.clone(), true))
     }
 }
 
@@ -359,6 +364,10 @@ impl Device for HipDevice {
 
     fn create_copy_stream(&self) -> DeviceResult<Stream> {
         self.stream_with_flags(runtime::STREAM_NON_BLOCKING)
+    }
+
+    unsafe fn borrow_stream(&self, handle: u64) -> Stream {
+        Stream(handle as runtime::Stream, self.ctx.clone(), false)
     }
 
     fn alloc(&self, stream: &Stream, bytes: usize) -> DeviceResult<Buffer> {

@@ -6,11 +6,12 @@
 //! On the way out, C's row offsets narrowed to int32 for them.
 
 use super::checks::{check_grid, run_checks, CheckedStructure, DeviceCsr};
-use super::engine::GpuEngine;
+use super::engine::{plan_matches, GpuEngine};
 use super::kernels::{IndexWidth, Kernel, NarrowOffsetsArgs};
 use super::launch::Launcher;
-use super::matrix::{GpuMatrix, Structure};
+use super::matrix::{GpuMatrix, GpuPlan, Structure};
 use super::memory::DeviceArray;
+use super::pipeline::PhaseEvents;
 use super::product::too_large;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -114,17 +115,53 @@ impl<D: Device> GpuEngine<D> {
             return Ok(None);
         }
         self.with_launcher::<T, _>(|l| {
-            let n = m.nrows + 1;
-            let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
-            let args = NarrowOffsetsArgs {
-                wide: m.structure.rpt.ptr(),
-                narrow: out.ptr(),
-                n: n as u64,
-            };
-            l.launch(0, Kernel::NarrowOffsets, check_grid(l, n), &args)?;
+            let out = narrow_offsets(l, &m.structure.rpt, m.nrows + 1)?;
             self.device.synchronize(&l.streams[0])?;
             Ok(Some(out))
         })
+    }
+
+    /// `C = A·B` (from `plan`'s symbolic phase when given, which `a` and
+    /// `b` must match) left running in the order of another library's
+    /// stream: returns once the product's kernels are enqueued, after
+    /// making `stream` wait for them, so that work enqueued on `stream`
+    /// afterwards (CuPy's or PyTorch's next operation) sees C complete
+    /// without the host waiting. With `int32_offsets`, C's row offsets are
+    /// also narrowed to int32 (see [`GpuEngine::row_offsets_i32`]) in the
+    /// same order. The host still waits inside for what it must read (bin
+    /// counts, nnz(C)); [`PhaseEvents::times`] waits for the end.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply`] and [`GpuEngine::numeric`]; errors of
+    /// kernels still running surface in the caller's next synchronisation
+    /// or in [`PhaseEvents::times`].
+    ///
+    /// # Safety
+    /// `stream` is a stream of this engine's device in its context (0: the
+    /// legacy default stream) that outlives this call. `a` and `b` (and
+    /// arrays borrowed by them) stay allocated and unchanged until the
+    /// product is done: work on `stream` after this call is ordered after
+    /// it, so memory the caller frees into a pool that reuses it in that
+    /// stream's order (CuPy's, PyTorch's) is safe.
+    pub unsafe fn multiply_ordered<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        plan: Option<&GpuPlan<D, T>>,
+        stream: u64,
+        int32_offsets: bool,
+    ) -> Result<Enqueued<D, T>> {
+        if let Some(plan) = plan {
+            plan_matches(plan, a, b)?;
+        }
+        let run = self.with_product(a, b, |p| {
+            let run = p.enqueue(plan, int32_offsets)?;
+            // SAFETY: the caller's guarantee.
+            let caller = unsafe { self.device.borrow_stream(stream) };
+            self.device.wait(&caller, run.events.done())?;
+            Ok(run)
+        })?;
+        Ok(run.0)
     }
 
     /// A matrix with `m`'s structure (shared, not copied) and the `nnz`
@@ -337,4 +374,32 @@ unsafe fn entries_fault<D: Device>(
             ncols,
         }
     })
+}
+
+/// The first `n` row offsets at `rpt` narrowed to int32 into a new array,
+/// on stream 0 (the caller checked that they fit).
+pub(super) fn narrow_offsets<D: Device>(
+    l: &Launcher<'_, D>,
+    rpt: &DeviceArray<D, u64>,
+    n: usize,
+) -> Result<DeviceArray<D, i32>> {
+    let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
+    let args = NarrowOffsetsArgs {
+        wide: rpt.ptr(),
+        narrow: out.ptr(),
+        n: n as u64,
+    };
+    l.launch(0, Kernel::NarrowOffsets, check_grid(l, n), &args)?;
+    Ok(out)
+}
+
+/// A product enqueued by [`GpuEngine::multiply_ordered`]: C and its int32
+/// row offsets, complete in the order of the caller's stream.
+pub struct Enqueued<D: Device, T> {
+    /// C (`M×N`, sorted rows).
+    pub c: GpuMatrix<D, T>,
+    /// C's `M + 1` row offsets as int32, when asked for and nnz(C) fits.
+    pub offsets_i32: Option<DeviceArray<D, i32>>,
+    /// The product's events: its phase times once it has ended.
+    pub events: PhaseEvents<D>,
 }

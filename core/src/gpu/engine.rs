@@ -390,14 +390,7 @@ impl<D: Device> GpuEngine<D> {
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        for (name, r, m) in [("A", &plan.a, a), ("B", &plan.b, b)] {
-            if !r.matches(m) {
-                return Err(Error::StructureMismatch(format!(
-                    "{name} ({}x{}, {} entries) does not have the structure of the {}x{} matrix the plan was built for",
-                    m.nrows, m.ncols, m.nnz, r.nrows, r.ncols
-                )));
-            }
-        }
+        plan_matches(plan, a, b)?;
         self.run(a, b, Some(plan))
     }
 
@@ -440,7 +433,7 @@ impl<D: Device> GpuEngine<D> {
     /// memory accounting) after checking the shapes; returns its result
     /// and the peak device bytes it used. The streams go back to the pool
     /// whatever the outcome.
-    fn with_product<T: Scalar, R>(
+    pub(super) fn with_product<T: Scalar, R>(
         &self,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
@@ -478,4 +471,22 @@ impl<D: Device> GpuEngine<D> {
         self.give_streams(streams);
         out
     }
+}
+
+/// [`Error::StructureMismatch`] unless `a` and `b` have the structures
+/// `plan` was built for.
+pub(super) fn plan_matches<D: Device, T: Scalar>(
+    plan: &GpuPlan<D, T>,
+    a: &GpuMatrix<D, T>,
+    b: &GpuMatrix<D, T>,
+) -> Result<()> {
+    for (name, r, m) in [("A", &plan.a, a), ("B", &plan.b, b)] {
+        if !r.matches(m) {
+            return Err(Error::StructureMismatch(format!(
+                "{name} ({}x{}, {} entries) does not have the structure of the {}x{} matrix the plan was built for",
+                m.nrows, m.ncols, m.nnz, r.nrows, r.ncols
+            )));
+        }
+    }
+    Ok(())
 }

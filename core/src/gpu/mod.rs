@@ -44,6 +44,7 @@ mod staging;
 mod streamed;
 mod symbolic;
 
+pub use borrowed::Enqueued;
 pub use checks::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
@@ -54,6 +55,7 @@ pub use kernels::IndexWidth;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
+pub use pipeline::PhaseEvents;
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 //! binning → numeric kernels (`numeric.rs`), timed by device events; or
 //! only the numeric phases, from a plan's symbolic result.
 
+use super::borrowed::{narrow_offsets, Enqueued};
 use super::kernels::Phase;
 use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
@@ -17,11 +18,27 @@ use std::sync::Arc;
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// The whole product (from `plan`'s symbolic result when given), with
-    /// the phase times.
+    /// the phase times: [`Product::enqueue`], then a wait for its end.
     pub(super) fn multiply(
         &self,
         plan: Option<&GpuPlan<D, T>>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        let run = self.enqueue(plan, false)?;
+        let times = run.events.times(self.device())?;
+        Ok((run.c, times))
+    }
+
+    /// The whole product (from `plan`'s symbolic result when given) up to
+    /// its last kernel, without waiting for it: C (complete once
+    /// `PhaseEvents::done` has completed), its row offsets narrowed to
+    /// int32 when `int32_offsets` and nnz(C) fits, and the phases' events
+    /// on stream 0. The host still waits inside for what it must read
+    /// (bin counts, nnz(C)).
+    pub(super) fn enqueue(
+        &self,
+        plan: Option<&GpuPlan<D, T>>,
+        int32_offsets: bool,
+    ) -> Result<Enqueued<D, T>> {
         let (dev, s0) = (self.device(), self.stream(0));
         let start = dev.record(s0)?;
         let nbins = self.launcher.table().numeric.len();
@@ -72,18 +89,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             self.numeric(&out, typical, meta, counts)?;
         }
         let end = dev.record(s0)?;
-        dev.synchronize(s0)?;
-        let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);
-        let times = PhaseTimes {
-            setup_ms: after_setup.as_ref().map_or(Ok(0.0), |t| ms(&start, t))?,
-            symbolic_ms: after_setup
-                .as_ref()
-                .map_or(Ok(0.0), |t| ms(t, &before_numeric))?,
-            numeric_ms: ms(&before_numeric, &end)?,
-            total_ms: ms(&start, &end)?,
-            peak_bytes: 0,
-        };
         let crpt = Arc::try_unwrap(crpt).or_else(|shared| self.copy_offsets(&shared))?;
+        let narrow = if int32_offsets && nnz <= i32::MAX as usize {
+            Some(narrow_offsets(&self.launcher, &crpt, self.m() + 1)?)
+        } else {
+            None
+        };
+        let done = dev.record(s0)?;
         let structure = Arc::new(Structure {
             rpt: crpt,
             col: ccol,
@@ -97,7 +109,18 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             val: cval,
             sorted: true,
         };
-        Ok((c, times))
+        let events = PhaseEvents {
+            start,
+            after_setup,
+            before_numeric,
+            end,
+            done,
+        };
+        Ok(Enqueued {
+            c,
+            offsets_i32: narrow,
+            events,
+        })
     }
 
     /// C's row offsets for a product run from a plan (the plan keeps its own).
@@ -108,5 +131,47 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 .copy_device(self.stream(0), from, 0, to, 0, 8 * src.len())?;
         }
         Ok(dst)
+    }
+}
+
+/// The events of one product's phases on its first stream (see
+/// [`GpuEngine::multiply_ordered`](super::GpuEngine::multiply_ordered)):
+/// its phase times once the last has completed.
+pub struct PhaseEvents<D: Device> {
+    start: D::Event,
+    after_setup: Option<D::Event>,
+    before_numeric: D::Event,
+    end: D::Event,
+    done: D::Event,
+}
+
+impl<D: Device> PhaseEvents<D> {
+    /// After the product's last kernel (and C's int32 row offsets, when
+    /// asked for): work that waits for it sees C complete.
+    pub fn done(&self) -> &D::Event {
+        &self.done
+    }
+
+    /// The phase times, milliseconds between the events (`peak_bytes` 0),
+    /// waiting for the product first.
+    ///
+    /// # Errors
+    /// A device failure of the product or of the events.
+    pub fn times(&self, dev: &D) -> Result<PhaseTimes> {
+        dev.sync_event(&self.done)?;
+        let ms = |a: &D::Event, b: &D::Event| dev.elapsed_ms(a, b).map(f64::from);
+        Ok(PhaseTimes {
+            setup_ms: self
+                .after_setup
+                .as_ref()
+                .map_or(Ok(0.0), |t| ms(&self.start, t))?,
+            symbolic_ms: self
+                .after_setup
+                .as_ref()
+                .map_or(Ok(0.0), |t| ms(t, &self.before_numeric))?,
+            numeric_ms: ms(&self.before_numeric, &self.end)?,
+            total_ms: ms(&self.start, &self.end)?,
+            peak_bytes: 0,
+        })
     }
 }
