@@ -308,7 +308,11 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
         "{err}"
     );
     for (option, value, names) in [
-        ("--accumulator", "dense", "auto, unranked, dense-hash, hash"),
+        (
+            "--accumulator",
+            "dense",
+            "auto, unranked, dense-hash, hash, packed",
+        ),
         ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
         (
             "--long-rows",

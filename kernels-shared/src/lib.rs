@@ -19,13 +19,15 @@
 /// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
 /// pipeline (`spgemm.cuh`), then the kernels for rows past the last
 /// shared-memory table (`long_rows.cuh`), then dense accumulators in
-/// shared memory for rows of a narrow C (`dense_rows.cuh`), then the
-/// checks of structures read in place from another library's device arrays
-/// (`checks.cuh`).
+/// shared memory for rows of a narrow C (`dense_rows.cuh`), then B packed
+/// into words of columns for the symbolic phase (`packed_columns.cuh`),
+/// then the checks of structures read in place from another library's
+/// device arrays (`checks.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/spgemm.cuh"),
     include_str!("kernels/long_rows.cuh"),
     include_str!("kernels/dense_rows.cuh"),
+    include_str!("kernels/packed_columns.cuh"),
     include_str!("kernels/checks.cuh")
 );
 

@@ -106,7 +106,8 @@ struct Common {
     /// short rows without repeated columns sorted without a hash table,
     /// hash tables elsewhere), unranked (the same without the ranked
     /// bitmaps), dense-hash (nor the sorted rows), hash (hash tables
-    /// everywhere).
+    /// everywhere), packed (auto with B packed into words of columns in
+    /// the symbolic hash tables when that cuts its entries by over 15%).
     #[arg(long, default_value = "auto")]
     accumulator: Accumulator,
 }

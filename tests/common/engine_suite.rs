@@ -250,6 +250,37 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn packed_and_plain_symbolic_tables_agree_on_meshes() {
+            use spgemm::gpu::Accumulator;
+            if engine().is_none() {
+                return;
+            }
+            // B packed into words of 32 columns (KokkosKernels §3.2): a
+            // 27-point stencil's rows are runs of three columns (a third of
+            // its entries), the 3-dof FEM matrix's runs of nine in rows of
+            // 81 entries (packed by a warp each). Packed packs both, Auto
+            // neither: the same structure of C (the values may differ in
+            // their last bits: the numeric kernels add in any order),
+            // checked against the reference.
+            let stencil = generate::stencil_3d::<f64>(40, 27, 61).unwrap();
+            let fem = generate::fem_27::<f64>(12, 3, 62).unwrap();
+            for a in [&stencil, &fem] {
+                let run = |accumulator| {
+                    let eng = $open(0).unwrap().with_config(GpuConfig {
+                        accumulator,
+                        ..GpuConfig::default()
+                    });
+                    eng.multiply_host(a, a).unwrap()
+                };
+                let (packed, plain) = (run(Accumulator::Packed), run(Accumulator::Auto));
+                assert_eq!(packed.row_offsets(), plain.row_offsets());
+                assert_eq!(packed.col_indices(), plain.col_indices());
+                let check = spgemm::verify::check_product(a, a, &packed).unwrap();
+                assert!(check.is_ok(), "{check:?}");
+            }
+        }
+
+        #[test]
         fn ranked_bitmaps_and_hash_tables_agree_on_a_c_of_middle_width() {
             use spgemm::gpu::Accumulator;
             if engine().is_none() {

@@ -5,13 +5,13 @@
 //! row offsets widened and int64 column indices narrowed in the same pass.
 //! On the way out, C's row offsets narrowed to int32 for them.
 
-use super::checks::{check_grid, run_checks, CheckedStructure, DeviceCsr};
+use super::checks::{run_checks, CheckedStructure, DeviceCsr};
 use super::engine::{plan_matches, GpuEngine};
-use super::kernels::{IndexWidth, Kernel, NarrowOffsetsArgs};
+use super::kernels::IndexWidth;
 use super::launch::Launcher;
 use super::matrix::{GpuMatrix, GpuPlan, Structure};
 use super::memory::DeviceArray;
-use super::pipeline::PhaseEvents;
+use super::pipeline::{narrow_offsets, Enqueued};
 use super::product::too_large;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -129,12 +129,12 @@ impl<D: Device> GpuEngine<D> {
     /// without the host waiting. With `int32_offsets`, C's row offsets are
     /// also narrowed to int32 (see [`GpuEngine::row_offsets_i32`]) in the
     /// same order. The host still waits inside for what it must read (bin
-    /// counts, nnz(C)); [`PhaseEvents::times`] waits for the end.
+    /// counts, nnz(C)); [`PhaseEvents::times`](super::PhaseEvents::times) waits for the end.
     ///
     /// # Errors
     /// As [`GpuEngine::multiply`] and [`GpuEngine::numeric`]; errors of
     /// kernels still running surface in the caller's next synchronisation
-    /// or in [`PhaseEvents::times`].
+    /// or in [`PhaseEvents::times`](super::PhaseEvents::times).
     ///
     /// # Safety
     /// `stream` is a stream of this engine's device in its context (0: the
@@ -374,32 +374,4 @@ unsafe fn entries_fault<D: Device>(
             ncols,
         }
     })
-}
-
-/// The first `n` row offsets at `rpt` narrowed to int32 into a new array,
-/// on stream 0 (the caller checked that they fit).
-pub(super) fn narrow_offsets<D: Device>(
-    l: &Launcher<'_, D>,
-    rpt: &DeviceArray<D, u64>,
-    n: usize,
-) -> Result<DeviceArray<D, i32>> {
-    let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
-    let args = NarrowOffsetsArgs {
-        wide: rpt.ptr(),
-        narrow: out.ptr(),
-        n: n as u64,
-    };
-    l.launch(0, Kernel::NarrowOffsets, check_grid(l, n), &args)?;
-    Ok(out)
-}
-
-/// A product enqueued by [`GpuEngine::multiply_ordered`]: C and its int32
-/// row offsets, complete in the order of the caller's stream.
-pub struct Enqueued<D: Device, T> {
-    /// C (`M×N`, sorted rows).
-    pub c: GpuMatrix<D, T>,
-    /// C's `M + 1` row offsets as int32, when asked for and nnz(C) fits.
-    pub offsets_i32: Option<DeviceArray<D, i32>>,
-    /// The product's events: its phase times once it has ended.
-    pub events: PhaseEvents<D>,
 }

@@ -197,6 +197,22 @@ pub enum Accumulator {
     DenseHash,
     /// Hash tables in every bin (OpSparse, DCU).
     Hash,
+    /// As [`Accumulator::Auto`] but the symbolic hash tables take B packed
+    /// into words of 32 columns with their masks when that cuts B's
+    /// entries by more than 15% (KokkosKernels §3.2's rule; in the bins
+    /// whose tables and masks fit, outside a memory budget): a word
+    /// inserted per run of a row's columns, a row's count the bits of its
+    /// masks. Not in [`Accumulator::Auto`]: measured on an H100 it made
+    /// most products slower (`docs/benchmarks/h100-packed-symbolic.md`).
+    Packed,
+}
+
+impl Accumulator {
+    /// Whether the ranked bitmaps of [`Accumulator::Auto`] may run
+    /// ([`Accumulator::Auto`] and [`Accumulator::Packed`]).
+    pub fn ranks(self) -> bool {
+        matches!(self, Accumulator::Auto | Accumulator::Packed)
+    }
 }
 
 crate::choices::named_choices!(Accumulator, "accumulator", {
@@ -204,4 +220,5 @@ crate::choices::named_choices!(Accumulator, "accumulator", {
     Unranked => "unranked",
     DenseHash => "dense-hash",
     Hash => "hash",
+    Packed => "packed",
 });

@@ -121,7 +121,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let words = self.dense_words();
         let value = std::mem::size_of::<T>();
         let bytes = ranked_bytes(words, capacity, value, DENSE_THREADS, p.warp_width);
-        self.options.accumulator == Accumulator::Auto
+        self.options.accumulator.ranks()
             && !self.numeric_dense(bin)
             && dense_bin(p, bin, words, bytes, 1)
     }
@@ -197,7 +197,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let Some(last) = t.numeric.iter().rev().find(|b| !b.global()) else {
             return 0;
         };
-        if self.options.accumulator != Accumulator::Auto {
+        if !self.options.accumulator.ranks() {
             return 0;
         }
         if !(self.numeric_dense(last) || self.numeric_ranked(last)) {

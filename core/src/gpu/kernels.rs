@@ -75,6 +75,11 @@ pub enum Kernel {
     /// `spgemm_symbolic_bin{i}`: nnz(i) of the rows of shared symbolic bin
     /// `i` in a shared-memory hash table (OpSparse §5.6.1).
     SymbolicBin(usize),
+    /// `spgemm_symbolic_packed_bin{i}`: the same with B packed into words of
+    /// 32 columns and their masks (KokkosKernels §3.2), where the table and
+    /// a mask per slot fit the table's shared memory
+    /// ([`symbolic_packed_fits`]).
+    SymbolicPackedBin(usize),
     /// `spgemm_symbolic_dense_shared`: nnz(i) by a bitmap in shared memory
     /// (rows of a narrow C; KokkosKernels §3.3).
     SymbolicDenseShared,
@@ -138,11 +143,17 @@ pub enum Kernel {
     /// `spgemm_narrow_offsets`: C's row offsets narrowed to int32 for
     /// another library's CSR.
     NarrowOffsets,
+    /// `spgemm_pack_count`: runs of B's rows in words of 32 columns, per
+    /// row and in all (KokkosKernels §3.2).
+    PackCount,
+    /// `spgemm_pack_fill`: B's rows packed into those runs, a word and its
+    /// mask of columns each.
+    PackFill,
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 23] = [
+pub const FIXED: [Kernel; 25] = [
     Kernel::Setup,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
@@ -166,6 +177,8 @@ pub const FIXED: [Kernel; 23] = [
     Kernel::CheckEntries(IndexWidth::I32),
     Kernel::CheckEntries(IndexWidth::I64),
     Kernel::NarrowOffsets,
+    Kernel::PackCount,
+    Kernel::PackFill,
 ];
 
 impl Kernel {
@@ -176,6 +189,7 @@ impl Kernel {
             Kernel::BinCount(p) => return format!("spgemm_bin_count_{}", p.name()),
             Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
+            Kernel::SymbolicPackedBin(i) => return format!("spgemm_symbolic_packed_bin{i}"),
             Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
             Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
             Kernel::CheckEntries(w) => return format!("spgemm_check_entries_{}", w.name()),
@@ -197,6 +211,8 @@ impl Kernel {
             Kernel::SortStep => "spgemm_sort_step",
             Kernel::SortTiles => "spgemm_sort_tiles",
             Kernel::NarrowOffsets => "spgemm_narrow_offsets",
+            Kernel::PackCount => "spgemm_pack_count",
+            Kernel::PackFill => "spgemm_pack_fill",
         };
         fixed.to_string()
     }
@@ -211,7 +227,7 @@ impl Kernel {
             Kernel::Setup => of::<SetupArgs>(),
             Kernel::BinCount(_) => of::<BinCountArgs>(),
             Kernel::BinFill(_) => of::<BinFillArgs>(),
-            Kernel::SymbolicBin(_) => of::<SymbolicBinArgs>(),
+            Kernel::SymbolicBin(_) | Kernel::SymbolicPackedBin(_) => of::<SymbolicBinArgs>(),
             Kernel::SymbolicDenseShared => of::<SymbolicDenseSharedArgs>(),
             Kernel::SymbolicGlobal => of::<SymbolicGlobalArgs>(),
             Kernel::SymbolicDense => of::<SymbolicDenseArgs>(),
@@ -230,6 +246,8 @@ impl Kernel {
             Kernel::CheckOffsets(_) => of::<CheckOffsetsArgs>(),
             Kernel::CheckEntries(_) => of::<CheckEntriesArgs>(),
             Kernel::NarrowOffsets => of::<NarrowOffsetsArgs>(),
+            Kernel::PackCount => of::<PackCountArgs>(),
+            Kernel::PackFill => of::<PackFillArgs>(),
         }
     }
 
@@ -264,6 +282,10 @@ impl Kernel {
             Kernel::SymbolicBin(i) if i < table.symbolic.len() => {
                 Some((table.symbolic[i], symbolic_shared_bytes(table, i)))
             }
+            Kernel::SymbolicPackedBin(i) if i < table.symbolic.len() => Some((
+                symbolic_packed_bin(table, i),
+                symbolic_packed_bytes(table, i),
+            )),
             Kernel::NumericBin(i) if i < table.numeric.len() => {
                 Some((table.numeric[i], numeric_shared_bytes(table, i, sort)))
             }
@@ -277,6 +299,34 @@ impl Kernel {
 pub fn symbolic_shared_bytes(table: &KernelTable, i: usize) -> usize {
     let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
     table.symbolic[i].shared_bytes(4, overflow)
+}
+
+/// Dynamic shared memory of the packed kernel of symbolic bin `i`, bytes:
+/// its tables of words, a mask per slot, and two counters per row in the
+/// bin that records overflowing rows (words and columns).
+pub fn symbolic_packed_bytes(table: &KernelTable, i: usize) -> usize {
+    let bin = &table.symbolic[i];
+    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
+    bin.rows_per_block() as usize * (8 * bin.table_size as usize + if overflow { 8 } else { 0 })
+}
+
+/// Symbolic bin `i` as its packed kernel is compiled: the resident blocks
+/// it is built for scaled down by its larger shared memory, so that they
+/// fit a multiprocessor as the plain kernel's do (at least one).
+pub fn symbolic_packed_bin(table: &KernelTable, i: usize) -> Bin {
+    let bin = table.symbolic[i];
+    let scaled = bin.min_blocks as usize * symbolic_shared_bytes(table, i)
+        / symbolic_packed_bytes(table, i).max(1);
+    Bin {
+        min_blocks: (scaled as u32).max(1),
+        ..bin
+    }
+}
+
+/// Whether shared symbolic bin `i` has a packed kernel: its tables and
+/// masks fit the shared memory the table was made for.
+pub fn symbolic_packed_fits(table: &KernelTable, i: usize) -> bool {
+    !table.symbolic[i].global() && symbolic_packed_bytes(table, i) <= table.shared_per_block
 }
 
 /// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
@@ -507,6 +557,24 @@ kernel_args! {
         slices: u32 = "u32",
         repeat_rows: DevicePtr = "const u32*",
         skip_upto: u32 = "u32",
+    }
+    /// What both passes packing B start with: B's `kb` rows.
+    PackRows {
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        kb: u32 = "u32",
+    }
+    /// [`Kernel::PackCount`]: the runs per row into `prpt`, their total
+    /// added to `total`.
+    PackCountArgs [rows: PackRows] {
+        prpt: DevicePtr = "u64*",
+        total: DevicePtr = "u64*",
+    }
+    /// [`Kernel::PackFill`]: the runs into `pcol` at the scanned offsets
+    /// `prpt`.
+    PackFillArgs [rows: PackRows] {
+        prpt: DevicePtr = "const u64*",
+        pcol: DevicePtr = "u64*",
     }
     /// [`Kernel::FillEmpty`].
     FillEmptyArgs {

@@ -10,8 +10,9 @@ use crate::device::Device;
 use crate::error::Result;
 
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
-/// words 0..8 hold the stats (2 u64), the maximum, the overflow count and
-/// (numeric phase) a copy of nnz(C);
+/// words 0..8 hold the stats (2 u64), the maximum, the overflow count,
+/// (numeric phase) a copy of nnz(C) and (symbolic phase) the entries of B
+/// packed into words of columns;
 /// then per-bin sizes and cursors (u32, the direct, the distinct and the
 /// ranked bins last); words 64..128 the histogram of
 /// products by log2 of their row of B; then the bins array and the overflow
@@ -39,6 +40,9 @@ pub(super) struct Counts {
     pub(super) typical: usize,
     /// C's last row offset, nnz(C), where [`Meta::copy_nnz`] put it.
     pub(super) nnz: u64,
+    /// Entries of B packed into words of 32 columns, where
+    /// `spgemm_pack_count` added them ([`Meta::packed_total`]).
+    pub(super) packed: u64,
 }
 
 impl Counts {
@@ -80,6 +84,9 @@ impl<D: Device> Meta<D> {
     }
     pub(super) fn noverflow(&self) -> DevicePtr {
         self.words.ptr_to(4)
+    }
+    pub(super) fn packed_total(&self) -> DevicePtr {
+        self.words.ptr_to(6)
     }
     pub(super) fn hist(&self) -> DevicePtr {
         self.words.ptr_to(Self::HIST)
@@ -126,6 +133,7 @@ impl<D: Device> Meta<D> {
             sizes: sizes[..self.nbins + 3].to_vec(),
             typical,
             nnz: h[5],
+            packed: h[6],
         })
     }
 }

@@ -44,7 +44,6 @@ mod staging;
 mod streamed;
 mod symbolic;
 
-pub use borrowed::Enqueued;
 pub use checks::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
@@ -55,7 +54,7 @@ pub use kernels::IndexWidth;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
-pub use pipeline::PhaseEvents;
+pub use pipeline::{Enqueued, PhaseEvents};
 
 #[cfg(test)]
 mod tests {

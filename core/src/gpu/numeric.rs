@@ -1,7 +1,7 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
-use super::config::{Accumulator, LongRows};
+use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
@@ -179,7 +179,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// The longest rows, the `rows.nrows` of `rows` with at most `max_nnz`
     /// entries (see [`LongRows`]): when C is narrow enough, ranked bitmaps
     /// with the values in C for rows of up to [`RANKED_IN_C_MAX`] entries
-    /// (under [`Accumulator::Auto`], when a block holds the bitmap) and
+    /// (under [`Accumulator::Auto`](super::Accumulator::Auto), when a block holds the bitmap) and
     /// dense accumulators for the others; else the DCU paper's sorted
     /// global hash (kernel 8) for at most [`SORTED_ROWS_PER_SM`] rows per
     /// multiprocessor, its in-place one (kernel 9) for more (DCU §5.4).
@@ -204,7 +204,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let row_bytes = words * (32 * value + 4);
         let (rows_at_once, slices) = self.dense_batches(n, max_nnz, row_bytes)?;
         let narrow = (ncols as u64) <= 16 * max_nnz;
-        let ranked = self.options.accumulator == Accumulator::Auto;
+        let ranked = self.options.accumulator.ranks();
         let variant = match self.options.long_rows {
             LongRows::Auto if narrow && ranked && self.ranked_in_c_fits() => LongRows::Ranked,
             LongRows::Auto if narrow && rows_at_once >= 1 => LongRows::Dense,

@@ -3,8 +3,9 @@
 //! binning → numeric kernels (`numeric.rs`), timed by device events; or
 //! only the numeric phases, from a plan's symbolic result.
 
-use super::borrowed::{narrow_offsets, Enqueued};
-use super::kernels::Phase;
+use super::checks::check_grid;
+use super::kernels::{Kernel, NarrowOffsetsArgs, Phase};
+use super::launch::Launcher;
 use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
 use super::meta::Meta;
@@ -174,4 +175,32 @@ impl<D: Device> PhaseEvents<D> {
             peak_bytes: 0,
         })
     }
+}
+
+/// The first `n` row offsets at `rpt` narrowed to int32 into a new array,
+/// on stream 0 (the caller checked that they fit).
+pub(super) fn narrow_offsets<D: Device>(
+    l: &Launcher<'_, D>,
+    rpt: &DeviceArray<D, u64>,
+    n: usize,
+) -> Result<DeviceArray<D, i32>> {
+    let out = l.alloc::<i32>(0, n, "int32 row offsets")?;
+    let args = NarrowOffsetsArgs {
+        wide: rpt.ptr(),
+        narrow: out.ptr(),
+        n: n as u64,
+    };
+    l.launch(0, Kernel::NarrowOffsets, check_grid(l, n), &args)?;
+    Ok(out)
+}
+
+/// A product enqueued by [`GpuEngine::multiply_ordered`](super::GpuEngine::multiply_ordered): C and its int32
+/// row offsets, complete in the order of the caller's stream.
+pub struct Enqueued<D: Device, T> {
+    /// C (`M×N`, sorted rows).
+    pub c: GpuMatrix<D, T>,
+    /// C's `M + 1` row offsets as int32, when asked for and nnz(C) fits.
+    pub offsets_i32: Option<DeviceArray<D, i32>>,
+    /// The product's events: its phase times once it has ended.
+    pub events: PhaseEvents<D>,
 }

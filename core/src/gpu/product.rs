@@ -195,7 +195,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// tables.
     pub(super) fn distinct_max(&self) -> u32 {
         match self.options.accumulator {
-            Accumulator::Auto | Accumulator::Unranked => {
+            Accumulator::Auto | Accumulator::Unranked | Accumulator::Packed => {
                 DISTINCT_PER_LANE * self.device().properties().warp_width
             }
             Accumulator::DenseHash | Accumulator::Hash => 0,

@@ -4,7 +4,7 @@
 //! that bin's table size, block shape and sort (OpSparse Tables 1–2).
 
 use super::config::SortVariant;
-use super::kernels::{Kernel, Phase, FIXED};
+use super::kernels::{symbolic_packed_bin, symbolic_packed_fits, Kernel, Phase, FIXED};
 use crate::device::KernelProgram;
 use crate::scalar::Scalar;
 use crate::table::{Bin, KernelTable};
@@ -30,7 +30,8 @@ pub struct Unit {
 /// The kernels of [`build`]'s program for `table`, in the order they are
 /// compiled and loaded: the fixed kernels and binning, then one kernel per
 /// shared symbolic bin, then one per shared numeric bin (a global last bin
-/// has no kernel of its own: its rows go to the global kernels).
+/// has no kernel of its own: its rows go to the global kernels), then the
+/// packed symbolic kernels of the bins they fit.
 pub fn kernels(table: &KernelTable) -> Vec<Kernel> {
     let mut all = FIXED.to_vec();
     for phase in [Phase::Symbolic, Phase::Numeric] {
@@ -40,6 +41,11 @@ pub fn kernels(table: &KernelTable) -> Vec<Kernel> {
         |bins: &[Bin]| -> Vec<usize> { (0..bins.len()).filter(|&i| !bins[i].global()).collect() };
     all.extend(shared(&table.symbolic).into_iter().map(Kernel::SymbolicBin));
     all.extend(shared(&table.numeric).into_iter().map(Kernel::NumericBin));
+    all.extend(
+        (0..table.symbolic.len())
+            .filter(|&i| symbolic_packed_fits(table, i))
+            .map(Kernel::SymbolicPackedBin),
+    );
     all
 }
 
@@ -69,11 +75,16 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
                 back.join(", ")
             )
         }
-        Kernel::SymbolicBin(i) => {
-            let bin = &table.symbolic[i];
+        Kernel::SymbolicBin(i) | Kernel::SymbolicPackedBin(i) => {
+            let packed = matches!(kernel, Kernel::SymbolicPackedBin(_));
+            let bin = &if packed {
+                symbolic_packed_bin(table, i)
+            } else {
+                table.symbolic[i]
+            };
             let last = i + 1 == table.symbolic.len();
             format!(
-                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ symbolic_shared<{ts}u, {rt}u, {last}>({call}); }}\n",
+                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ symbolic_shared<{ts}u, {rt}u, {last}, {packed}>({call}); }}\n",
                 bt = bin.block_threads,
                 mb = bin.min_blocks,
                 ts = bin.table_size,
@@ -186,9 +197,13 @@ mod tests {
         );
         let kernels: Vec<Kernel> = units.iter().flat_map(|u| u.kernels.clone()).collect();
         assert_eq!(kernels, super::kernels(&t));
+        let packed = (0..t.symbolic.len())
+            .filter(|&i| symbolic_packed_fits(&t, i))
+            .count();
+        assert!(packed >= 6, "{packed}");
         assert_eq!(
             kernels.len(),
-            FIXED.len() + 4 + t.symbolic.len() + t.numeric.len() - 1
+            FIXED.len() + 4 + t.symbolic.len() + t.numeric.len() - 1 + packed
         );
         for u in &units {
             let names: Vec<String> = u.kernels.iter().map(|k| k.name()).collect();
@@ -196,7 +211,11 @@ mod tests {
         }
         let all: String = units.iter().map(|u| u.program.source.as_str()).collect();
         assert!(all.contains("typedef double value_t;"));
-        assert!(all.contains("symbolic_shared<24575u, 1024u, true>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
+        assert!(all.contains("symbolic_shared<24575u, 1024u, true, false>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
+        assert!(
+            all.contains("spgemm_symbolic_packed_bin0(")
+                && all.contains("symbolic_shared<32u, 4u, false, true>")
+        );
         assert!(all.contains("numeric_shared<31u, 8u, 0, false>"));
         assert!(all.contains("{26ull, 426ull"));
         assert!(all.contains(

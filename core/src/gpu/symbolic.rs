@@ -1,12 +1,13 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
+use super::config::Accumulator;
 use super::config::LongRows;
 use super::constants::SETUP_LANES;
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, DevicePtr, Kernel, Phase, SetupArgs, SymbolicBinArgs, SymbolicDenseArgs,
-    SymbolicGlobalArgs, SymbolicRows,
+    self, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase, SetupArgs,
+    SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs, SymbolicRows,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
@@ -25,6 +26,17 @@ pub(super) struct Symbolic<D: Device> {
     pub(super) nnz: usize,
     /// The typical row of B for G (see `Counts::typical`).
     pub(super) typical: usize,
+}
+
+/// B packed into words of 32 columns: row offsets and entries (a word in
+/// the high half, its mask of columns in the low half).
+type PackedB<D> = (DeviceArray<D, u64>, DeviceArray<D, u64>);
+
+/// Whether packing B into `runs` entries (words of 32 columns) from `nnz`
+/// cuts its entries by more than 15%: KokkosKernels §3.2's rule for
+/// running the symbolic phase on the packed matrix.
+pub(super) fn packs(runs: u64, nnz: usize) -> bool {
+    (runs as u128) * 100 < (nnz as u128) * 85
 }
 
 /// The symbolic phase up to the scan: C's row offsets on the device.
@@ -95,6 +107,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let setup_grid = shape(l.grid(m * SETUP_LANES, BLOCK as usize), BLOCK, 0);
         l.launch(0, Kernel::Setup, setup_grid, &setup)?;
+        // B's runs in words of columns, their total read back with setup's.
+        let runs = if self.packing() {
+            Some(self.count_runs(&meta)?)
+        } else {
+            None
+        };
         let after_setup = if timed {
             Some(dev.record(self.stream(0))?)
         } else {
@@ -102,6 +120,16 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let counts = self.count_bins(&meta, &crpt, Phase::Symbolic, None)?;
         if counts.stats[0] > 0 {
+            let packed = match runs {
+                Some(runs) if packs(counts.packed, b.col.len()) => {
+                    Some(self.pack(runs, counts.packed as usize)?)
+                }
+                _ => None,
+            };
+            // Packed rows of B are shorter: G follows the typical one.
+            let packed_typical = (counts.typical as u128 * counts.packed as u128
+                / b.col.len().max(1) as u128)
+                .max(1) as usize;
             self.fill_bins(&meta, &crpt, Phase::Symbolic, None)?;
             l.fork()?;
             let offsets = counts.offsets();
@@ -125,9 +153,28 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     self.symbolic_global(&crpt, bins, n, counts.stats[1], counts.typical)?;
                     continue;
                 }
-                let g = self.group_size(counts.typical, bin.row_threads);
+                let packed = packed
+                    .as_ref()
+                    .filter(|_| kernels::symbolic_packed_fits(table, i));
+                let (kernel, bytes, typical) = match packed {
+                    Some(_) => (
+                        Kernel::SymbolicPackedBin(i),
+                        kernels::symbolic_packed_bytes(table, i),
+                        packed_typical,
+                    ),
+                    None => (
+                        Kernel::SymbolicBin(i),
+                        kernels::symbolic_shared_bytes(table, i),
+                        counts.typical,
+                    ),
+                };
+                let g = self.group_size(typical, bin.row_threads);
+                let mut rows = self.symbolic_rows(bins, n, &crpt, g);
+                if let Some((prpt, pcol)) = packed {
+                    (rows.brpt, rows.bcol) = (prpt.ptr(), pcol.ptr());
+                }
                 let args = SymbolicBinArgs {
-                    rows: self.symbolic_rows(bins, n, &crpt, g),
+                    rows,
                     threshold: table.overflow_threshold(),
                     overflow: meta.overflow(),
                     noverflow: meta.noverflow(),
@@ -135,12 +182,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     repeat_rows: repeat_rows(&crpt, m),
                 };
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
-                let grid = shape(
-                    blocks,
-                    bin.block_threads,
-                    kernels::symbolic_shared_bytes(table, i),
-                );
-                l.launch(stream, Kernel::SymbolicBin(i), grid, &args)?;
+                let grid = shape(blocks, bin.block_threads, bytes);
+                l.launch(stream, kernel, grid, &args)?;
             }
             l.join()?;
             // A last bin counted with a bitmap has no overflow.
@@ -183,6 +226,71 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             crpt: crpt.ptr(),
             g,
         }
+    }
+
+    /// Whether the symbolic phase may pack B into words of columns
+    /// (KokkosKernels §3.2; decided by [`packs`] once its runs are
+    /// counted): under [`Accumulator::Packed`], outside a memory budget
+    /// (packed B is not in its bound), and only when a bin that may run
+    /// has a packed kernel.
+    fn packing(&self) -> bool {
+        let table = self.launcher.table();
+        self.options.accumulator == Accumulator::Packed
+            && self.options.memory_budget.is_none()
+            && !self.b.structure.col.is_empty()
+            && (0..table.symbolic.len())
+                .any(|i| kernels::symbolic_packed_fits(table, i) && !self.symbolic_dense(i))
+    }
+
+    /// B's rows, as both packing passes take them.
+    fn pack_rows(&self) -> PackRows {
+        let b = &*self.b.structure;
+        PackRows {
+            brpt: b.rpt.ptr(),
+            bcol: b.col.ptr(),
+            kb: self.b.nrows as u32,
+        }
+    }
+
+    /// Launches the count of B's runs in words of 32 columns on stream 0:
+    /// per row into the returned array (`kb + 1` entries, the last zero,
+    /// for the scan), their total into `meta`.
+    fn count_runs(&self, meta: &Meta<D>) -> Result<DeviceArray<D, u64>> {
+        let (l, kb) = (&self.launcher, self.b.nrows);
+        let runs = l.alloc::<u64>(0, kb + 1, "packed row offsets of B")?;
+        runs.zero(self.device(), self.stream(0), kb, 1)?;
+        let args = PackCountArgs {
+            rows: self.pack_rows(),
+            prpt: runs.ptr(),
+            total: meta.packed_total(),
+        };
+        l.launch(
+            0,
+            Kernel::PackCount,
+            shape(l.grid(kb, BLOCK as usize), BLOCK, 0),
+            &args,
+        )?;
+        Ok(runs)
+    }
+
+    /// B packed into its `total` runs (counted per row in `runs`): row
+    /// offsets (the scan of `runs`) and entries, a word and its mask each.
+    fn pack(&self, runs: DeviceArray<D, u64>, total: usize) -> Result<PackedB<D>> {
+        let (l, kb) = (&self.launcher, self.b.nrows);
+        l.scan(runs.ptr(), kb + 1)?;
+        let pcol = l.alloc::<u64>(0, total, "packed columns of B")?;
+        let args = PackFillArgs {
+            rows: self.pack_rows(),
+            prpt: runs.ptr(),
+            pcol: pcol.ptr(),
+        };
+        l.launch(
+            0,
+            Kernel::PackFill,
+            shape(l.grid(kb, BLOCK as usize), BLOCK, 0),
+            &args,
+        )?;
+        Ok((runs, pcol))
     }
 
     /// Counts the `n` rows listed at `rows` (those the last shared bin gave
@@ -247,5 +355,17 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             l.release(table);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn b_is_packed_when_it_loses_more_than_15_percent_of_its_entries() {
+        assert!(super::packs(84, 100));
+        assert!(!super::packs(85, 100));
+        assert!(!super::packs(100, 100));
+        assert!(!super::packs(0, 0));
+        assert!(super::packs(u64::MAX / 2, usize::MAX));
     }
 }

@@ -252,6 +252,30 @@ __device__ __forceinline__ u32 insert_key(u32* table, u32 size, bool pow2, u32 k
     }
 }
 
+// Inserts a packed entry of B (KokkosKernels §3.2: a word of 32 columns
+// in the high half, the mask of its columns in the low half; see
+// `packed_columns.cuh`): the word into the table, its columns into the
+// slot's mask (`masks`, beside the table); returns 1 if the word was new.
+__device__ __forceinline__ u32 insert_packed(u32* table, u32* masks, u32 size, bool pow2, u64 packed) {
+    const u32 word = (u32)(packed >> 32), bits = (u32)packed;
+    u32 h = hash_slot(word, size, pow2);
+    while (true) {
+        const u32 old = atomicCAS(&table[h], SPGEMM_EMPTY, word);
+        if (old == SPGEMM_EMPTY || old == word) {
+            if ((masks[h] & bits) != bits) atomicOr(&masks[h], bits);
+            return old == SPGEMM_EMPTY;
+        }
+        h = next_slot(h, size, pow2);
+    }
+}
+
+// Columns in the masks of one row's table (packed symbolic tables).
+__device__ __forceinline__ u32 mask_columns(const u32* masks, u32 size, u32 lane, u32 row_threads) {
+    u32 n = 0;
+    for (u32 t = lane; t < size; t += row_threads) n += __popc(masks[t]);
+    return n;
+}
+
 // G for a row of A with `a_len` entries: doubled while every entry still
 // gets its own group of G threads.
 __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
@@ -277,12 +301,13 @@ __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
 // not walk a hub alone while the others wait (the power-law issue's part
 // 4; Nsight Compute on an H100: R-MAT 17's numeric bin of the longest
 // shared rows took 9.4 of 33 ms). Elsewhere it spills at 32 registers.
-// `f(column, value)` is called once per product.
+// `f(column, value)` is called once per product (`column` B's entry: a
+// column index, or a packed word and mask in the packed symbolic tables).
 // `for_products_range` walks the entries a0..a1 of a row of A (a slice of
 // it, in kernels that split a long row between blocks).
-template <bool HUBS = false, typename F>
+template <bool HUBS = false, typename K, typename F>
 __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval,
+                                                   const u64* brpt, const K* bcol, const value_t* bval,
                                                    u32 lane, u32 row_threads, u32 g, F f) {
     g = widen_group(g, a1 - a0, row_threads);
     const bool split = row_threads == blockDim.x && g < SPGEMM_WARP_SIZE;
@@ -350,9 +375,9 @@ __device__ __forceinline__ void for_slice_products(const u64* arpt, const u32* a
                        threadIdx.x, blockDim.x, g, f);
 }
 
-template <bool HUBS = false, typename F>
+template <bool HUBS = false, typename K, typename F>
 __device__ __forceinline__ void for_products(const u64* arpt, const u32* acol, const value_t* aval,
-                                             const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
+                                             const u64* brpt, const K* bcol, const value_t* bval, u32 row,
                                              u32 lane, u32 row_threads, u32 g, F f) {
     for_products_range<HUBS>(arpt[row], arpt[row + 1], acol, aval, brpt, bcol, bval, lane, row_threads, g, f);
 }
@@ -371,13 +396,18 @@ __device__ __forceinline__ void mark_row(u32 row, u64 nprod, u64 c, u32* distinc
 }
 
 // Symbolic step, shared-memory table (OpSparse §5.6.1): count nnz(i) with
-// a hash set of column indices, and mark rows whose count is nprod(i). Several rows per block when ROW_THREADS <
-// blockDim.x. The LAST bin keeps a live count per row beside its tables,
-// stops counting rows whose count passes `threshold` and records them for
-// the global-memory kernel; the other bins sum their counts in the tables'
-// first words once the tables are done with, so a table may fill the whole
-// block's shared memory (DCU §5.4: 12,288 keys in 48 KB).
-template <u32 TSIZE, u32 ROW_THREADS, bool LAST>
+// a hash set of column indices, and mark rows whose count is nprod(i).
+// Several rows per block when ROW_THREADS < blockDim.x. The LAST bin keeps
+// a live count per row beside its tables, stops counting rows whose count
+// passes `threshold` and records them for the global-memory kernel; the
+// other bins sum their counts in the tables' first words once the tables
+// are done with, so a table may fill the whole block's shared memory (DCU
+// §5.4: 12,288 keys in 48 KB). PACKED (KokkosKernels §3.2): `brpt` and
+// `bcol` are B packed into words of 32 columns with their masks (u64 each,
+// `packed_columns.cuh`); the table holds words, a mask per slot after the
+// tables collects their columns, and a row's count is its masks' bits (the
+// LAST bin's live count then counts words, which is what fills a table).
+template <u32 TSIZE, u32 ROW_THREADS, bool LAST, bool PACKED>
 __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow,
                                 u32* noverflow, u32* distinct_rows, u32* repeat_rows) {
@@ -385,13 +415,18 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     const u32 rows_per_block = blockDim.x / ROW_THREADS;
     const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
+    const u32 slots = rows_per_block * TSIZE;
     u32* table = smem + local * TSIZE;
-    u32* count = LAST ? smem + rows_per_block * TSIZE : smem;
-    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) smem[t] = SPGEMM_EMPTY;
-    if (LAST && threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
+    u32* masks = smem + slots + local * TSIZE;
+    u32* count = LAST ? smem + (PACKED ? 2 : 1) * slots : smem;
+    for (u32 t = threadIdx.x; t < slots; t += blockDim.x) smem[t] = SPGEMM_EMPTY;
+    if (PACKED)
+        for (u32 t = threadIdx.x; t < slots; t += blockDim.x) smem[slots + t] = 0;
+    if (LAST && threadIdx.x < (PACKED ? 2 : 1) * rows_per_block) count[threadIdx.x] = 0;
     __syncthreads();
     const u32 idx = blockIdx.x * rows_per_block + local;
     const u32 row = idx < nrows ? bins[idx] : 0;
+    const u64* packed = (const u64*)bcol;
     u32 n = 0;
     if (idx < nrows) {
         if (LAST) {
@@ -403,19 +438,30 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
                  p += ngroups) {
                 const u32 c = acol[p];
                 for (u64 q = brpt[c] + glane; q < brpt[c + 1]; q += g) {
-                    if (insert_key(table, TSIZE, POW2, bcol[q]) && atomicAdd(&count[local], 1u) >= threshold) break;
+                    const u32 added = PACKED ? insert_packed(table, masks, TSIZE, POW2, packed[q])
+                                             : insert_key(table, TSIZE, POW2, bcol[q]);
+                    if (added && atomicAdd(&count[local], 1u) >= threshold) break;
                 }
             }
+        } else if (PACKED) {
+            for_products(arpt, acol, (const value_t*)0, brpt, packed, (const value_t*)0, row, lane, ROW_THREADS, g,
+                         [&](u64 wm, value_t) { insert_packed(table, masks, TSIZE, POW2, wm); });
         } else {
             for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, lane, ROW_THREADS, g,
                          [&](u32 col, value_t) { n += insert_key(table, TSIZE, POW2, col); });
         }
+    }
+    if (PACKED) {
+        __syncthreads();
+        if (idx < nrows && (!LAST || count[local] <= threshold)) n = mask_columns(masks, TSIZE, lane, ROW_THREADS);
     }
     if (!LAST) {
         __syncthreads();
         if (threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
         __syncthreads();
         if (n) atomicAdd(&count[local], n);
+    } else if (PACKED && n) {
+        atomicAdd(&count[rows_per_block + local], n);
     }
     __syncthreads();
     if (idx < nrows && lane == 0) {
@@ -423,9 +469,10 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
         if (LAST && c > threshold) {
             overflow[atomicAdd(noverflow, 1u)] = row;
         } else {
+            const u32 nnz = LAST && PACKED ? count[rows_per_block + local] : c;
             // crpt[row] still holds nprod.
-            mark_row(row, crpt[row], c, distinct_rows, repeat_rows);
-            crpt[row] = c;
+            mark_row(row, crpt[row], nnz, distinct_rows, repeat_rows);
+            crpt[row] = nnz;
         }
     }
 }
