@@ -56,6 +56,30 @@ __device__ __forceinline__ bool negative_zero(double x) {
 }
 __device__ __forceinline__ bool negative_zero(float x) { return __float_as_uint(x) == 0x80000000u; }
 
+// A thread's contiguous run of a block's bitmap words, [w0, w1), for the
+// scans that rank the row's columns.
+struct WordRun {
+    u32 w0, w1;
+    // Set bits in the run: the thread's share of the row's entries.
+    __device__ __forceinline__ u32 count(const u32* bits) const {
+        u32 n = 0;
+        for (u32 w = w0; w < w1; ++w) n += __popc(bits[w]);
+        return n;
+    }
+};
+
+// Starts a dense or ranked block: `nvals` values at -0.0 (see
+// negative_zero) and `words` bitmap words at 0, then the thread's run of
+// the words.
+__device__ __forceinline__ WordRun clear_block(value_t* vals, u32 nvals, u32* bits, u32 words) {
+    for (u32 t = threadIdx.x; t < nvals; t += blockDim.x) vals[t] = -value_t(0);
+    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
+    __syncthreads();
+    const u32 per = (words + blockDim.x - 1) / blockDim.x;
+    const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
+    return WordRun{w0, w0 + per < words ? w0 + per : words};
+}
+
 // Numeric step: a value per column of C (words · SPGEMM_WORD_BITS of them,
 // all -0.0 between rows) and a bit per column (set by the product that
 // finds its slot still at -0.0: every slot a product reached has its bit,
@@ -70,12 +94,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
     value_t* dense = (value_t*)s_dense;
     u32* bits = (u32*)(dense + words * SPGEMM_WORD_BITS);
     u32* scratch = bits + words;
-    for (u32 t = threadIdx.x; t < words * SPGEMM_WORD_BITS; t += blockDim.x) dense[t] = -value_t(0);
-    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
-    __syncthreads();
-    const u32 per = (words + blockDim.x - 1) / blockDim.x;
-    const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
-    const u32 w1 = w0 + per < words ? w0 + per : words;
+    const WordRun run = clear_block(dense, words * SPGEMM_WORD_BITS, bits, words);
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
         const u32 row = bins[r];
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
@@ -83,11 +102,9 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
                 atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
         });
         __syncthreads();
-        u32 n = 0;
-        for (u32 w = w0; w < w1; ++w) n += __popc(bits[w]);
         u32 total;
-        u64 out = crpt[row] + block_exclusive_scan(n, scratch, &total);
-        for (u32 w = w0; w < w1; ++w) {
+        u64 out = crpt[row] + block_exclusive_scan(run.count(bits), scratch, &total);
+        for (u32 w = run.w0; w < run.w1; ++w) {
             u32 m = bits[w];
             bits[w] = 0;
             while (m) {
@@ -131,12 +148,7 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
     u32* bits = (u32*)(vals + capacity);
     u32* base = bits + words;
     u32* scratch = base + words;
-    for (u32 t = threadIdx.x; t < capacity; t += blockDim.x) vals[t] = -value_t(0);
-    for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
-    __syncthreads();
-    const u32 per = (words + blockDim.x - 1) / blockDim.x;
-    const u32 w0 = threadIdx.x * per < words ? threadIdx.x * per : words;
-    const u32 w1 = w0 + per < words ? w0 + per : words;
+    const WordRun run = clear_block(vals, capacity, bits, words);
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
         const u32 row = bins[r];
         // Rows longer than `limit` are another kernel's (the whole block
@@ -147,11 +159,9 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
                          atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
                      });
         __syncthreads();
-        u32 n = 0;
-        for (u32 w = w0; w < w1; ++w) n += __popc(bits[w]);
         u32 total;
-        u32 at = block_exclusive_scan(n, scratch, &total);
-        for (u32 w = w0; w < w1; ++w) {
+        u32 at = block_exclusive_scan(run.count(bits), scratch, &total);
+        for (u32 w = run.w0; w < run.w1; ++w) {
             base[w] = at;
             at += __popc(bits[w]);
         }
@@ -168,7 +178,7 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
                 atomicAdd(&vals[pos], v);
         });
         __syncthreads();
-        for (u32 w = w0; w < w1; ++w) {
+        for (u32 w = run.w0; w < run.w1; ++w) {
             u32 m = bits[w];
             bits[w] = 0;
             u64 out = start + base[w];
