@@ -8,6 +8,15 @@ use std::fmt::Write;
 /// Lanes per row of A in the setup kernel (a warp for long rows): the
 /// host launches `rows · SETUP_LANES` threads (`SPGEMM_SETUP_LANES`).
 pub(crate) const SETUP_LANES: usize = 8;
+/// Lanes per row of A in the setup kernel for an A of short rows
+/// (`SPGEMM_SETUP_SHORT_LANES`; [`Kernel::SetupShort`](super::kernels::Kernel::SetupShort)).
+pub(crate) const SETUP_SHORT_LANES: usize = 2;
+/// Largest average entries per row of A that takes
+/// [`SETUP_SHORT_LANES`]: measured on an H100, two lanes per row halve
+/// the setup of the 7-point stencil (7 entries per row; 0.22-0.25 ->
+/// 0.12 ms) and help Erdős–Rényi (8), while R-MAT 16 (16) and bcsstk33
+/// (68) are faster with eight.
+pub(crate) const SETUP_SHORT_ROW: usize = 12;
 /// Buckets of the setup kernel's histogram of the rows of B used, by
 /// log2 of their length (`SPGEMM_HIST_BUCKETS`; DCU §5.1's choice of G).
 pub(crate) const HIST_BUCKETS: usize = 64;
@@ -33,6 +42,7 @@ pub(crate) fn defines() -> String {
     let mut s = String::from("\n// Shared with the host (core/src/gpu/constants.rs).\n");
     for (name, value) in [
         ("SPGEMM_SETUP_LANES", SETUP_LANES.to_string()),
+        ("SPGEMM_SETUP_SHORT_LANES", SETUP_SHORT_LANES.to_string()),
         ("SPGEMM_HIST_BUCKETS", HIST_BUCKETS.to_string()),
         ("SPGEMM_DENSE_THREADS", DENSE_THREADS.to_string()),
         (
@@ -58,6 +68,7 @@ mod tests {
         let body = spgemm_kernels_shared::BODY;
         for name in [
             "SETUP_LANES",
+            "SETUP_SHORT_LANES",
             "HIST_BUCKETS",
             "DENSE_THREADS",
             "RANKED_LONG_THREADS",

@@ -68,6 +68,9 @@ pub enum Kernel {
     /// `spgemm_setup`: nprod(i) into C's row offsets, their total and
     /// maximum, the histogram of products by the length of their row of B.
     Setup,
+    /// `spgemm_setup_short`: the same with fewer lanes per row, for an A
+    /// of short rows.
+    SetupShort,
     /// `spgemm_bin_count_{phase}`: binning pass 1, rows per bin.
     BinCount(Phase),
     /// `spgemm_bin_fill_{phase}`: binning pass 2, row ids at per-bin offsets.
@@ -153,8 +156,9 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 25] = [
+pub const FIXED: [Kernel; 26] = [
     Kernel::Setup,
+    Kernel::SetupShort,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
     Kernel::ScanAdd,
@@ -186,6 +190,7 @@ impl Kernel {
     pub fn name(self) -> String {
         let fixed = match self {
             Kernel::Setup => "spgemm_setup",
+            Kernel::SetupShort => "spgemm_setup_short",
             Kernel::BinCount(p) => return format!("spgemm_bin_count_{}", p.name()),
             Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
@@ -224,7 +229,7 @@ impl Kernel {
             (TypeId::of::<A>(), A::params)
         }
         match self {
-            Kernel::Setup => of::<SetupArgs>(),
+            Kernel::Setup | Kernel::SetupShort => of::<SetupArgs>(),
             Kernel::BinCount(_) => of::<BinCountArgs>(),
             Kernel::BinFill(_) => of::<BinFillArgs>(),
             Kernel::SymbolicBin(_) | Kernel::SymbolicPackedBin(_) => of::<SymbolicBinArgs>(),
@@ -418,7 +423,7 @@ macro_rules! kernel_args {
 }
 
 kernel_args! {
-    /// [`Kernel::Setup`].
+    /// [`Kernel::Setup`] and [`Kernel::SetupShort`].
     SetupArgs {
         arpt: DevicePtr = "const u64*",
         acol: DevicePtr = "const u32*",

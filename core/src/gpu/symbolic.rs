@@ -3,7 +3,7 @@
 
 use super::config::Accumulator;
 use super::config::LongRows;
-use super::constants::SETUP_LANES;
+use super::constants::{SETUP_LANES, SETUP_SHORT_LANES, SETUP_SHORT_ROW};
 use super::dense::bitmap_words;
 use super::kernels::{
     self, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase, SetupArgs,
@@ -95,7 +95,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let table = l.table();
         let nbins = table.symbolic.len();
         let meta = Meta::new(l, m, nbins)?;
-        // Setup: SETUP_LANES lanes per row of A (a warp for long rows).
+        // Setup: SETUP_LANES lanes per row of A (a warp for long rows),
+        // SETUP_SHORT_LANES when A's rows are short on average.
         let setup = SetupArgs {
             arpt: a.rpt.ptr(),
             acol: a.col.ptr(),
@@ -105,8 +106,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             stats: meta.stats(),
             hist: meta.hist(),
         };
-        let setup_grid = shape(l.grid(m * SETUP_LANES, BLOCK as usize), BLOCK, 0);
-        l.launch(0, Kernel::Setup, setup_grid, &setup)?;
+        let (kernel, lanes) = if a.col.len() <= SETUP_SHORT_ROW * m {
+            (Kernel::SetupShort, SETUP_SHORT_LANES)
+        } else {
+            (Kernel::Setup, SETUP_LANES)
+        };
+        let setup_grid = shape(l.grid(m * lanes, BLOCK as usize), BLOCK, 0);
+        l.launch(0, kernel, setup_grid, &setup)?;
         // B's runs in words of columns, their total read back with setup's.
         let runs = if self.packing() {
             Some(self.count_runs(&meta)?)

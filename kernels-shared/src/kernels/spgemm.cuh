@@ -60,37 +60,39 @@ struct ProductHistogram {
 // 64-bit total and maximum (stats[0], stats[1]), and the products per
 // log2-length bucket of the rows of B they use (hist, 64 buckets): the host
 // takes G from the bucket of the median product (DCU §5.1's rule applied to
-// where the work is, not to B's longest row).
-SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* __restrict__ acol,
-                                        const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt,
-                                        u64* __restrict__ stats, u64* __restrict__ hist) {
+// where the work is, not to B's longest row). LANES lanes per row of A
+// (a warp for rows longer than SPGEMM_SETUP_LONG).
+template <u32 LANES>
+__device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__ acol,
+                           const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt, u64* __restrict__ stats,
+                           u64* __restrict__ hist) {
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
     __syncthreads();
     ProductHistogram h;
     u64 total = 0, maxp = 0;
-    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, seg = lane % SPGEMM_SETUP_LANES;
-    const u32 rows_per_warp = SPGEMM_WARP_SIZE / SPGEMM_SETUP_LANES;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, seg = lane % LANES;
+    const u32 rows_per_warp = SPGEMM_WARP_SIZE / LANES;
     const u32 warps = gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
     const u32 first = (blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE * rows_per_warp;
     // Each row gets a segment of lanes; rows longer than SPGEMM_SETUP_LONG
     // are then taken by the whole warp, so neither short rows waste lanes
     // nor a long row serialises a few.
     for (u32 base = first; base < m; base += warps * rows_per_warp) {
-        const u32 i = base + lane / SPGEMM_SETUP_LANES;
+        const u32 i = base + lane / LANES;
         const u64 len = i < m ? arpt[i + 1] - arpt[i] : 0;
         const bool is_long = len > SPGEMM_SETUP_LONG;
         u64 s = 0;
         // The histogram only has to locate the median: one entry of A in 8
         // is counted, weighted 8.
         if (i < m && !is_long)
-            for (u64 p = arpt[i] + seg; p < arpt[i + 1]; p += SPGEMM_SETUP_LANES) {
+            for (u64 p = arpt[i] + seg; p < arpt[i + 1]; p += LANES) {
                 const u32 c = acol[p];
                 const u64 blen = brpt[c + 1] - brpt[c];
                 s += blen;
                 if ((p & 7) == 0) h.add(s_hist, blen, 8);
             }
-        for (int d = SPGEMM_SETUP_LANES / 2; d > 0; d /= 2) s += SPGEMM_SHFL_DOWN_W(s, d, SPGEMM_SETUP_LANES);
+        for (int d = LANES / 2; d > 0; d /= 2) s += SPGEMM_SHFL_DOWN_W(s, d, LANES);
         if (seg == 0 && i < m && !is_long) {
             crpt[i] = s;
             total += s;
@@ -141,6 +143,20 @@ SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* __restrict__ arpt, const u32* _
     __syncthreads();
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x)
         if (s_hist[t]) atomicAdd(&hist[t], s_hist[t]);
+}
+
+// Setup with SPGEMM_SETUP_LANES lanes per row of A, and with
+// SPGEMM_SETUP_SHORT_LANES for an A of short rows (the host's choice, by
+// A's average row), whose lanes would otherwise mostly idle while each
+// waits on one gather.
+SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* arpt, const u32* acol, const u64* brpt, u32 m, u64* crpt, u64* stats,
+                                      u64* hist) {
+    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_setup_short(const u64* arpt, const u32* acol, const u64* brpt, u32 m, u64* crpt,
+                                            u64* stats, u64* hist) {
+    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist);
 }
 
 // The value that bins a row: nprod (symbolic, held in crpt[i]) or nnz
