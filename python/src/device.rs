@@ -218,55 +218,46 @@ fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
 /// product's timing.
 type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, Timing);
 
-/// Runs `f` (the product of the engine's call) after the caller's
-/// `stream` (when given) has finished writing the operands: with a stream,
-/// the product is left running in its order ([`GpuEngine::multiply_ordered`]),
-/// without one the call waits for the product and narrows C's offsets
-/// after it.
+/// C = A·B (from `plan` when given) left running in the order of the
+/// caller's `stream` ([`GpuEngine::multiply_ordered`]), with C's int32
+/// row offsets.
 ///
 /// # Safety
 /// `stream` is a live stream of the engine's device (0: the legacy
-/// default stream).
+/// default stream); the operands' arrays stay unchanged until the product
+/// is done (the caller's later work on `stream` is ordered after it).
 unsafe fn ordered<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     a: &GpuMatrix<CudaDevice, T>,
     b: &GpuMatrix<CudaDevice, T>,
     plan: Option<&GpuPlan<CudaDevice, T>>,
-    stream: Option<u64>,
+    stream: u64,
 ) -> spgemm::Result<Product<T>> {
     let t = std::time::Instant::now();
-    let Some(stream) = stream else {
-        let (c, phases) = match plan {
-            Some(p) => e.numeric(p, a, b)?,
-            None => e.multiply(a, b)?,
-        };
-        let timing = Timing::Done(t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
-        let offsets32 = e.row_offsets_i32(&c)?;
-        return Ok((c, offsets32, timing));
-    };
     // SAFETY: the caller's guarantee.
     let run = unsafe { e.multiply_ordered(a, b, plan, stream, true)? };
     let timing = Timing::Running(t.elapsed().as_secs_f64() * 1e3, run.events);
     Ok((run.c, run.offsets_i32, timing))
 }
 
-/// Waits on the host for the caller's `stream` (when given), which may
-/// still be writing the operands: the structure checks read them first.
+/// Waits on the host for the caller's `stream`, which may still be
+/// writing the operands: the structure checks read them first.
 ///
 /// # Safety
 /// As [`ordered`].
-unsafe fn after_caller(e: &GpuEngine<CudaDevice>, stream: Option<u64>) -> spgemm::Result<()> {
-    if let Some(s) = stream {
-        let dev = e.device();
-        // SAFETY: the caller's guarantee.
-        let caller = unsafe { dev.borrow_stream(s) };
-        dev.synchronize(&caller)
-            .map_err(spgemm::error::Error::from)?;
-    }
+unsafe fn after_caller(e: &GpuEngine<CudaDevice>, stream: u64) -> spgemm::Result<()> {
+    let dev = e.device();
+    // SAFETY: the caller's guarantee.
+    let caller = unsafe { dev.borrow_stream(stream) };
+    dev.synchronize(&caller)
+        .map_err(spgemm::error::Error::from)?;
     Ok(())
 }
 
-/// `C = A·B` over borrowed device arrays, on this thread (GIL released).
+/// `C = A·B` over borrowed device arrays, on this thread (GIL released):
+/// in `stream`'s order when given (see [`ordered`]); without, the call
+/// waits for C (the library's own synchronous call, which `bench.py`
+/// times as the reference) and narrows its offsets after it.
 fn product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     a: DeviceOperand,
@@ -278,9 +269,19 @@ fn product<T: Scalar>(
     // not refer to them; a product left running in the stream's order
     // reads them before anything the caller enqueues after it.
     unsafe {
-        after_caller(e, stream)?;
+        if let Some(s) = stream {
+            after_caller(e, s)?;
+        }
         let (ga, gb) = borrow(e, a, b)?;
-        ordered(e, &ga, gb.as_ref().unwrap_or(&ga), None, stream)
+        let gb = gb.as_ref().unwrap_or(&ga);
+        if let Some(s) = stream {
+            return ordered(e, &ga, gb, None, s);
+        }
+        let t = std::time::Instant::now();
+        let (c, phases) = e.multiply(&ga, gb)?;
+        let timing = Timing::Done(t.elapsed().as_secs_f64() * 1e3, phases.total_ms);
+        let offsets32 = e.row_offsets_i32(&c)?;
+        Ok((c, offsets32, timing))
     }
 }
 
@@ -334,7 +335,7 @@ impl<T: Scalar> PlanOn<T> {
         e: &GpuEngine<CudaDevice>,
         a: DeviceOperand,
         b: DeviceOperand,
-        stream: Option<u64>,
+        stream: u64,
     ) -> spgemm::Result<Self> {
         // SAFETY: see `product`; the Python `Plan` keeps the structure
         // arrays alive and unchanged as long as this plan.
@@ -351,13 +352,13 @@ impl<T: Scalar> PlanOn<T> {
     }
 
     /// The numeric phase for the values at `a_values` and `b_values`, in
-    /// `stream`'s order when given (see `ordered`).
+    /// `stream`'s order (see `ordered`).
     fn numeric(
         &self,
         e: &GpuEngine<CudaDevice>,
         a_values: u64,
         b_values: u64,
-        stream: Option<u64>,
+        stream: u64,
     ) -> spgemm::Result<Product<T>> {
         // SAFETY: the Python `Plan` checked the values' length and type and
         // keeps them alive for the duration of this call; see `product`
@@ -395,17 +396,16 @@ impl DevicePlan {
         }
     }
 
-    /// `numeric(a_values, b_values, stream=None)`: C for new values
-    /// (device addresses of nnz(A) and nnz(B) values of the plan's type;
-    /// B's ignored when the plan was built for A·A); `stream` as in
-    /// `matmul_device`.
-    #[pyo3(signature = (a_values, b_values, stream=None))]
+    /// `numeric(a_values, b_values, stream)`: C for new values (device
+    /// addresses of nnz(A) and nnz(B) values of the plan's type; B's
+    /// ignored when the plan was built for A·A), left running in the
+    /// order of the caller's `stream` as in `matmul_device`.
     fn numeric(
         &self,
         py: Python<'_>,
         a_values: u64,
         b_values: u64,
-        stream: Option<u64>,
+        stream: u64,
     ) -> PyResult<DeviceCsr> {
         let e = engine(&self.backend)?;
         let (c, offsets32, timing) = py
@@ -427,17 +427,16 @@ impl DevicePlan {
     }
 }
 
-/// `symbolic_device(a, b, double, device, stream=None)`: a `DevicePlan`
-/// for `A·B`, after waiting for the caller's `stream` when given.
+/// `symbolic_device(a, b, double, device, stream)`: a `DevicePlan` for
+/// `A·B`, after waiting for the caller's `stream`.
 #[pyfunction]
-#[pyo3(signature = (a, b, double, device, stream=None))]
 pub(crate) fn symbolic_device(
     py: Python<'_>,
     a: DeviceOperand,
     b: DeviceOperand,
     double: bool,
     device: usize,
-    stream: Option<u64>,
+    stream: u64,
 ) -> PyResult<DevicePlan> {
     check_shapes(&a, &b)?;
     let backend = open("cuda", device)?;

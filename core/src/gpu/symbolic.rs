@@ -1,8 +1,7 @@
 //! Setup, symbolic binning, symbolic kernels and the scan into C's row
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
-use super::config::Accumulator;
-use super::config::LongRows;
+use super::config::{Accumulator, LongRows};
 use super::constants::{SETUP_LANES, SETUP_SHORT_LANES, SETUP_SHORT_ROW};
 use super::dense::bitmap_words;
 use super::kernels::{
@@ -126,16 +125,15 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let counts = self.count_bins(&meta, &crpt, Phase::Symbolic, None)?;
         if counts.stats[0] > 0 {
+            // B packed, and its typical row (shorter: G follows it).
             let packed = match runs {
-                Some(runs) if packs(counts.packed, b.col.len()) => {
-                    Some(self.pack(runs, counts.packed as usize)?)
-                }
+                Some(runs) if packs(counts.packed, b.col.len()) => Some((
+                    self.pack(runs, counts.packed as usize)?,
+                    (counts.typical as u128 * counts.packed as u128 / b.col.len() as u128).max(1)
+                        as usize,
+                )),
                 _ => None,
             };
-            // Packed rows of B are shorter: G follows the typical one.
-            let packed_typical = (counts.typical as u128 * counts.packed as u128
-                / b.col.len().max(1) as u128)
-                .max(1) as usize;
             self.fill_bins(&meta, &crpt, Phase::Symbolic, None)?;
             l.fork()?;
             let offsets = counts.offsets();
@@ -163,10 +161,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     .as_ref()
                     .filter(|_| kernels::symbolic_packed_fits(table, i));
                 let (kernel, bytes, typical) = match packed {
-                    Some(_) => (
+                    Some((_, packed_typical)) => (
                         Kernel::SymbolicPackedBin(i),
                         kernels::symbolic_packed_bytes(table, i),
-                        packed_typical,
+                        *packed_typical,
                     ),
                     None => (
                         Kernel::SymbolicBin(i),
@@ -176,7 +174,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 };
                 let g = self.group_size(typical, bin.row_threads);
                 let mut rows = self.symbolic_rows(bins, n, &crpt, g);
-                if let Some((prpt, pcol)) = packed {
+                if let Some(((prpt, pcol), _)) = packed {
                     (rows.brpt, rows.bcol) = (prpt.ptr(), pcol.ptr());
                 }
                 let args = SymbolicBinArgs {
