@@ -6,7 +6,8 @@ binding) to show what the binding adds.
 
     python python/bench.py [--reps 21] [--json out.json] [--cli target/release/spgemm] A.mtx [B.mtx ...]
 
-Each file is squared (A @ A when square, A @ A.T otherwise). Times are
+Each file is squared (A @ A when square, one matrix passed twice; A @ A.T
+otherwise). Times are
 medians of --reps runs after a warm-up, wall clock around a device
 synchronization, milliseconds; GFLOPS = 2 * products / time. "library" is
 the wall clock of the Rust call inside the binding on the same operands
@@ -91,7 +92,10 @@ def main():
         a = sp.csr_array(scipy.io.mmread(path)).astype(np.float64)
         b = a if a.shape[0] == a.shape[1] else sp.csr_array(a.T)
         nprod = int(np.diff(b.indptr)[a.indices].sum())
-        ga, gb = csp.csr_matrix(sp.csr_matrix(a)), csp.csr_matrix(sp.csr_matrix(b))
+        # A square is A @ A with one object, as spgemm.matmul(A) computes it
+        # (two objects with the same arrays are both checked).
+        ga = csp.csr_matrix(sp.csr_matrix(a))
+        gb = ga if b is a else csp.csr_matrix(sp.csr_matrix(b))
         ta = torch.sparse_csr_tensor(
             torch.as_tensor(a.indptr.astype(np.int64)), torch.as_tensor(a.indices.astype(np.int64)),
             torch.as_tensor(a.data), size=a.shape).cuda()

@@ -146,9 +146,9 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     if b is None:
         b = a
     kind = _kinds(a, b)
+    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     if kind != "scipy":
-        return _device.matmul(kind, a, b, backend, precision, check)
-    dtype = _precision(a.dtype, b.dtype, precision)
+        return _device.matmul(kind, a, b, backend, dtype, check)
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     c = _spgemm.matmul(oa, ob, backend, check)
@@ -233,7 +233,7 @@ def symbolic(a, b=None, *, backend: str = "auto", precision=None, check: bool = 
     if b is None:
         b = a
     kind = _kinds(a, b)
+    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     if kind != "scipy":
-        return Plan(_device.DevicePlan(kind, a, b, backend, precision, check), kind)
-    dtype = _precision(a.dtype, b.dtype, precision)
+        return Plan(_device.DevicePlan(kind, a, b, backend, dtype, check), kind)
     return Plan(_HostPlan(a, b, backend, dtype, check), kind)

@@ -38,20 +38,28 @@ class _Exported:
         self.__cuda_array_interface__ = owner.interface(k)
 
 
-def _index_flags(nrows: int, nnz: int, indptr, indices) -> tuple:
+# Whether an index array of each accepted type is int64 (else int32).
+_NUMPY_WIDE = {np.dtype(np.int32): False, np.dtype(np.int64): True}
+
+
+def _torch_wide() -> dict:
+    import torch
+
+    return {torch.int32: False, torch.int64: True}
+
+
+def _index_flags(nrows: int, nnz: int, indptr, indices, wide: dict) -> tuple:
     """Whether the row offsets and the column indices are int64 (else
-    int32), after checking their lengths and types."""
+    int32), after checking their lengths and types (``wide`` maps the
+    accepted types to that answer)."""
     if indptr.shape[0] != nrows + 1:
         raise ValueError(f"row offsets have length {indptr.shape[0]}, expected nrows + 1 = {nrows + 1}")
     if indices.shape[0] != nnz:
         raise ValueError(f"{indices.shape[0]} column indices but {nnz} values")
-    flags = []
-    for x in (indptr, indices):
-        kind = str(x.dtype).replace("torch.", "")
-        if kind not in ("int32", "int64"):
-            raise ValueError(f"index arrays must be int32 or int64, not {indptr.dtype} and {indices.dtype}")
-        flags.append(kind == "int64")
-    return tuple(flags)
+    flags = (wide.get(indptr.dtype), wide.get(indices.dtype))
+    if None in flags:
+        raise ValueError(f"index arrays must be int32 or int64, not {indptr.dtype} and {indices.dtype}")
+    return flags
 
 
 def _cupy_operand(a, dtype, check):
@@ -62,7 +70,7 @@ def _cupy_operand(a, dtype, check):
         a = a.tocsr()
     nrows, ncols = a.shape
     indptr, indices = cupy.ascontiguousarray(a.indptr), cupy.ascontiguousarray(a.indices)
-    wide_indptr, wide_indices = _index_flags(nrows, a.nnz, indptr, indices)
+    wide_indptr, wide_indices = _index_flags(nrows, a.nnz, indptr, indices, _NUMPY_WIDE)
     data = cupy.ascontiguousarray(a.data.astype(dtype, copy=False))
     keep = (indptr, indices, data)
     ptr = lambda x: x.data.ptr if x.size else 0  # noqa: E731
@@ -81,7 +89,7 @@ def _torch_operand(a, dtype, check):
     nrows, ncols = a.shape
     crow, col = a.crow_indices().contiguous(), a.col_indices().contiguous()
     val = a.values()
-    wide_crow, wide_col = _index_flags(nrows, val.shape[0], crow, col)
+    wide_crow, wide_col = _index_flags(nrows, val.shape[0], crow, col, _torch_wide())
     data = val.to(torch.float32 if dtype == np.float32 else torch.float64).contiguous()
     keep = (crow, col, data)
     ptr = lambda x: x.data_ptr() if x.numel() else 0  # noqa: E731
@@ -89,20 +97,20 @@ def _torch_operand(a, dtype, check):
     return operand, keep, a.device.index
 
 
-def _values_dtype(m, kind):
-    if kind == "cupy":
+def values_dtype(m, kind: str):
+    """The NumPy type of the values of a matrix of ``kind`` ("scipy",
+    "cupy" or "torch")."""
+    if kind != "torch":
         return m.dtype
     return np.dtype(str(m.dtype).replace("torch.", ""))
 
 
-def _operands(kind: str, a, b, backend: str, precision, check: bool):
-    """Both device operands checked and prepared, and the caller's current
-    stream on their device: ``(dtype, device, oa, ob, keep, stream)``."""
+def _operands(kind: str, a, b, backend: str, dtype, check: bool):
+    """Both device operands checked and prepared with values of ``dtype``,
+    and the caller's current stream on their device: ``(device, oa, ob,
+    keep, stream)``."""
     if backend not in ("auto", "cuda"):
         raise ValueError(f"{kind} matrices are multiplied on their CUDA device: backend must be 'auto' or 'cuda', not {backend!r}")
-    from . import _precision as host_precision
-
-    dtype = host_precision(_values_dtype(a, kind), _values_dtype(b, kind), precision)
     for name, m in (("A", a), ("B", b)):
         # The kernels read int32 column indices: wider columns would wrap.
         if m.shape[1] > _I32_MAX:
@@ -112,7 +120,7 @@ def _operands(kind: str, a, b, backend: str, precision, check: bool):
     ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
     if dev_a != dev_b:
         raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
-    return dtype, dev_a, oa, ob, (keep_a, keep_b), _stream(kind, dev_a)
+    return dev_a, oa, ob, (keep_a, keep_b), _stream(kind, dev_a)
 
 
 def _stream(kind: str, device: int) -> int:
@@ -137,9 +145,10 @@ def _result(kind: str, c, device: int):
     return _torch_result(c, nrows, ncols, device)
 
 
-def matmul(kind: str, a, b, backend: str, precision, check: bool):
-    """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device."""
-    dtype, device, oa, ob, keep, stream = _operands(kind, a, b, backend, precision, check)
+def matmul(kind: str, a, b, backend: str, dtype, check: bool):
+    """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device,
+    values of ``dtype``."""
+    device, oa, ob, keep, stream = _operands(kind, a, b, backend, dtype, check)
     c = _spgemm.matmul_device(oa, ob, dtype == np.float64, device, stream)
     # The product is left running in the stream's order: memory the caller
     # frees now is reused only by work ordered after it.
@@ -173,8 +182,8 @@ class DevicePlan:
     device: keeps the operands' structure arrays (which must not change
     while the plan lives) and reruns only the numeric phase."""
 
-    def __init__(self, kind: str, a, b, backend: str, precision, check: bool):
-        dtype, device, oa, ob, keep, stream = _operands(kind, a, b, backend, precision, check)
+    def __init__(self, kind: str, a, b, backend: str, dtype, check: bool):
+        device, oa, ob, keep, stream = _operands(kind, a, b, backend, dtype, check)
         self._native = _spgemm.symbolic_device(oa, ob, dtype == np.float64, device, stream)
         self._keep = keep
         self._kind, self._dtype, self._device = kind, dtype, device

@@ -1,7 +1,7 @@
 //! Matrices read in place from another library's device arrays (CuPy,
 //! PyTorch): their structure checked on the device before any product
 //! indexes with it (`checks.cuh`: a thread per row for the offsets, a
-//! thread per entry for the columns, 16 bytes read back per matrix), int32
+//! thread per four entries for the columns, 16 bytes read back per matrix), int32
 //! row offsets widened and int64 column indices narrowed in the same pass.
 //! On the way out, C's row offsets narrowed to int32 for them.
 

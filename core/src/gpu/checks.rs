@@ -1,6 +1,6 @@
 //! The structure checks on the device (`checks.cuh`): of another
 //! library's arrays read in place (a thread per row for the offsets, a
-//! thread per entry for the columns, 16 bytes read back per matrix, int32
+//! thread per four entries for the columns, 16 bytes read back per matrix, int32
 //! row offsets widened and int64 column indices narrowed in the same pass),
 //! and of the order of rows just uploaded from the host.
 
