@@ -17,6 +17,12 @@ pub(crate) const SETUP_SHORT_LANES: usize = 2;
 /// 0.12 ms) and help Erdős–Rényi (8), while R-MAT 16 (16) and bcsstk33
 /// (68) are faster with eight.
 pub(crate) const SETUP_SHORT_ROW: usize = 12;
+/// Entries of a row of A past which setup only lists the row, and
+/// [`Kernel::SetupSplit`](super::kernels::Kernel::SetupSplit) spreads it
+/// over every warp in chunks of this many entries
+/// (`SPGEMM_SETUP_SPLIT`): one warp walks 256 entries of a row per step,
+/// so a row of 4,096 takes 16 steps, each about a memory latency.
+pub(crate) const SETUP_SPLIT: usize = 4096;
 /// Buckets of the setup kernel's histogram of the rows of B used, by
 /// log2 of their length (`SPGEMM_HIST_BUCKETS`; DCU §5.1's choice of G).
 pub(crate) const HIST_BUCKETS: usize = 64;
@@ -43,6 +49,7 @@ pub(crate) fn defines() -> String {
     for (name, value) in [
         ("SPGEMM_SETUP_LANES", SETUP_LANES.to_string()),
         ("SPGEMM_SETUP_SHORT_LANES", SETUP_SHORT_LANES.to_string()),
+        ("SPGEMM_SETUP_SPLIT", format!("{SETUP_SPLIT}ull")),
         ("SPGEMM_HIST_BUCKETS", HIST_BUCKETS.to_string()),
         ("SPGEMM_DENSE_THREADS", DENSE_THREADS.to_string()),
         (

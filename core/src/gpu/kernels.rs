@@ -71,6 +71,9 @@ pub enum Kernel {
     /// `spgemm_setup_short`: the same with fewer lanes per row, for an A
     /// of short rows.
     SetupShort,
+    /// `spgemm_setup_split`: the rows of A that setup listed as longer
+    /// than `SETUP_SPLIT` entries, summed in chunks by every warp.
+    SetupSplit,
     /// `spgemm_bin_count_{phase}`: binning pass 1, rows per bin.
     BinCount(Phase),
     /// `spgemm_bin_fill_{phase}`: binning pass 2, row ids at per-bin offsets.
@@ -156,9 +159,10 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 26] = [
+pub const FIXED: [Kernel; 27] = [
     Kernel::Setup,
     Kernel::SetupShort,
+    Kernel::SetupSplit,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
     Kernel::ScanAdd,
@@ -191,6 +195,7 @@ impl Kernel {
         let fixed = match self {
             Kernel::Setup => "spgemm_setup",
             Kernel::SetupShort => "spgemm_setup_short",
+            Kernel::SetupSplit => "spgemm_setup_split",
             Kernel::BinCount(p) => return format!("spgemm_bin_count_{}", p.name()),
             Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
@@ -230,6 +235,7 @@ impl Kernel {
         }
         match self {
             Kernel::Setup | Kernel::SetupShort => of::<SetupArgs>(),
+            Kernel::SetupSplit => of::<SetupRows>(),
             Kernel::BinCount(_) => of::<BinCountArgs>(),
             Kernel::BinFill(_) => of::<BinFillArgs>(),
             Kernel::SymbolicBin(_) | Kernel::SymbolicPackedBin(_) => of::<SymbolicBinArgs>(),
@@ -423,15 +429,24 @@ macro_rules! kernel_args {
 }
 
 kernel_args! {
-    /// [`Kernel::Setup`] and [`Kernel::SetupShort`].
-    SetupArgs {
+    /// What every setup kernel reads and writes ([`Kernel::SetupSplit`]
+    /// takes only these): A's row offsets and columns, B's row offsets,
+    /// nprod per row (in C's row offsets), the stats and histogram of the
+    /// binning metadata, and the rows listed for the split with their
+    /// count.
+    SetupRows {
         arpt: DevicePtr = "const u64*",
         acol: DevicePtr = "const u32*",
         brpt: DevicePtr = "const u64*",
-        m: u32 = "u32",
         crpt: DevicePtr = "u64*",
         stats: DevicePtr = "u64*",
         hist: DevicePtr = "u64*",
+        split: DevicePtr = "u32*",
+        nsplit: DevicePtr = "u32*",
+    }
+    /// [`Kernel::Setup`] and [`Kernel::SetupShort`]: A's rows.
+    SetupArgs [rows: SetupRows] {
+        m: u32 = "u32",
     }
     /// What both binning passes start with: the binned value per row
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of

@@ -10,13 +10,15 @@ use crate::device::Device;
 use crate::error::Result;
 
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
-/// words 0..8 hold the stats (2 u64), the maximum, the overflow count,
-/// (numeric phase) a copy of nnz(C) and (symbolic phase) the entries of B
-/// packed into words of columns;
+/// words 0..8 hold the stats (2 u64), (symbolic phase) the number of rows
+/// of A that setup split and the blocks of `spgemm_setup_split` done (2
+/// u32), the maximum, the overflow count, (numeric phase) a copy of nnz(C)
+/// and (symbolic phase) the entries of B packed into words of columns;
 /// then per-bin sizes and cursors (u32, the direct, the distinct and the
 /// ranked bins last); words 64..128 the histogram of
 /// products by log2 of their row of B; then the bins array and the overflow
-/// list (M u32 each).
+/// list (M u32 each); setup lists the rows it splits where the bins go
+/// later.
 pub(super) struct Meta<D: Device> {
     words: DeviceArray<D, u64>,
     m: usize,
@@ -78,6 +80,14 @@ impl<D: Device> Meta<D> {
     }
     pub(super) fn stats(&self) -> DevicePtr {
         self.words.ptr_to(0)
+    }
+    /// The split rows' count and the split kernel's finished blocks (u32).
+    pub(super) fn nsplit(&self) -> DevicePtr {
+        self.words.ptr_to(2)
+    }
+    /// The rows setup splits (u32), in the bins array before binning.
+    pub(super) fn split_rows(&self) -> DevicePtr {
+        self.bins(0)
     }
     pub(super) fn max_value(&self) -> DevicePtr {
         self.words.ptr_to(3)

@@ -2,10 +2,10 @@
 //! offsets (OpSparse §5, steps 1–4; §5.1, §5.6.1).
 
 use super::config::{Accumulator, LongRows};
-use super::constants::{SETUP_LANES, SETUP_SHORT_LANES, SETUP_SHORT_ROW};
+use super::constants::{SETUP_LANES, SETUP_SHORT_LANES, SETUP_SHORT_ROW, SETUP_SPLIT};
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase, SetupArgs,
+    self, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase, SetupArgs, SetupRows,
     SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs, SymbolicRows,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
@@ -97,13 +97,17 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         // Setup: SETUP_LANES lanes per row of A (a warp for long rows),
         // SETUP_SHORT_LANES when A's rows are short on average.
         let setup = SetupArgs {
-            arpt: a.rpt.ptr(),
-            acol: a.col.ptr(),
-            brpt: b.rpt.ptr(),
+            rows: SetupRows {
+                arpt: a.rpt.ptr(),
+                acol: a.col.ptr(),
+                brpt: b.rpt.ptr(),
+                crpt: crpt.ptr(),
+                stats: meta.stats(),
+                hist: meta.hist(),
+                split: meta.split_rows(),
+                nsplit: meta.nsplit(),
+            },
             m: m as u32,
-            crpt: crpt.ptr(),
-            stats: meta.stats(),
-            hist: meta.hist(),
         };
         let (kernel, lanes) = if a.col.len() <= SETUP_SHORT_ROW * m {
             (Kernel::SetupShort, SETUP_SHORT_LANES)
@@ -112,6 +116,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let setup_grid = shape(l.grid(m * lanes, BLOCK as usize), BLOCK, 0);
         l.launch(0, kernel, setup_grid, &setup)?;
+        if a.col.len() > SETUP_SPLIT {
+            // Rows past SETUP_SPLIT entries (if any: the kernel reads how
+            // many setup listed), spread over two blocks per multiprocessor
+            // (which return at once when there are none).
+            let grid = shape(2 * l.sms() as u32, BLOCK, 0);
+            l.launch(0, Kernel::SetupSplit, grid, &setup.rows)?;
+        }
         // B's runs in words of columns, their total read back with setup's.
         let runs = if self.packing() {
             Some(self.count_runs(&meta)?)

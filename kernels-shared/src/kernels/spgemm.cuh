@@ -56,16 +56,49 @@ struct ProductHistogram {
     }
 };
 
+// The products of entries p0..p1 of A walked by a warp (this lane's part
+// of their sum), sampled into the histogram as setup_rows does. Eight
+// entries a lane per step, their columns loaded first, so that eight
+// gathers of B's row offsets are in flight at once: a row of tens of
+// thousands of entries is otherwise one memory latency per step of the
+// warp.
+__device__ __forceinline__ u64 walk_entries(const u32* __restrict__ acol, const u64* __restrict__ brpt, u64 p0,
+                                            u64 p1, u32 lane, u64* s_hist, ProductHistogram& h) {
+    u64 t = 0;
+    for (u64 q = p0 + lane; q < p1; q += 8 * SPGEMM_WARP_SIZE) {
+        u32 c[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const u64 p = q + j * SPGEMM_WARP_SIZE;
+            c[j] = p < p1 ? acol[p] : SPGEMM_EMPTY;
+        }
+        u64 blen[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) blen[j] = c[j] != SPGEMM_EMPTY ? brpt[c[j] + 1] - brpt[c[j]] : 0;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            t += blen[j];
+            if (((q + j * SPGEMM_WARP_SIZE) & 7) == 0) h.add(s_hist, blen[j], 8);
+        }
+    }
+    return t;
+}
+
 // Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
 // 64-bit total and maximum (stats[0], stats[1]), and the products per
 // log2-length bucket of the rows of B they use (hist, 64 buckets): the host
 // takes G from the bucket of the median product (DCU §5.1's rule applied to
 // where the work is, not to B's longest row). LANES lanes per row of A
-// (a warp for rows longer than SPGEMM_SETUP_LONG).
+// (a warp for rows longer than SPGEMM_SETUP_LONG). Rows longer than
+// SPGEMM_SETUP_SPLIT (from the host) are only listed (`split`, their
+// number at `nsplit`) with crpt zeroed: spgemm_setup_split spreads them
+// over the grid, where a warp would walk each alone (the power-law
+// issue's balanced long rows: 24 rows of 40,000 entries took most of a
+// 0.34 ms setup, H100).
 template <u32 LANES>
 __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__ acol,
                            const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt, u64* __restrict__ stats,
-                           u64* __restrict__ hist) {
+                           u64* __restrict__ hist, u32* __restrict__ split, u32* __restrict__ nsplit) {
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
     __syncthreads();
@@ -98,34 +131,16 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
             total += s;
             maxp = s > maxp ? s : maxp;
         }
-        lane_mask_t longs = SPGEMM_BALLOT(is_long && seg == 0);
+        if (seg == 0 && len > SPGEMM_SETUP_SPLIT) {
+            crpt[i] = 0;
+            split[atomicAdd(nsplit, 1u)] = i;
+        }
+        lane_mask_t longs = SPGEMM_BALLOT(is_long && seg == 0 && len <= SPGEMM_SETUP_SPLIT);
         while (longs) {
             const int src = SPGEMM_FFS(longs) - 1;
             longs &= longs - 1;
             const u32 r = SPGEMM_SHFL(i, src);
-            u64 t = 0;
-            // Eight entries a lane per step, their columns loaded first, so
-            // that eight gathers of B's row offsets are in flight at once: a
-            // row of tens of thousands of entries is otherwise one memory
-            // latency per step of the warp.
-            const u64 r1 = arpt[r + 1];
-            for (u64 p0 = arpt[r] + lane; p0 < r1; p0 += 8 * SPGEMM_WARP_SIZE) {
-                u32 c[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    const u64 p = p0 + j * SPGEMM_WARP_SIZE;
-                    c[j] = p < r1 ? acol[p] : SPGEMM_EMPTY;
-                }
-                u64 blen[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) blen[j] = c[j] != SPGEMM_EMPTY ? brpt[c[j] + 1] - brpt[c[j]] : 0;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    t += blen[j];
-                    if (((p0 + j * SPGEMM_WARP_SIZE) & 7) == 0) h.add(s_hist, blen[j], 8);
-                }
-            }
-            t = warp_sum(t);
+            const u64 t = warp_sum(walk_entries(acol, brpt, arpt[r], arpt[r + 1], lane, s_hist, h));
             if (lane == 0) {
                 crpt[r] = t;
                 total += t;
@@ -149,14 +164,73 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
 // SPGEMM_SETUP_SHORT_LANES for an A of short rows (the host's choice, by
 // A's average row), whose lanes would otherwise mostly idle while each
 // waits on one gather.
-SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* arpt, const u32* acol, const u64* brpt, u32 m, u64* crpt, u64* stats,
-                                      u64* hist) {
-    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist);
+SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt, u64* stats,
+                                      u64* hist, u32* split, u32* nsplit, u32 m) {
+    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit);
 }
 
-SPGEMM_FIXED_KERNEL void spgemm_setup_short(const u64* arpt, const u32* acol, const u64* brpt, u32 m, u64* crpt,
-                                            u64* stats, u64* hist) {
-    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist);
+SPGEMM_FIXED_KERNEL void spgemm_setup_short(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt,
+                                            u64* stats, u64* hist, u32* split, u32* nsplit, u32 m) {
+    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit);
+}
+
+// The rows setup listed in `split` (their number at nsplit[0]), cut into
+// chunks of SPGEMM_SETUP_SPLIT entries spread over the grid's warps, each
+// adding its products to the row's nprod and the total: the k-th row's
+// chunks start at warp k · (warps / rows), and warps are numbered across
+// blocks first, so that neighbouring chunks run on different
+// multiprocessors (a row's chunks on neighbouring warps of a few blocks
+// took as long as one warp per row, H100). The block that finishes last
+// (nsplit[1] counts them) then takes the longest of these rows into the
+// maximum.
+SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt,
+                                            u64* stats, u64* hist, u32* split, u32* nsplit) {
+    __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
+    __shared__ u32 s_last;
+    const u32 rows = nsplit[0];
+    if (rows == 0) return;
+    for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
+    __syncthreads();
+    ProductHistogram h;
+    u64 total = 0;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u32 warps = gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    const u32 w = threadIdx.x / SPGEMM_WARP_SIZE * gridDim.x + blockIdx.x;
+    const u32 spacing = warps / rows > 1 ? warps / rows : 1;
+    for (u32 k = 0; k < rows; ++k) {
+        const u32 r = split[k];
+        const u64 a0 = arpt[r], a1 = arpt[r + 1];
+        const u64 chunks = (a1 - a0 + SPGEMM_SETUP_SPLIT - 1) / SPGEMM_SETUP_SPLIT;
+        const u32 first = (u32)(((u64)k * spacing) % warps);
+        for (u64 j = (w + warps - first) % warps; j < chunks; j += warps) {
+            const u64 p0 = a0 + j * SPGEMM_SETUP_SPLIT;
+            const u64 p1 = p0 + SPGEMM_SETUP_SPLIT < a1 ? p0 + SPGEMM_SETUP_SPLIT : a1;
+            const u64 t = warp_sum(walk_entries(acol, brpt, p0, p1, lane, s_hist, h));
+            if (lane == 0) {
+                atomicAdd(&crpt[r], t);
+                total += t;
+            }
+        }
+    }
+    h.flush(s_hist);
+    if (lane == 0 && total) atomicAdd(&stats[0], total);
+    __syncthreads();
+    for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x)
+        if (s_hist[t]) atomicAdd(&hist[t], s_hist[t]);
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_last = atomicAdd(&nsplit[1], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    // Every chunk is added: read the sums where the atomics left them.
+    u64 maxp = 0;
+    for (u32 k = threadIdx.x; k < rows; k += blockDim.x) {
+        const u64 v = atomicAdd(&crpt[split[k]], 0ull);
+        maxp = v > maxp ? v : maxp;
+    }
+    maxp = warp_max(maxp);
+    if (lane == 0 && maxp) atomicMax(&stats[1], maxp);
 }
 
 // The value that bins a row: nprod (symbolic, held in crpt[i]) or nnz
