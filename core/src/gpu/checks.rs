@@ -123,7 +123,7 @@ pub(super) unsafe fn run_checks<D: Device>(
         out.push(unsafe { launch_checks(l, operand.0, row_starts, scratch.ptr_to(2 * i)) }?);
     }
     let mut faults = vec![0u64; 2 * operands.len()];
-    scratch.read(dev, &l.streams[0], 0, &mut faults)?;
+    l.read(&scratch, 0, &mut faults)?;
     l.release(scratch);
     Ok((faults, out))
 }

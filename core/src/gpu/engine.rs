@@ -35,6 +35,9 @@ pub struct GpuEngine<D: Device> {
     tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
     staging: StagingPool<D>,
+    /// Page-locked memory for the products' small reads
+    /// ([`Launcher::read`]).
+    reads: Mutex<Option<D::Pinned>>,
 }
 
 impl<D: Device> GpuEngine<D> {
@@ -48,6 +51,7 @@ impl<D: Device> GpuEngine<D> {
             tables: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
             staging: StagingPool::default(),
+            reads: Mutex::new(None),
         }
     }
 
@@ -466,6 +470,7 @@ impl<D: Device> GpuEngine<D> {
             kernels: &kernels,
             streams: &streams,
             usage: &usage,
+            reads: &self.reads,
         };
         let out = f(&l);
         self.give_streams(streams);

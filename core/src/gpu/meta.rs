@@ -126,7 +126,7 @@ impl<D: Device> Meta<D> {
     /// Reads the counters (waits for stream 0).
     pub(super) fn read(&self, l: &Launcher<'_, D>) -> Result<Counts> {
         let mut h = vec![0u64; Self::HEADER];
-        self.words.read(l.device, &l.streams[0], 0, &mut h)?;
+        l.read(&self.words, 0, &mut h)?;
         let sizes: &[u32] = bytemuck::cast_slice(&h[8..Self::HIST]);
         let hist = &h[Self::HIST..Self::HEADER];
         let total: u128 = hist.iter().map(|&x| x as u128).sum();

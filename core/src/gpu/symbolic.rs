@@ -71,7 +71,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     pub(super) fn symbolic(&self) -> Result<Symbolic<D>> {
         let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
         let mut nnz = [0u64];
-        crpt.read(self.device(), self.stream(0), self.m(), &mut nnz)?;
+        self.launcher.read(&crpt, self.m(), &mut nnz)?;
         Ok(Symbolic {
             crpt,
             nnz: nnz[0] as usize,
