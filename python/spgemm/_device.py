@@ -102,7 +102,13 @@ def values_dtype(m, kind: str):
     "cupy" or "torch")."""
     if kind != "torch":
         return m.dtype
-    return np.dtype(str(m.dtype).replace("torch.", ""))
+    name = str(m.dtype).replace("torch.", "")
+    try:
+        return np.dtype(name)
+    except TypeError:
+        # A torch type this NumPy lacks (bfloat16 without ml_dtypes): the
+        # same error as for other types, not NumPy's TypeError.
+        raise ValueError(f"unsupported dtype {name}: spgemm multiplies float32 and float64") from None
 
 
 def _operands(kind: str, a, b, backend: str, dtype, check: bool):

@@ -134,6 +134,13 @@ def test_device_errors_name_the_fault(cupy, torch):
         spgemm.matmul(to_cupy(random(3, 3, 0.5, 5)), tb)
     with pytest.raises(ValueError, match="backend must be 'auto' or 'cuda'"):
         spgemm.matmul(tb.t().to_sparse_csr(), tb, backend="cpu")
+    def bf16(t):
+        return torch.sparse_csr_tensor(t.crow_indices(), t.col_indices(), t.values().to(torch.bfloat16), size=t.shape)
+
+    with pytest.raises(ValueError, match="unsupported dtype bfloat16"):
+        spgemm.matmul(bf16(unsorted), bf16(tb))
+    c = spgemm.matmul(bf16(unsorted), bf16(tb), precision="float64", check=False)
+    assert c.dtype == torch.float64
 
 
 def test_result_outlives_the_inputs(cupy):
