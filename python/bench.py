@@ -11,10 +11,12 @@ otherwise). Times are
 medians of --reps runs after a warm-up, wall clock around a device
 synchronization, milliseconds; GFLOPS = 2 * products / time. "library" is
 the wall clock of the Rust call inside the binding on the same operands
-(timed alternately with spgemm.matmul, one of each per repetition),
-"binding" spgemm.matmul's time over it (checks, index conversions and
-wrapping C included); "cli" the device time of the same product in
-``spgemm bench`` and "cli x cuSPARSE" its lead there.
+(in loops of its own before and after spgemm.matmul's, each call's C freed
+before the next: alternated with spgemm.matmul while its C lived, it ran
+0.2-0.4 ms slower in some runs on an H100, either build), "binding"
+spgemm.matmul's time over it (checks, index conversions and wrapping C
+included); "cli" the device time of the same product in ``spgemm bench``
+and "cli x cuSPARSE" its lead there.
 """
 
 import argparse
@@ -106,21 +108,24 @@ def main():
         # spgemm.matmul and the library's own call on the same operands
         # (without the binding's checks, index conversions and wrapping of
         # C: its wall clock and the device's time, as measured inside
-        # Rust), alternating, so that both see the same clocks.
+        # Rust), the library's in a loop before and one after
+        # spgemm.matmul's, each C freed before the next call.
         oa, keep_a, dev = _device._cupy_operand(ga, np.float64, True)
         ob, keep_b, _ = (oa, keep_a, dev) if b is a else _device._cupy_operand(gb, np.float64, True)
-        c = spgemm.matmul(ga, gb)
+        nnz_c = int(spgemm.matmul(ga, gb).nnz)
         _spgemm.matmul_device(oa, ob, True, dev)
-        full, inner = [], []
+        inner = [_spgemm.matmul_device(oa, ob, True, dev).times for _ in range(args.reps)]
+        full = []
         for _ in range(args.reps):
             sync()
             t = time.perf_counter()
             c = spgemm.matmul(ga, gb)
             sync()
             full.append((time.perf_counter() - t) * 1e3)
-            inner.append(_spgemm.matmul_device(oa, ob, True, dev).times)
+            del c
+        inner += [_spgemm.matmul_device(oa, ob, True, dev).times for _ in range(args.reps)]
         row["spgemm_ms"] = statistics.median(full)
-        row["nnz_c"] = int(c.nnz)
+        row["nnz_c"] = nnz_c
         row["library_wall_ms"] = statistics.median(t[0] for t in inner)
         row["library_device_ms"] = statistics.median(t[1] for t in inner)
         del keep_a, keep_b
@@ -142,7 +147,7 @@ def main():
               f"{fmt('scipy_ms')} | {ratio('cupy_ms')} | {ratio('torch_ms')} | {ratio('scipy_ms')} | "
               f"{2 * nprod / row['spgemm_ms'] / 1e6:.1f} | {fmt('library_wall_ms')} | {binding} | {fmt('cli_ms')} | {lead} |")
         sys.stdout.flush()
-        del ga, gb, ta, tb, c
+        del ga, gb, ta, tb
         cupy.get_default_memory_pool().free_all_blocks()
         torch.cuda.empty_cache()
     if args.json:

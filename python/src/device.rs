@@ -271,12 +271,15 @@ fn product<T: Scalar>(
     unsafe {
         if let Some(s) = stream {
             after_caller(e, s)?;
+            // The operands' checks answered with the product's first read.
+            let t = std::time::Instant::now();
+            let b = (a != b).then(|| (arrays(b), b.8));
+            let run = e.multiply_borrowed_ordered((arrays(a), a.8), b, s, true)?;
+            let timing = Timing::Running(t.elapsed().as_secs_f64() * 1e3, run.events);
+            return Ok((run.c, run.offsets_i32, timing));
         }
         let (ga, gb) = borrow(e, a, b)?;
         let gb = gb.as_ref().unwrap_or(&ga);
-        if let Some(s) = stream {
-            return ordered(e, &ga, gb, None, s);
-        }
         let t = std::time::Instant::now();
         let (c, phases) = e.multiply(&ga, gb)?;
         let timing = Timing::Done(t.elapsed().as_secs_f64() * 1e3, phases.total_ms);

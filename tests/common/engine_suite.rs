@@ -652,5 +652,68 @@ macro_rules! engine_suite {
                 }
             }
         }
+
+        #[test]
+        fn device_products_answer_the_operands_checks_with_their_first_read() {
+            use spgemm::gpu::IndexWidth::{I32, I64};
+            let Some(e) = engine() else { return };
+            let wide = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+            let cols = |m: &spgemm::CsrMatrix<f64>| m.col_indices().iter().map(|&c| c as i64).collect::<Vec<_>>();
+            let a = generate::uniform::<f64>(700, 500, 9, 41).unwrap();
+            let b = generate::uniform::<f64>(500, 300, 7, 42).unwrap();
+            let sq = generate::uniform::<f64>(500, 500, 40, 43).unwrap();
+            let (left, right) = (
+                generate::uniform::<f64>(5, 2, 2, 44).unwrap(),
+                generate::uniform::<f64>(3, 4, 3, 45).unwrap(),
+            );
+            for widths in [(I32, I32), (I32, I64), (I64, I32), (I64, I64)] {
+                let on_device = |m: &spgemm::CsrMatrix<f64>| {
+                    device_csr(&e, (m.nrows(), m.ncols()), &wide(m.row_offsets()), &cols(m), m.values(), widths)
+                };
+                let (_ba, arrays_a) = on_device(&a);
+                let (_bb, arrays_b) = on_device(&b);
+                let (_bs, arrays_sq) = on_device(&sq);
+                let (_bl, arrays_left) = on_device(&left);
+                let (_br, arrays_right) = on_device(&right);
+                // Sound operands: C as the host computes it, A·B and A·A.
+                let sound = |x: &spgemm::CsrMatrix<f64>, y: &spgemm::CsrMatrix<f64>, operands| {
+                    let (ax, ay) = operands;
+                    // SAFETY: the buffers live to the end of this
+                    // iteration; times() waits for the product.
+                    let run = unsafe { e.multiply_borrowed_ordered::<f64>(ax, ay, 0, true) }.unwrap();
+                    assert!(run.events.times(e.device()).unwrap().total_ms > 0.0);
+                    assert_eq!(run.offsets_i32.map(|o| o.len()), Some(x.nrows() + 1));
+                    let c = e.download(&run.c).unwrap();
+                    spgemm::verify::check_product(x, y, &c).unwrap().unwrap();
+                };
+                sound(&a, &b, ((arrays_a, true), Some((arrays_b, false))));
+                sound(&sq, &sq, ((arrays_sq, true), None));
+                // Every fault of either operand named as borrowing names
+                // it, offsets and columns far outside the arrays among
+                // them (setup indexes nothing on a fault), and the
+                // engine multiplies on after each.
+                let far = 1i64 << 30;
+                let faults: [(&[i64], &[i64], String); 5] = [
+                    (&[0, 1, 2], &[0, 5], "column index 5 in row 1 is out of range for 3 columns".into()),
+                    (&[0, 1, 2], &[0, far], format!("column index {far} in row 1 is out of range for 3 columns")),
+                    (&[0, far, 2], &[0, 1], format!("row offsets decrease at row 1: {far} > 2")),
+                    (&[0, 2, 2], &[1, 1], "row 0 is not sorted without duplicates: column 1 follows column 1".into()),
+                    (&[0, 1, 1], &[0, 1], "last row offset is 1 but there are 2 column indices".into()),
+                ];
+                for (offsets, bad_cols, message) in &faults {
+                    let (_bad, bad) = device_csr(&e, (2, 3), offsets, bad_cols, &[1.0, 2.0], widths);
+                    for operands in [
+                        ((bad, true), Some((arrays_right, true))),
+                        ((arrays_left, true), Some((bad, true))),
+                    ] {
+                        // SAFETY: as above; an error returns after the
+                        // checks are done.
+                        let err = unsafe { e.multiply_borrowed_ordered::<f64>(operands.0, operands.1, 0, true) }.err();
+                        assert_eq!(err.map(|e| e.to_string()).as_deref(), Some(message.as_str()), "{widths:?}");
+                    }
+                    sound(&a, &b, ((arrays_a, true), Some((arrays_b, false))));
+                }
+            }
+        }
     };
 }

@@ -5,16 +5,18 @@
 //! row offsets widened and int64 column indices narrowed in the same pass.
 //! On the way out, C's row offsets narrowed to int32 for them.
 
-use super::checks::{run_checks, CheckedStructure, DeviceCsr};
+use super::checks::{run_checks, CheckedStructure, PendingChecks};
 use super::engine::{plan_matches, GpuEngine};
-use super::kernels::IndexWidth;
+use super::faults::fault;
 use super::launch::Launcher;
-use super::matrix::{GpuMatrix, GpuPlan, Structure};
+use super::matrix::{DeviceCsr, GpuMatrix, GpuPlan, Structure};
 use super::memory::DeviceArray;
 use super::pipeline::{narrow_offsets, Enqueued};
-use super::product::too_large;
+use super::product::{too_large, Product};
 use crate::device::Device;
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::scalar::Scalar;
 use std::sync::Arc;
 
@@ -68,35 +70,103 @@ impl<D: Device> GpuEngine<D> {
         &self,
         operands: [(DeviceCsr, bool); N],
     ) -> Result<[GpuMatrix<D, T>; N]> {
-        for (arrays, _) in &operands {
-            if arrays.nrows > u32::MAX as usize - 1 {
-                return Err(too_large("rows", arrays.nrows));
-            }
-            if arrays.ncols > u32::MAX as usize - 1 {
-                return Err(too_large("columns", arrays.ncols));
-            }
-        }
+        fits_u32(&operands)?;
         // SAFETY: the caller's guarantee.
         let checked =
             self.with_launcher::<T, _>(|l| unsafe { checked_structures(l, &operands) })?;
         let mut checked = checked.into_iter();
-        Ok(operands.map(|(arrays, check_sorted)| {
-            let (rpt, col) = checked.next().expect("one structure per operand");
+        Ok(operands.map(|operand| {
+            let structure = checked.next().expect("one structure per operand");
             // SAFETY: the caller's guarantee.
-            let val = unsafe { DeviceArray::borrowed(&self.device, arrays.values, arrays.nnz) };
-            GpuMatrix {
-                nrows: arrays.nrows,
-                ncols: arrays.ncols,
-                nnz: arrays.nnz,
-                structure: Arc::new(Structure {
-                    rpt,
-                    col,
-                    host: None,
-                }),
-                val,
-                sorted: check_sorted,
-            }
+            unsafe { self.borrowed_matrix(operand, structure) }
         }))
+    }
+
+    /// The matrix over the caller's `arrays` with its checked `structure`.
+    ///
+    /// # Safety
+    /// As [`GpuEngine::borrow_device`].
+    unsafe fn borrowed_matrix<T: Scalar>(
+        &self,
+        (arrays, check_sorted): (DeviceCsr, bool),
+        (rpt, col): CheckedStructure<D>,
+    ) -> GpuMatrix<D, T> {
+        // SAFETY: the caller's guarantee.
+        let val = unsafe { DeviceArray::borrowed(&self.device, arrays.values, arrays.nnz) };
+        GpuMatrix {
+            nrows: arrays.nrows,
+            ncols: arrays.ncols,
+            nnz: arrays.nnz,
+            structure: Arc::new(Structure {
+                rpt,
+                col,
+                host: None,
+            }),
+            val,
+            sorted: check_sorted,
+        }
+    }
+
+    /// `C = A·B` (`b` `None`: `A·A`) over callers' arrays, left running in
+    /// the order of another library's `stream` as
+    /// [`GpuEngine::multiply_ordered`] does, with the operands' structure
+    /// checks ([`GpuEngine::borrow_device`]'s) launched ahead of the
+    /// product on its stream but not waited for: their faults come back
+    /// with setup's counters, the product's first read, and setup indexes
+    /// nothing when there is one. One host wait fewer than borrowing
+    /// first: on an H100 a wait costs about 20 µs, 2% of a 1 ms product
+    /// (`docs/benchmarks/h100-python.md`).
+    ///
+    /// # Errors
+    /// As [`GpuEngine::borrow_device`] for the first operand with a fault
+    /// (after waiting for the checks), and as
+    /// [`GpuEngine::multiply_ordered`].
+    ///
+    /// # Safety
+    /// As [`GpuEngine::borrow_device`] for both operands until the product
+    /// is done, and `stream` as for [`GpuEngine::multiply_ordered`].
+    pub unsafe fn multiply_borrowed_ordered<T: Scalar>(
+        &self,
+        a: (DeviceCsr, bool),
+        b: Option<(DeviceCsr, bool)>,
+        stream: u64,
+        int32_offsets: bool,
+    ) -> Result<Enqueued<D, T>> {
+        let operands: Vec<_> = std::iter::once(a).chain(b).collect();
+        fits_u32(&operands)?;
+        self.with_launcher::<T, _>(|l| {
+            let run = || {
+                // SAFETY: the caller's guarantee, until the product is
+                // done; `pending` lives through the product's first read.
+                let (pending, structures) = unsafe { PendingChecks::launch(l, &operands) }?;
+                let matrices: Vec<GpuMatrix<D, T>> = operands
+                    .iter()
+                    .zip(structures)
+                    // SAFETY: as above.
+                    .map(|(&operand, s)| unsafe { self.borrowed_matrix(operand, s) })
+                    .collect();
+                let product = Product {
+                    launcher: *l,
+                    options: &self.config,
+                    a: &matrices[0],
+                    b: matrices.last().expect("one or two operands"),
+                    pending: Some(&pending),
+                };
+                product.check()?;
+                let run = product.enqueue(None, int32_offsets)?;
+                // SAFETY: the caller's guarantee.
+                let caller = unsafe { self.device.borrow_stream(stream) };
+                self.device.wait(&caller, run.events.done())?;
+                pending.release(l);
+                Ok(run)
+            };
+            let run = run();
+            if run.is_err() {
+                // Kernels may still read the caller's arrays.
+                let _ = self.device.synchronize(&l.streams[0]);
+            }
+            run
+        })
     }
 
     /// `m`'s `nrows + 1` row offsets as int32, in a new device array
@@ -186,6 +256,20 @@ impl<D: Device> GpuEngine<D> {
     }
 }
 
+/// [`Error::TooLarge`] for an operand of more than `u32::MAX - 1` rows or
+/// columns.
+fn fits_u32(operands: &[(DeviceCsr, bool)]) -> Result<()> {
+    for (arrays, _) in operands {
+        if arrays.nrows > u32::MAX as usize - 1 {
+            return Err(too_large("rows", arrays.nrows));
+        }
+        if arrays.ncols > u32::MAX as usize - 1 {
+            return Err(too_large("columns", arrays.ncols));
+        }
+    }
+    Ok(())
+}
+
 /// The checked structures of `operands`: u64 row offsets (the caller's,
 /// or widened) and u32 column indices (the caller's, or narrowed), in
 /// order.
@@ -205,173 +289,4 @@ unsafe fn checked_structures<D: Device>(
         }
     }
     Ok(out)
-}
-
-/// The error that the fault words of `arrays` name, if any: each holds
-/// the complement of the first fault's code, or 0 (`checks.cuh`).
-///
-/// # Safety
-/// As [`GpuEngine::borrow_device`].
-unsafe fn fault<D: Device>(
-    l: &Launcher<'_, D>,
-    arrays: DeviceCsr,
-    words: [u64; 2],
-) -> Result<Option<Error>> {
-    let [offsets_code, entries_code] = words.map(|w| (w != 0).then_some(!w));
-    // The offsets' fault first: the entries' rows rely on them.
-    if let Some(code) = offsets_code {
-        let (row, kind) = ((code >> 3) as usize, code & 7);
-        // SAFETY: the caller's guarantee.
-        return Ok(Some(unsafe { offsets_fault(l, arrays, row, kind) }?));
-    }
-    if let Some(code) = entries_code {
-        let (position, unsorted) = ((code >> 1) as usize, code & 1 == 1);
-        // SAFETY: the caller's guarantee.
-        return Ok(Some(unsafe {
-            entries_fault(l, arrays, position, unsorted)
-        }?));
-    }
-    Ok(None)
-}
-
-/// `n` indices of `width` at device address `ptr` (an array of `len`)
-/// from `start`, read to the host.
-///
-/// # Safety
-/// `ptr` holds `len` indices of `width` on the launcher's device, and
-/// `start + n <= len`.
-unsafe fn read_indices<D: Device>(
-    l: &Launcher<'_, D>,
-    (ptr, width, len): (u64, IndexWidth, usize),
-    start: usize,
-    n: usize,
-) -> Result<Vec<i64>> {
-    let (dev, s) = (l.device, &l.streams[0]);
-    Ok(match width {
-        IndexWidth::I32 => {
-            // SAFETY: the caller's guarantee.
-            let a = unsafe { DeviceArray::<D, i32>::borrowed(dev, ptr, len) };
-            let mut v = vec![0i32; n];
-            a.read(dev, s, start, &mut v)?;
-            v.into_iter().map(i64::from).collect()
-        }
-        IndexWidth::I64 => {
-            // SAFETY: the caller's guarantee.
-            let a = unsafe { DeviceArray::<D, i64>::borrowed(dev, ptr, len) };
-            let mut v = vec![0i64; n];
-            a.read(dev, s, start, &mut v)?;
-            v
-        }
-    })
-}
-
-/// `v`, a row offset that passed the checks, as a `usize`.
-fn as_usize(v: i64) -> usize {
-    usize::try_from(v).unwrap_or(usize::MAX)
-}
-
-/// The row offset `value` at `position` as a `usize`, or the error naming
-/// it when it is negative (its own fault, whatever the kernel found).
-fn offset_at(position: usize, value: i64, nnz: usize) -> std::result::Result<usize, Error> {
-    usize::try_from(value).map_err(|_| Error::IndexOutOfRange {
-        what: "row offset",
-        position,
-        value: value.to_string(),
-        limit: nnz as u128,
-    })
-}
-
-/// The error for fault `kind` of the row offsets in `row` (see
-/// `checks.cuh`), with the values it names read from the device.
-///
-/// # Safety
-/// As [`GpuEngine::borrow_device`].
-unsafe fn offsets_fault<D: Device>(
-    l: &Launcher<'_, D>,
-    arrays: DeviceCsr,
-    row: usize,
-    kind: u64,
-) -> Result<Error> {
-    let (nrows, nnz) = (arrays.nrows, arrays.nnz);
-    let offsets = (arrays.row_offsets, arrays.offsets_width, nrows + 1);
-    let at = match kind {
-        0 => 0,
-        4 => nrows,
-        _ => row,
-    };
-    let n = if kind == 0 || kind == 4 { 1 } else { 2 };
-    // SAFETY: the caller's guarantee; `at + n <= nrows + 1`.
-    let v = unsafe { read_indices(l, offsets, at, n) }?;
-    let mut values = Vec::with_capacity(n);
-    for (k, &x) in v.iter().enumerate() {
-        match offset_at(at + k, x, nnz) {
-            Ok(x) => values.push(x),
-            Err(e) => return Ok(e),
-        }
-    }
-    Ok(match kind {
-        0 => Error::RowOffsetsStart(values[0]),
-        4 => Error::RowOffsetsEnd {
-            last: values[0],
-            nnz,
-        },
-        _ => Error::RowOffsetsDecrease {
-            row,
-            start: values[0],
-            end: values[1],
-        },
-    })
-}
-
-/// The error for the column index at `position` (out of range, or when
-/// `unsorted` not above the one before it in its row), its row found by a
-/// binary search in the (checked) row offsets on the device.
-///
-/// # Safety
-/// As [`GpuEngine::borrow_device`].
-unsafe fn entries_fault<D: Device>(
-    l: &Launcher<'_, D>,
-    arrays: DeviceCsr,
-    position: usize,
-    unsorted: bool,
-) -> Result<Error> {
-    let offsets = (arrays.row_offsets, arrays.offsets_width, arrays.nrows + 1);
-    let indices = (arrays.col_indices, arrays.indices_width, arrays.nnz);
-    // The row holding `position`: the last row starting at or before it.
-    let (mut lo, mut hi) = (0usize, arrays.nrows);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        // SAFETY: the caller's guarantee; mid < nrows.
-        if as_usize(unsafe { read_indices(l, offsets, mid, 1) }?[0]) <= position {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let row = lo;
-    let before = usize::from(unsorted);
-    // SAFETY: the caller's guarantee; the kernel found `position` below
-    // nnz and, for an unsorted entry, above 0.
-    let cols = unsafe { read_indices(l, indices, position - before, 1 + before) }?;
-    let (ncols, col) = (arrays.ncols, cols[before]);
-    Ok(if unsorted {
-        Error::UnsortedRow {
-            row,
-            prev: cols[0] as u32,
-            col: col as u32,
-        }
-    } else if col < 0 {
-        Error::IndexOutOfRange {
-            what: "column index",
-            position,
-            value: col.to_string(),
-            limit: ncols.saturating_sub(1) as u128,
-        }
-    } else {
-        Error::ColumnOutOfRange {
-            row,
-            col: col as u64,
-            ncols,
-        }
-    })
 }

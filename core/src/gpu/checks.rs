@@ -4,41 +4,24 @@
 //! row offsets widened and int64 column indices narrowed in the same pass),
 //! and of the order of rows just uploaded from the host.
 
+use super::faults::fault;
 use super::kernels::{CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel};
 use super::launch::{shape, Launcher, BLOCK};
+use super::matrix::DeviceCsr;
 use super::memory::DeviceArray;
+use super::meta::FAULT_WORDS;
 use crate::device::{Device, LaunchShape};
-use crate::error::Result;
-
-/// A CSR matrix in device arrays that the caller owns, on the engine's
-/// device: `nrows + 1` row offsets and `nnz` column indices of
-/// `offsets_width` / `indices_width` (signed), `nnz` values of the product's
-/// value type; addresses as `u64` (0 for an empty array).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceCsr {
-    /// Rows.
-    pub nrows: usize,
-    /// Columns.
-    pub ncols: usize,
-    /// Stored entries.
-    pub nnz: usize,
-    /// Device address of the row offsets.
-    pub row_offsets: u64,
-    /// Their element type.
-    pub offsets_width: IndexWidth,
-    /// Device address of the column indices.
-    pub col_indices: u64,
-    /// Their element type.
-    pub indices_width: IndexWidth,
-    /// Device address of the values.
-    pub values: u64,
-}
+use crate::error::{Error, Result};
 
 /// Blocks of the check kernels: enough to fill the device, grid-stride.
 const CHECK_BLOCKS_PER_SM: usize = 8;
 
 /// A borrowed matrix's u64 row offsets and u32 column indices.
 pub(super) type CheckedStructure<D> = (DeviceArray<D, u64>, DeviceArray<D, u32>);
+
+/// The checks' scratch (fault words, row-start bitmaps) and each
+/// operand's structure.
+type Launched<D> = (DeviceArray<D, u64>, Vec<CheckedStructure<D>>);
 
 /// The launch shape of a grid-stride kernel over `n` items: enough blocks
 /// to fill the device.
@@ -88,18 +71,18 @@ pub(super) fn sorted_on_device<D: Device>(
     Ok(faults.chunks(2).map(|w| w == [0, 0]).collect())
 }
 
-/// Launches the checks of every operand (each with its two fault words,
-/// and its row start bitmap when its rows must be sorted, in one zeroed
-/// allocation) and reads the fault words back: `(faults, structures)`,
-/// two words per operand and its structure, in order.
+/// Launches the checks of every operand on stream 0 (each with its two
+/// fault words, and its row start bitmap when its rows must be sorted, in
+/// one zeroed allocation): `(scratch, structures)`, the fault words first
+/// in the scratch (two per operand, in order, at least [`FAULT_WORDS`]
+/// words, the unused ones zero), and each operand's structure.
 ///
 /// # Safety
 /// As [`super::GpuEngine::borrow_device`], for every operand.
-pub(super) unsafe fn run_checks<D: Device>(
+unsafe fn launch_all<D: Device>(
     l: &Launcher<'_, D>,
     operands: &[(DeviceCsr, bool)],
-) -> Result<(Vec<u64>, Vec<CheckedStructure<D>>)> {
-    let dev = l.device;
+) -> Result<Launched<D>> {
     let bitmap_words = |&(arrays, sorted): &(DeviceCsr, bool)| {
         if sorted {
             (arrays.nnz + 1).div_ceil(64)
@@ -107,10 +90,11 @@ pub(super) unsafe fn run_checks<D: Device>(
             0
         }
     };
-    let words = 2 * operands.len() + operands.iter().map(bitmap_words).sum::<usize>();
+    let fault_words = FAULT_WORDS.max(2 * operands.len());
+    let words = fault_words + operands.iter().map(bitmap_words).sum::<usize>();
     let scratch = l.alloc::<u64>(0, words, "check results and row starts")?;
-    scratch.zero(dev, &l.streams[0], 0, scratch.len())?;
-    let mut bitmap = 2 * operands.len();
+    scratch.zero(l.device, &l.streams[0], 0, scratch.len())?;
+    let mut bitmap = fault_words;
     let mut out = Vec::with_capacity(operands.len());
     for (i, operand) in operands.iter().enumerate() {
         let row_starts = if operand.1 {
@@ -122,10 +106,85 @@ pub(super) unsafe fn run_checks<D: Device>(
         // SAFETY: the caller's guarantee.
         out.push(unsafe { launch_checks(l, operand.0, row_starts, scratch.ptr_to(2 * i)) }?);
     }
+    Ok((scratch, out))
+}
+
+/// Launches the checks of every operand and reads the fault words back:
+/// `(faults, structures)`, two words per operand and its structure, in
+/// order.
+///
+/// # Safety
+/// As [`super::GpuEngine::borrow_device`], for every operand.
+pub(super) unsafe fn run_checks<D: Device>(
+    l: &Launcher<'_, D>,
+    operands: &[(DeviceCsr, bool)],
+) -> Result<(Vec<u64>, Vec<CheckedStructure<D>>)> {
+    // SAFETY: the caller's guarantee.
+    let (scratch, out) = unsafe { launch_all(l, operands) }?;
     let mut faults = vec![0u64; 2 * operands.len()];
     l.read(&scratch, 0, &mut faults)?;
     l.release(scratch);
     Ok((faults, out))
+}
+
+/// The checks of one or two operands launched but not yet answered: the
+/// product's setup returns at once on a fault and copies the fault words
+/// beside its binning counters
+/// ([`Meta::faults`](super::meta::Meta::faults)), read with them,
+/// so that the checks cost no wait of their own (about 25 µs of a product
+/// near 1 ms from Python on an H100, `docs/benchmarks/h100-python.md`).
+pub(super) struct PendingChecks<D: Device> {
+    /// The fault words first (two per operand), then the row-start bitmaps.
+    scratch: DeviceArray<D, u64>,
+    operands: Vec<DeviceCsr>,
+}
+
+impl<D: Device> PendingChecks<D> {
+    /// Launches the checks of `operands` (one or two) on stream 0: the
+    /// pending checks and each operand's structure.
+    ///
+    /// # Safety
+    /// As [`super::GpuEngine::borrow_device`], for every operand, for as
+    /// long as the returned value lives.
+    pub(super) unsafe fn launch(
+        l: &Launcher<'_, D>,
+        operands: &[(DeviceCsr, bool)],
+    ) -> Result<(Self, Vec<CheckedStructure<D>>)> {
+        assert!(
+            (1..=FAULT_WORDS / 2).contains(&operands.len()),
+            "pending checks of one or two operands"
+        );
+        // SAFETY: the caller's guarantee.
+        let (scratch, out) = unsafe { launch_all(l, operands) }?;
+        let operands = operands.iter().map(|&(arrays, _)| arrays).collect();
+        Ok((Self { scratch, operands }, out))
+    }
+
+    /// The [`FAULT_WORDS`] fault words (two per operand, then zeros).
+    pub(super) fn faults(&self) -> DevicePtr {
+        self.scratch.ptr()
+    }
+
+    /// The error the fault words `faults` (as read back, in operand
+    /// order) name for the first operand with a fault, if any.
+    ///
+    /// # Errors
+    /// Device errors reading the values at fault.
+    pub(super) fn error(&self, l: &Launcher<'_, D>, faults: &[u64]) -> Result<Option<Error>> {
+        for (&arrays, words) in self.operands.iter().zip(faults.chunks(2)) {
+            // SAFETY: `launch`'s caller guaranteed the arrays while `self`
+            // lives.
+            if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Hands the scratch back to the product's memory accounting.
+    pub(super) fn release(self, l: &Launcher<'_, D>) {
+        l.release(self.scratch);
+    }
 }
 
 /// Launches the checks of `arrays` on stream 0: their fault words at

@@ -449,6 +449,7 @@ impl<D: Device> GpuEngine<D> {
                 options: &self.config,
                 a,
                 b,
+                pending: None,
             };
             product.check()?;
             Ok((f(&product)?, l.usage.peak()))

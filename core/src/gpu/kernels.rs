@@ -444,9 +444,13 @@ kernel_args! {
         split: DevicePtr = "u32*",
         nsplit: DevicePtr = "u32*",
     }
-    /// [`Kernel::Setup`] and [`Kernel::SetupShort`]: A's rows.
+    /// [`Kernel::Setup`] and [`Kernel::SetupShort`]: A's rows, and the
+    /// four fault words of the operands' pending checks (null when none),
+    /// which the first block copies to `seen` (`Meta::faults`).
     SetupArgs [rows: SetupRows] {
         m: u32 = "u32",
+        faults: DevicePtr = "const u64*",
+        seen: DevicePtr = "u64*",
     }
     /// What both binning passes start with: the binned value per row
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
@@ -585,10 +589,12 @@ kernel_args! {
         kb: u32 = "u32",
     }
     /// [`Kernel::PackCount`]: the runs per row into `prpt`, their total
-    /// added to `total`.
+    /// added to `total`, unless the operands' pending checks faulted
+    /// (`faults`, as for [`SetupArgs`]).
     PackCountArgs [rows: PackRows] {
         prpt: DevicePtr = "u64*",
         total: DevicePtr = "u64*",
+        faults: DevicePtr = "const u64*",
     }
     /// [`Kernel::PackFill`]: the runs into `pcol` at the scanned offsets
     /// `prpt`.

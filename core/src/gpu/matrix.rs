@@ -1,11 +1,36 @@
 //! Matrices and plans on the device, the host arrays products are
 //! downloaded into, and what a product reports (phase times, vendor runs).
 
+use super::kernels::IndexWidth;
 use super::memory::DeviceArray;
 use crate::device::Device;
 use crate::error::{try_zeroed, Result};
 use crate::scalar::Scalar;
 use std::sync::{Arc, Mutex};
+
+/// A CSR matrix in device arrays that the caller owns, on the engine's
+/// device: `nrows + 1` row offsets and `nnz` column indices of
+/// `offsets_width` / `indices_width` (signed), `nnz` values of the product's
+/// value type; addresses as `u64` (0 for an empty array).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceCsr {
+    /// Rows.
+    pub nrows: usize,
+    /// Columns.
+    pub ncols: usize,
+    /// Stored entries.
+    pub nnz: usize,
+    /// Device address of the row offsets.
+    pub row_offsets: u64,
+    /// Their element type.
+    pub offsets_width: IndexWidth,
+    /// Device address of the column indices.
+    pub col_indices: u64,
+    /// Their element type.
+    pub indices_width: IndexWidth,
+    /// Device address of the values.
+    pub values: u64,
+}
 
 /// Row structure of a matrix on the device, shared by every matrix that
 /// has it (see [`GpuMatrix::with_values`]), with a host copy when it came

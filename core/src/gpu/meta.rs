@@ -16,7 +16,8 @@ use crate::error::Result;
 /// and (symbolic phase) the entries of B packed into words of columns;
 /// then per-bin sizes and cursors (u32, the direct, the distinct and the
 /// ranked bins last); words 64..128 the histogram of
-/// products by log2 of their row of B; then the bins array and the overflow
+/// products by log2 of their row of B; four words of the operands' check
+/// faults ([`Meta::faults`]); then the bins array and the overflow
 /// list (M u32 each); setup lists the rows it splits where the bins go
 /// later.
 pub(super) struct Meta<D: Device> {
@@ -45,7 +46,14 @@ pub(super) struct Counts {
     /// Entries of B packed into words of 32 columns, where
     /// `spgemm_pack_count` added them ([`Meta::packed_total`]).
     pub(super) packed: u64,
+    /// The operands' check faults where [`Meta::faults`] has them (all 0:
+    /// none, or no checks pending).
+    pub(super) faults: [u64; FAULT_WORDS],
 }
+
+/// Words of the operands' check faults (`checks.cuh`): two per operand,
+/// two operands.
+pub(super) const FAULT_WORDS: usize = 4;
 
 impl Counts {
     /// Where each bin's rows start in the bins array.
@@ -65,7 +73,8 @@ impl Counts {
 impl<D: Device> Meta<D> {
     /// Where the setup kernel's histogram starts in the header.
     const HIST: usize = 64;
-    const HEADER: usize = Self::HIST + HIST_BUCKETS;
+    const FAULTS: usize = Self::HIST + HIST_BUCKETS;
+    const HEADER: usize = Self::FAULTS + FAULT_WORDS;
 
     /// Counters for `nbins` bins and room to bin `m` rows, the header
     /// zeroed, on stream 0.
@@ -101,6 +110,11 @@ impl<D: Device> Meta<D> {
     pub(super) fn hist(&self) -> DevicePtr {
         self.words.ptr_to(Self::HIST)
     }
+    /// Where setup copies the fault words of the operands' pending checks
+    /// (zeroed otherwise), for the host to read back with the counters.
+    pub(super) fn faults(&self) -> DevicePtr {
+        self.words.ptr_to(Self::FAULTS)
+    }
     pub(super) fn sizes(&self) -> DevicePtr {
         self.words.ptr_to(8)
     }
@@ -128,7 +142,7 @@ impl<D: Device> Meta<D> {
         let mut h = vec![0u64; Self::HEADER];
         l.read(&self.words, 0, &mut h)?;
         let sizes: &[u32] = bytemuck::cast_slice(&h[8..Self::HIST]);
-        let hist = &h[Self::HIST..Self::HEADER];
+        let hist = &h[Self::HIST..Self::FAULTS];
         let total: u128 = hist.iter().map(|&x| x as u128).sum();
         let mut acc = 0u128;
         let median = hist.iter().position(|&x| {
@@ -144,6 +158,9 @@ impl<D: Device> Meta<D> {
             typical,
             nnz: h[5],
             packed: h[6],
+            faults: h[Self::FAULTS..Self::HEADER]
+                .try_into()
+                .expect("the header holds FAULT_WORDS fault words"),
         })
     }
 }

@@ -27,6 +27,7 @@ mod config;
 mod constants;
 mod dense;
 mod engine;
+mod faults;
 #[doc(hidden)]
 pub mod kernels;
 mod launch;
@@ -44,13 +45,13 @@ mod staging;
 mod streamed;
 mod symbolic;
 
-pub use checks::DeviceCsr;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
     Accumulator, GpuConfig, LongRows, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
 };
 pub use engine::GpuEngine;
 pub use kernels::IndexWidth;
+pub use matrix::DeviceCsr;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};

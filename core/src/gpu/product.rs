@@ -4,6 +4,7 @@
 //! The phases are in `symbolic.rs`, `numeric.rs` and `dense.rs`, their
 //! sequence in `pipeline.rs`.
 
+use super::checks::PendingChecks;
 use super::config::Accumulator;
 use super::config::GpuConfig;
 use super::constants::DISTINCT_PER_LANE;
@@ -29,6 +30,10 @@ pub(super) struct Product<'a, D: Device, T: Scalar> {
     pub(super) options: &'a GpuConfig,
     pub(super) a: &'a GpuMatrix<D, T>,
     pub(super) b: &'a GpuMatrix<D, T>,
+    /// The checks of A's and B's arrays (read in place from another
+    /// library), launched but not yet answered: their faults come back
+    /// with setup's counters.
+    pub(super) pending: Option<&'a PendingChecks<D>>,
 }
 
 /// [`Error::TooLarge`] for a count past `u32::MAX`.

@@ -292,6 +292,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         options: self.options,
                         a: &a,
                         b: self.b,
+                        pending: None,
                     };
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);

@@ -94,6 +94,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let table = l.table();
         let nbins = table.symbolic.len();
         let meta = Meta::new(l, m, nbins)?;
+        // Faults of the operands' checks, when pending: setup and the count
+        // of B's runs return on one, and setup copies them beside the
+        // counters.
+        let faults = self.pending.map_or(DevicePtr(0), |p| p.faults());
         // Setup: SETUP_LANES lanes per row of A (a warp for long rows),
         // SETUP_SHORT_LANES when A's rows are short on average.
         let setup = SetupArgs {
@@ -108,6 +112,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 nsplit: meta.nsplit(),
             },
             m: m as u32,
+            faults,
+            seen: meta.faults(),
         };
         let (kernel, lanes) = if a.col.len() <= SETUP_SHORT_ROW * m {
             (Kernel::SetupShort, SETUP_SHORT_LANES)
@@ -125,7 +131,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         }
         // B's runs in words of columns, their total read back with setup's.
         let runs = if self.packing() {
-            Some(self.count_runs(&meta)?)
+            Some(self.count_runs(&meta, faults)?)
         } else {
             None
         };
@@ -135,6 +141,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             None
         };
         let counts = self.count_bins(&meta, &crpt, Phase::Symbolic, None)?;
+        if let Some(p) = self.pending {
+            if let Some(e) = p.error(l, &counts.faults)? {
+                return Err(e);
+            }
+        }
         if counts.stats[0] > 0 {
             // B packed, and its typical row (shorter: G follows it).
             let packed = match runs {
@@ -269,8 +280,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// Launches the count of B's runs in words of 32 columns on stream 0:
     /// per row into the returned array (`kb + 1` entries, the last zero,
-    /// for the scan), their total into `meta`.
-    fn count_runs(&self, meta: &Meta<D>) -> Result<DeviceArray<D, u64>> {
+    /// for the scan), their total into `meta`; nothing when the operands'
+    /// pending checks faulted (`faults`, null when none are pending).
+    fn count_runs(&self, meta: &Meta<D>, faults: DevicePtr) -> Result<DeviceArray<D, u64>> {
         let (l, kb) = (&self.launcher, self.b.nrows);
         let runs = l.alloc::<u64>(0, kb + 1, "packed row offsets of B")?;
         runs.zero(self.device(), self.stream(0), kb, 1)?;
@@ -278,6 +290,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             rows: self.pack_rows(),
             prpt: runs.ptr(),
             total: meta.packed_total(),
+            faults,
         };
         l.launch(
             0,

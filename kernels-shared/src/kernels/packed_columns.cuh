@@ -74,7 +74,9 @@ __device__ void pack_rows(const u64* brpt, const u32* bcol, u32 kb, u64* prpt, u
     }
 }
 
-SPGEMM_FIXED_KERNEL void spgemm_pack_count(const u64* brpt, const u32* bcol, u32 kb, u64* prpt, u64* total) {
+SPGEMM_FIXED_KERNEL void spgemm_pack_count(const u64* brpt, const u32* bcol, u32 kb, u64* prpt, u64* total,
+                                           const u64* faults) {
+    if (operands_faulted(faults)) return;
     pack_rows<false>(brpt, bcol, kb, prpt, (u64*)0, total);
 }
 

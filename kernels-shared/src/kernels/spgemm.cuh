@@ -84,6 +84,19 @@ __device__ __forceinline__ u64 walk_entries(const u32* __restrict__ acol, const 
     return t;
 }
 
+// Whether the structure checks of another library's arrays (`checks.cuh`)
+// found a fault: their four words (two per operand, zero for a missing
+// second operand), or null when the operands are the library's own.
+// Kernels that index with the operands before the host reads the binning
+// counters (setup, the count of B's packed runs) return at once on a
+// fault, so that an operand read in place is never indexed out of bounds
+// while its checks' answer is still on the way to the host; setup's first
+// block copies the words to `seen`, beside the counters, so that they come
+// back with them.
+__device__ __forceinline__ bool operands_faulted(const u64* faults) {
+    return faults && (faults[0] | faults[1] | faults[2] | faults[3]) != 0;
+}
+
 // Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
 // 64-bit total and maximum (stats[0], stats[1]), and the products per
 // log2-length bucket of the rows of B they use (hist, 64 buckets): the host
@@ -98,7 +111,10 @@ __device__ __forceinline__ u64 walk_entries(const u32* __restrict__ acol, const 
 template <u32 LANES>
 __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__ acol,
                            const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt, u64* __restrict__ stats,
-                           u64* __restrict__ hist, u32* __restrict__ split, u32* __restrict__ nsplit) {
+                           u64* __restrict__ hist, u32* __restrict__ split, u32* __restrict__ nsplit,
+                           const u64* __restrict__ faults, u64* __restrict__ seen) {
+    if (faults && blockIdx.x == 0 && threadIdx.x < 4) seen[threadIdx.x] = faults[threadIdx.x];
+    if (operands_faulted(faults)) return;
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
     __syncthreads();
@@ -165,13 +181,14 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
 // A's average row), whose lanes would otherwise mostly idle while each
 // waits on one gather.
 SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt, u64* stats,
-                                      u64* hist, u32* split, u32* nsplit, u32 m) {
-    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit);
+                                      u64* hist, u32* split, u32* nsplit, u32 m, const u64* faults, u64* seen) {
+    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_setup_short(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt,
-                                            u64* stats, u64* hist, u32* split, u32* nsplit, u32 m) {
-    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit);
+                                            u64* stats, u64* hist, u32* split, u32* nsplit, u32 m,
+                                            const u64* faults, u64* seen) {
+    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen);
 }
 
 // The rows setup listed in `split` (their number at nsplit[0]), cut into
@@ -187,6 +204,7 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
                                             u64* stats, u64* hist, u32* split, u32* nsplit) {
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     __shared__ u32 s_last;
+    // None either when setup returned on the operands' faults.
     const u32 rows = nsplit[0];
     if (rows == 0) return;
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
