@@ -1,10 +1,11 @@
 """CuPy and PyTorch CSR matrices on a CUDA device: multiplied where they
 lie, C returned on the same device without a host round trip. The library
 reads the arrays in place through their device addresses and checks their
-structure on the device first (two kernels of its own program, 16 bytes
-read back), widening int32 row offsets and narrowing int64 column indices
-in the same pass; a fault is a ValueError naming the row, as for host
-matrices. The product is left running in the order of the caller's
+structure on the device first (two kernels of its own program, ahead of
+the product on its stream; their answer comes back with the product's
+first read, and the product indexes nothing on a fault), widening int32
+row offsets and narrowing int64 column indices in the same pass; a fault
+is a ValueError naming the row, as for host matrices. The product is left running in the order of the caller's
 current stream, as CuPy's and PyTorch's own operations are: the call
 returns once it is enqueued, and work on that stream sees C complete."""
 

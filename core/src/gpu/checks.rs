@@ -1,8 +1,9 @@
 //! The structure checks on the device (`checks.cuh`): of another
 //! library's arrays read in place (a thread per row for the offsets, a
-//! thread per four entries for the columns, 16 bytes read back per matrix, int32
-//! row offsets widened and int64 column indices narrowed in the same pass),
-//! and of the order of rows just uploaded from the host.
+//! thread per four entries for the columns, int32 row offsets widened and
+//! int64 column indices narrowed in the same pass; 16 bytes read back per
+//! matrix, or left for the product's first read by [`PendingChecks`]), and
+//! of the order of rows just uploaded from the host.
 
 use super::faults::fault;
 use super::kernels::{CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel};
