@@ -33,7 +33,8 @@ __device__ void check_offsets(const P* indptr, u64 nrows, u64 nnz, u64* wide, u3
 // them, which the order is checked against): one entry at a time left a
 // thread a single load in flight, and the check of a 7 M-entry operand
 // took 26 us on an H100, 17 us so. (The same for the row offsets was
-// slower, 11 -> 19 us: their atomics bound them.)
+// slower, 11 -> 19 us; nor do its bitmap atomics bound it: OR-ed per word
+// across a warp first, 11.6 -> 11.1 us.)
 constexpr int CHECK_RUN = 4;
 
 // An entry is checked against the one before it unless a row starts at
