@@ -5,9 +5,10 @@ structure on the device first (two kernels of its own program, ahead of
 the product on its stream; their answer comes back with the product's
 first read, and the product indexes nothing on a fault), widening int32
 row offsets and narrowing int64 column indices in the same pass; a fault
-is a ValueError naming the row, as for host matrices. The product is left running in the order of the caller's
-current stream, as CuPy's and PyTorch's own operations are: the call
-returns once it is enqueued, and work on that stream sees C complete."""
+is a ValueError naming the row, as for host matrices. The product is left
+running in the order of the caller's current stream, as CuPy's and
+PyTorch's own operations are: the call returns once it is enqueued, and
+work on that stream sees C complete."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use spgemm::device::Device;
-use spgemm::gpu::{self, DeviceArray, GpuEngine, GpuMatrix, GpuPlan, IndexWidth, PhaseEvents};
+use spgemm::gpu::{
+    self, DeviceArray, Enqueued, GpuEngine, GpuMatrix, GpuPlan, IndexWidth, PhaseEvents,
+};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -233,9 +235,16 @@ unsafe fn ordered<T: Scalar>(
     plan: Option<&GpuPlan<CudaDevice, T>>,
     stream: u64,
 ) -> spgemm::Result<Product<T>> {
-    let t = std::time::Instant::now();
     // SAFETY: the caller's guarantee.
-    let run = unsafe { e.multiply_ordered(a, b, plan, stream, true)? };
+    timed(|| unsafe { e.multiply_ordered(a, b, plan, stream, true) })
+}
+
+/// The product that `enqueue` leaves running, with the host time it took.
+fn timed<T: Scalar>(
+    enqueue: impl FnOnce() -> spgemm::error::Result<Enqueued<CudaDevice, T>>,
+) -> spgemm::Result<Product<T>> {
+    let t = std::time::Instant::now();
+    let run = enqueue()?;
     let timing = Timing::Running(t.elapsed().as_secs_f64() * 1e3, run.events);
     Ok((run.c, run.offsets_i32, timing))
 }
@@ -272,11 +281,8 @@ fn product<T: Scalar>(
         if let Some(s) = stream {
             after_caller(e, s)?;
             // The operands' checks answered with the product's first read.
-            let t = std::time::Instant::now();
             let b = (a != b).then(|| (arrays(b), b.8));
-            let run = e.multiply_borrowed_ordered((arrays(a), a.8), b, s, true)?;
-            let timing = Timing::Running(t.elapsed().as_secs_f64() * 1e3, run.events);
-            return Ok((run.c, run.offsets_i32, timing));
+            return timed(|| e.multiply_borrowed_ordered((arrays(a), a.8), b, s, true));
         }
         let (ga, gb) = borrow(e, a, b)?;
         let gb = gb.as_ref().unwrap_or(&ga);

@@ -7,7 +7,7 @@
 
 use super::checks::{run_checks, CheckedStructure, PendingChecks};
 use super::engine::{plan_matches, GpuEngine};
-use super::faults::fault;
+use super::faults::first_fault;
 use super::launch::Launcher;
 use super::matrix::{DeviceCsr, GpuMatrix, GpuPlan, Structure};
 use super::memory::DeviceArray;
@@ -162,8 +162,11 @@ impl<D: Device> GpuEngine<D> {
             };
             let run = run();
             if run.is_err() {
-                // Kernels may still read the caller's arrays.
-                let _ = self.device.synchronize(&l.streams[0]);
+                // Kernels on any of the product's streams may still read
+                // the caller's arrays.
+                for s in l.streams {
+                    let _ = self.device.synchronize(s);
+                }
             }
             run
         })
@@ -282,11 +285,9 @@ unsafe fn checked_structures<D: Device>(
 ) -> Result<Vec<CheckedStructure<D>>> {
     // SAFETY: the caller's guarantee.
     let (faults, out) = unsafe { run_checks(l, operands) }?;
-    for (&(arrays, _), words) in operands.iter().zip(faults.chunks(2)) {
-        // SAFETY: the caller's guarantee.
-        if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
-            return Err(e);
-        }
+    // SAFETY: the caller's guarantee.
+    match unsafe { first_fault(l, operands.iter().map(|&(arrays, _)| arrays), &faults) }? {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
-    Ok(out)
 }

@@ -5,12 +5,12 @@
 //! matrix, or left for the product's first read by [`PendingChecks`]), and
 //! of the order of rows just uploaded from the host.
 
-use super::faults::fault;
+use super::constants::FAULT_WORDS;
+use super::faults::first_fault;
 use super::kernels::{CheckEntriesArgs, CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel};
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::DeviceCsr;
 use super::memory::DeviceArray;
-use super::meta::FAULT_WORDS;
 use crate::device::{Device, LaunchShape};
 use crate::error::{Error, Result};
 
@@ -172,14 +172,9 @@ impl<D: Device> PendingChecks<D> {
     /// # Errors
     /// Device errors reading the values at fault.
     pub(super) fn error(&self, l: &Launcher<'_, D>, faults: &[u64]) -> Result<Option<Error>> {
-        for (&arrays, words) in self.operands.iter().zip(faults.chunks(2)) {
-            // SAFETY: `launch`'s caller guaranteed the arrays while `self`
-            // lives.
-            if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
-                return Ok(Some(e));
-            }
-        }
-        Ok(None)
+        // SAFETY: `launch`'s caller guaranteed the arrays while `self`
+        // lives.
+        unsafe { first_fault(l, self.operands.iter().copied(), faults) }
     }
 
     /// Hands the scratch back to the product's memory accounting.

@@ -43,6 +43,11 @@ pub(crate) const SORT_TILE: usize = 2048;
 /// entries (`SPGEMM_DISTINCT_PER_LANE`).
 pub(crate) const DISTINCT_PER_LANE: u32 = 8;
 
+/// Fault words of the structure checks of another library's arrays
+/// that a product with pending checks reads (`SPGEMM_FAULT_WORDS`): two
+/// per operand (`checks.cuh`), two operands.
+pub(crate) const FAULT_WORDS: usize = 4;
+
 /// The `#define`s of the constants above, as kernel source.
 pub(crate) fn defines() -> String {
     let mut s = String::from("\n// Shared with the host (core/src/gpu/constants.rs).\n");
@@ -62,6 +67,7 @@ pub(crate) fn defines() -> String {
         ),
         ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
         ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
+        ("SPGEMM_FAULT_WORDS", format!("{FAULT_WORDS}u")),
     ] {
         let _ = writeln!(s, "#define {name} {value}");
     }
@@ -82,6 +88,7 @@ mod tests {
             "DENSE_SYMBOLIC_BLOCKS",
             "SORT_TILE",
             "DISTINCT_PER_LANE",
+            "FAULT_WORDS",
         ] {
             let define = format!("#define SPGEMM_{name} ");
             assert!(

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 ///
 /// # Safety
 /// As [`super::GpuEngine::borrow_device`].
-pub(super) unsafe fn fault<D: Device>(
+unsafe fn fault<D: Device>(
     l: &Launcher<'_, D>,
     arrays: DeviceCsr,
     words: [u64; 2],
@@ -33,6 +33,25 @@ pub(super) unsafe fn fault<D: Device>(
         return Ok(Some(unsafe {
             entries_fault(l, arrays, position, unsorted)
         }?));
+    }
+    Ok(None)
+}
+
+/// The error the fault words `faults` (two per operand, read back in
+/// operand order) name for the first of `operands` with a fault, if any.
+///
+/// # Safety
+/// As [`super::GpuEngine::borrow_device`], for every operand.
+pub(super) unsafe fn first_fault<D: Device>(
+    l: &Launcher<'_, D>,
+    operands: impl IntoIterator<Item = DeviceCsr>,
+    faults: &[u64],
+) -> Result<Option<Error>> {
+    for (arrays, words) in operands.into_iter().zip(faults.chunks(2)) {
+        // SAFETY: the caller's guarantee.
+        if let Some(e) = unsafe { fault(l, arrays, [words[0], words[1]]) }? {
+            return Ok(Some(e));
+        }
     }
     Ok(None)
 }

@@ -2,7 +2,7 @@
 //! Alg. 1–2): one device allocation that the setup and binning kernels
 //! fill and the host reads back once.
 
-use super::constants::HIST_BUCKETS;
+use super::constants::{FAULT_WORDS, HIST_BUCKETS};
 use super::kernels::DevicePtr;
 use super::launch::Launcher;
 use super::memory::DeviceArray;
@@ -50,10 +50,6 @@ pub(super) struct Counts {
     /// none, or no checks pending).
     pub(super) faults: [u64; FAULT_WORDS],
 }
-
-/// Words of the operands' check faults (`checks.cuh`): two per operand,
-/// two operands.
-pub(super) const FAULT_WORDS: usize = 4;
 
 impl Counts {
     /// Where each bin's rows start in the bins array.

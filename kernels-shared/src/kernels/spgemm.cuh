@@ -85,8 +85,9 @@ __device__ __forceinline__ u64 walk_entries(const u32* __restrict__ acol, const 
 }
 
 // Whether the structure checks of another library's arrays (`checks.cuh`)
-// found a fault: their four words (two per operand, zero for a missing
-// second operand), or null when the operands are the library's own.
+// found a fault: their SPGEMM_FAULT_WORDS words (two per operand, zero for
+// a missing second operand), or null when the operands are the library's
+// own.
 // Kernels that index with the operands before the host reads the binning
 // counters (setup, the count of B's packed runs) return at once on a
 // fault, so that an operand read in place is never indexed out of bounds
@@ -94,7 +95,11 @@ __device__ __forceinline__ u64 walk_entries(const u32* __restrict__ acol, const 
 // block copies the words to `seen`, beside the counters, so that they come
 // back with them.
 __device__ __forceinline__ bool operands_faulted(const u64* faults) {
-    return faults && (faults[0] | faults[1] | faults[2] | faults[3]) != 0;
+    if (!faults) return false;
+    u64 any = 0;
+#pragma unroll
+    for (u32 k = 0; k < SPGEMM_FAULT_WORDS; ++k) any |= faults[k];
+    return any != 0;
 }
 
 // Setup (OpSparse §5, step 1): nprod(i) of every row of A into crpt, their
@@ -113,7 +118,7 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
                            const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt, u64* __restrict__ stats,
                            u64* __restrict__ hist, u32* __restrict__ split, u32* __restrict__ nsplit,
                            const u64* __restrict__ faults, u64* __restrict__ seen) {
-    if (faults && blockIdx.x == 0 && threadIdx.x < 4) seen[threadIdx.x] = faults[threadIdx.x];
+    if (faults && blockIdx.x == 0 && threadIdx.x < SPGEMM_FAULT_WORDS) seen[threadIdx.x] = faults[threadIdx.x];
     if (operands_faulted(faults)) return;
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
