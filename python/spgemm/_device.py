@@ -153,6 +153,18 @@ def _result(kind: str, c, device: int):
     return _torch_result(c, nrows, ncols, device)
 
 
+def matmul_common(a, b, backend: str, check: bool):
+    """C = A @ B for two CuPy matrices in the common case, read by the
+    native module in one call: CSR, values of one type (float32 or
+    float64), contiguous int32 or int64 indices, one device, matching
+    shapes. None for anything else, which ``matmul`` then converts or
+    names."""
+    if backend not in ("auto", "cuda"):
+        return None
+    fast = _spgemm.matmul_cupy(a, b, check)
+    return None if fast is None else _result("cupy", *fast)
+
+
 def matmul(kind: str, a, b, backend: str, dtype, check: bool):
     """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device,
     values of ``dtype``."""

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// set, else int32) and `nnz` values, read in place. The library checks the
 /// structure on the device (rows sorted without duplicates too when
 /// `sorted`) before it reads anything else.
-type DeviceOperand = (usize, usize, usize, u64, bool, u64, bool, u64, bool);
+pub(crate) type DeviceOperand = (usize, usize, usize, u64, bool, u64, bool, u64, bool);
 
 /// C on the device, in either precision.
 enum AnyGpu {

@@ -4,6 +4,7 @@
 //! into these arrays and back.
 
 mod arrays;
+mod cupy;
 mod device;
 
 use arrays::{Operand, Product};
@@ -175,6 +176,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
+    m.add_function(wrap_pyfunction!(cupy::matmul_cupy, m)?)?;
     m.add_class::<device::DeviceCsr>()?;
     m.add_function(wrap_pyfunction!(device::symbolic_device, m)?)?;
     m.add_class::<device::DevicePlan>()?;

@@ -143,6 +143,44 @@ def test_device_errors_name_the_fault(cupy, torch):
     assert c.dtype == torch.float64
 
 
+def test_cupy_common_case_is_read_natively_and_the_rest_declined(cupy):
+    # The native module takes CSR matrices with values of one type (float32
+    # or float64), contiguous int32 or int64 indices, one device and
+    # matching shapes, and declines everything else (None) for the general
+    # path, which converts it or names the fault: each case must give the
+    # same product, or the same error, through spgemm.matmul.
+    import cupyx.scipy.sparse as csp
+    from spgemm import _spgemm
+
+    a, b = random(300, 200, 0.05, 71), random(200, 100, 0.05, 72)
+    ga, gb = to_cupy(a), to_cupy(b)
+    c, device = _spgemm.matmul_cupy(ga, gb, True)
+    assert device == cupy.cuda.Device().id and c.shape == (300, 100) and c.double
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    c, _ = _spgemm.matmul_cupy(to_cupy(a32), to_cupy(b32), True)
+    assert not c.double
+    wide = csp.csr_matrix((ga.data, ga.indices.astype(cupy.int64), ga.indptr.astype(cupy.int64)), shape=ga.shape)
+    assert _spgemm.matmul_cupy(wide, gb, True) is not None
+    strided = to_cupy(a)
+    strided.indices = cupy.repeat(ga.indices, 2)[::2]
+    assert not strided.indices.flags.c_contiguous
+    declined = {
+        # name: (A, B, SciPy's A and B of the product)
+        "float32 values times float64 values": (to_cupy(a32), gb, a32.astype(np.float64), b),
+        "a COO operand": (ga.tocoo(), gb, a, b),
+        "strided column indices": (strided, gb, a, b),
+        "a CSC B": (ga, gb.tocsc(), a, b),
+    }
+    for name, (x, y, want_a, want_b) in declined.items():
+        assert _spgemm.matmul_cupy(x, y, True) is None, name
+        c = spgemm.matmul(x, y)
+        assert isinstance(c, csp.csr_matrix), name
+        assert_product(sp.csr_array(c.get()), want_a, want_b, 1e-12)
+    assert _spgemm.matmul_cupy(ga, ga, True) is None
+    with pytest.raises(ValueError, match="A's columns must equal B's rows"):
+        spgemm.matmul(ga, ga)
+
+
 def test_result_outlives_the_inputs(cupy):
     a = random(500, 500, 0.02, 9)
     ga = to_cupy(a)
