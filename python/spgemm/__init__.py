@@ -146,8 +146,9 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     """
     if b is None:
         b = a
-    if precision is None and _device.is_cupy(a) and (b is a or _device.is_cupy(b)):
-        # Host work here delays the first kernel: the common case skips it.
+    if precision is None:
+        # Host work here delays the first kernel: the common case of device
+        # inputs skips it.
         c = _device.matmul_common(a, b, backend, check)
         if c is not None:
             return c

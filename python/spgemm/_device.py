@@ -154,15 +154,23 @@ def _result(kind: str, c, device: int):
 
 
 def matmul_common(a, b, backend: str, check: bool):
-    """C = A @ B for two CuPy matrices in the common case, read by the
-    native module in one call: CSR, values of one type (float32 or
-    float64), contiguous int32 or int64 indices, one device, matching
-    shapes. None for anything else, which ``matmul`` then converts or
-    names."""
+    """C = A @ B for two CuPy matrices or two PyTorch CSR tensors in the
+    common case, read by the native module in one call: CSR on a CUDA
+    device, values of one type (float32 or float64), contiguous int32 or
+    int64 indices, one device, matching shapes. None for anything else
+    (other inputs too), which ``matmul`` then converts or names."""
     if backend not in ("auto", "cuda"):
         return None
-    fast = _spgemm.matmul_cupy(a, b, check)
-    return None if fast is None else _result("cupy", *fast)
+    if is_cupy(a):
+        kind, native = "cupy", _spgemm.matmul_cupy
+    elif is_torch(a):
+        kind, native = "torch", _spgemm.matmul_torch
+    else:
+        return None
+    if b is not a and type(b) is not type(a):
+        return None
+    fast = native(a, b, check)
+    return None if fast is None else _result(kind, *fast)
 
 
 def matmul(kind: str, a, b, backend: str, dtype, check: bool):

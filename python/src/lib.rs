@@ -4,7 +4,7 @@
 //! into these arrays and back.
 
 mod arrays;
-mod cupy;
+mod common_case;
 mod device;
 
 use arrays::{Operand, Product};
@@ -176,7 +176,8 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
-    m.add_function(wrap_pyfunction!(cupy::matmul_cupy, m)?)?;
+    m.add_function(wrap_pyfunction!(common_case::matmul_cupy, m)?)?;
+    m.add_function(wrap_pyfunction!(common_case::matmul_torch, m)?)?;
     m.add_class::<device::DeviceCsr>()?;
     m.add_function(wrap_pyfunction!(device::symbolic_device, m)?)?;
     m.add_class::<device::DevicePlan>()?;

@@ -181,6 +181,39 @@ def test_cupy_common_case_is_read_natively_and_the_rest_declined(cupy):
         spgemm.matmul(ga, ga)
 
 
+def test_torch_common_case_is_read_natively_and_the_rest_declined(torch):
+    # As for CuPy: sparse CSR tensors on a CUDA device with values of one
+    # type and int32 or int64 indices are read natively; the rest is
+    # declined, and spgemm.matmul converts it or names the fault.
+    from spgemm import _spgemm
+
+    a, b = random(300, 200, 0.05, 73), random(200, 100, 0.05, 74)
+    ta, tb = to_torch(torch, a), to_torch(torch, b)
+    c, device = _spgemm.matmul_torch(ta, tb, True)
+    assert device == torch.cuda.current_device() and c.shape == (300, 100) and c.double
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+
+    def narrow(x):
+        x = sp.csr_array(x)
+        return torch.sparse_csr_tensor(
+            torch.as_tensor(x.indptr.astype(np.int32)), torch.as_tensor(x.indices.astype(np.int32)),
+            torch.as_tensor(x.data), size=x.shape,
+        ).cuda()
+
+    c, _ = _spgemm.matmul_torch(narrow(a32), narrow(b32), True)
+    assert not c.double
+    assert_product(from_torch(spgemm.matmul(narrow(a32), narrow(b32))), a32, b32, 1e-5)
+    mixed = (to_torch(torch, a32), tb)
+    assert _spgemm.matmul_torch(*mixed, True) is None
+    assert_product(from_torch(spgemm.matmul(*mixed)), a32.astype(np.float64), b, 1e-12)
+    assert _spgemm.matmul_torch(ta.cpu(), tb.cpu(), True) is None
+    with pytest.raises(ValueError, match="must be on a CUDA device"):
+        spgemm.matmul(ta.cpu(), tb.cpu())
+    assert _spgemm.matmul_torch(ta, ta, True) is None
+    with pytest.raises(ValueError, match="A's columns must equal B's rows"):
+        spgemm.matmul(ta, ta)
+
+
 def test_result_outlives_the_inputs(cupy):
     a = random(500, 500, 0.02, 9)
     ga = to_cupy(a)
