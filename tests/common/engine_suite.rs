@@ -404,16 +404,35 @@ macro_rules! engine_suite {
         }
 
         #[test]
-        fn both_sort_variants_and_output_rows_over_a_million_entries() {
+        fn every_sort_variant_and_output_rows_over_a_million_entries() {
             let Some(e) = engine() else { return };
-            let rank = $open(0).unwrap().with_config(GpuConfig {
-                sort: spgemm::gpu::SortVariant::CondenseRank,
-                ..GpuConfig::default()
-            });
-            let a = generate::uniform::<f64>(2000, 2000, 40, 3).unwrap();
-            for eng in [&e, &rank] {
-                let c = eng.multiply_host(&a, &a).unwrap();
-                spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
+            use spgemm::gpu::SortVariant;
+            // Rows of C in every short-row bin (3 to 12 entries of A a row:
+            // 9 to 144 products) and in the one-row bins (40 a row), with a
+            // row count that leaves the last block of each bin part empty.
+            let matrices = [
+                generate::uniform::<f64>(3001, 3001, 3, 5).unwrap(),
+                generate::uniform::<f64>(3001, 3001, 5, 6).unwrap(),
+                generate::uniform::<f64>(3001, 3001, 7, 7).unwrap(),
+                generate::uniform::<f64>(3001, 3001, 12, 8).unwrap(),
+                generate::uniform::<f64>(2000, 2000, 40, 3).unwrap(),
+            ];
+            for sort in [
+                SortVariant::Auto,
+                SortVariant::Bitonic,
+                SortVariant::CondenseRank,
+                SortVariant::CondenseBitonic,
+            ] {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    sort,
+                    ..GpuConfig::default()
+                });
+                for a in &matrices {
+                    let c = eng.multiply_host(a, a).unwrap();
+                    spgemm::verify::check_product(a, a, &c)
+                        .unwrap()
+                        .unwrap_or_else(|err| panic!("{sort:?}: {err}"));
+                }
             }
             // One row of A touching 300 rows of B with 4,000 distinct columns each:
             // 1.2 million entries in one output row.
