@@ -57,10 +57,16 @@ const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
 /// Block size of the many-rows-per-block bins for short rows, and their
 /// `(threads per row, symbolic table, numeric table)`: tables sized to the
 /// row, not to the multiprocessor, so short rows neither initialise nor sort
-/// slots they cannot fill.
+/// slots they cannot fill. The two larger numeric tables are powers of two,
+/// so the kernels hash them by the golden-ratio product: with OpSparse's
+/// key·107 mod 255 the 27-point stencil's numeric phase (rows of 125
+/// entries) took 4.0–4.2 ms on an H100, with 256 slots 2.6–2.7 ms. The two
+/// smaller keep odd sizes and key·107 mod size: the 7-point stencil's
+/// (rows of 25 entries) took 1.8 ms in 63 slots and 2.05–2.08 ms in 64
+/// (`docs/benchmarks/h100-bandwidth-floor.md`, stop 28).
 const SMALL_BLOCK_THREADS: u32 = 256;
 const SMALL_BINS: [(u32, u32, u32); 4] =
-    [(8, 32, 31), (16, 64, 63), (32, 128, 127), (64, 256, 255)];
+    [(8, 32, 31), (16, 64, 63), (32, 128, 128), (64, 256, 256)];
 
 /// One bin: a range of rows and the kernel configuration that computes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
