@@ -133,10 +133,12 @@ struct Record {
     bandwidth_floor: Option<BandwidthFloor>,
     /// GPU backends: the kernel table's name (`--table`) and how rows past
     /// its last shared-memory table were computed (`--long-rows`), and the
-    /// bins' accumulators (`--accumulator`).
+    /// bins' accumulators (`--accumulator`), and how long rows were cut
+    /// between blocks (`--slices`).
     kernel_table: Option<String>,
     long_rows: Option<&'static str>,
     accumulator: Option<&'static str>,
+    slices: Option<&'static str>,
 }
 
 /// Parses a byte count with an optional K, M or G suffix (powers of 1024).
@@ -413,11 +415,12 @@ fn print_row(r: &Record) {
     }
     if let Some(k) = r.kernels_ready_ms {
         println!(
-            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}, accumulator {}",
+            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}, accumulator {}, slices {}",
             "",
             r.kernel_table.as_deref().unwrap_or("-"),
             r.long_rows.unwrap_or("-"),
-            r.accumulator.unwrap_or("-")
+            r.accumulator.unwrap_or("-"),
+            r.slices.unwrap_or("-")
         );
     }
 }
@@ -537,6 +540,7 @@ fn bench_one<T: Scalar>(
         accumulator: kernel_table
             .as_ref()
             .map(|_| args.common.accumulator.name()),
+        slices: kernel_table.as_ref().map(|_| args.common.slices.name()),
         kernel_table,
     })
 }

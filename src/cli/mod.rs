@@ -13,7 +13,7 @@ mod whole_job;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
-use spgemm::gpu::{Accumulator, LongRows};
+use spgemm::gpu::{Accumulator, LongRows, SliceSplit};
 use spgemm::table::TableConfig;
 use spgemm::{Backend, BackendKind, GpuConfig, Scalar};
 use std::path::PathBuf;
@@ -110,6 +110,11 @@ struct Common {
     /// the symbolic hash tables when that cuts its entries by over 15%).
     #[arg(long, default_value = "auto")]
     accumulator: Accumulator,
+    /// GPU backends: how the global paths that split a long row between
+    /// blocks (--long-rows dense, sorted-hash) cut it: entries (equal
+    /// stretches of A's entries) or products (about equal products).
+    #[arg(long, default_value = "entries")]
+    slices: SliceSplit,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -199,6 +204,7 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         table: common.table,
         long_rows: common.long_rows,
         accumulator: common.accumulator,
+        slices: common.slices,
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
@@ -221,6 +227,9 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         }
         if common.accumulator != Accumulator::default() {
             eprintln!("--accumulator applies to GPU backends only");
+        }
+        if common.slices != SliceSplit::default() {
+            eprintln!("--slices applies to GPU backends only");
         }
     }
     Ok(backend)

@@ -183,6 +183,59 @@ macro_rules! engine_suite {
         }
 
         #[test]
+        fn long_rows_split_by_products_whose_products_sit_in_few_entries() {
+            use spgemm::gpu::{LongRows, SliceSplit};
+            if engine().is_none() {
+                return;
+            }
+            // B (k × n): 10 hub rows of 30,000 entries, 990 empty rows, the
+            // rest of 2. A: four rows of 20,000 entries whose first 10 are
+            // the hubs (nearly all their products in 0.05% of the entries)
+            // and the next 990 the empty rows; a row of the empty rows with
+            // one hub first (all its products in one entry); short rows.
+            // Slices of equal products (`SliceSplit::Products`) then differ
+            // from slices of equal entries: most hold part of one entry.
+            let (m, k, n) = (3000usize, 50_000usize, 200_000usize);
+            let mut rng = 0x2545_f491_4f6c_dd1du64;
+            let mut next = |r: usize| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % r as u64) as u32
+            };
+            let (mut ar, mut ac, mut br, mut bc) = (vec![], vec![], vec![], vec![]);
+            for i in 0..m {
+                let cols: Vec<u32> = match i {
+                    0..=3 => (0..1000).chain((0..19_000).map(|j| 1000 + (j * 13 + i as u32) % 49_000)).collect(),
+                    4 => std::iter::once(5).chain(10..1000).collect(),
+                    _ => (0..3).map(|_| 1000 + next(k - 1000)).collect(),
+                };
+                ar.extend(std::iter::repeat(i).take(cols.len()));
+                ac.extend(cols);
+            }
+            for r in 0..k {
+                let len = if r < 10 { 30_000 } else if r < 1000 { 0 } else { 2 };
+                br.extend(std::iter::repeat(r).take(len));
+                bc.extend((0..len).map(|_| next(n)));
+            }
+            let av: Vec<f64> = (0..ac.len()).map(|t| 1.0 + (t % 7) as f64).collect();
+            let bv: Vec<f64> = (0..bc.len()).map(|t| 0.5 + (t % 5) as f64).collect();
+            let a = spgemm::CsrMatrix::from_triplets(m, k, &ar, &ac, &av).unwrap();
+            let b = spgemm::CsrMatrix::from_triplets(k, n, &br, &bc, &bv).unwrap();
+            for (variant, slices) in LongRows::ALL.into_iter().flat_map(|v| SliceSplit::ALL.map(|s| (v, s))) {
+                let eng = $open(0).unwrap().with_config(GpuConfig {
+                    long_rows: variant,
+                    slices,
+                    ..GpuConfig::default()
+                });
+                let c = eng.multiply_host(&a, &b).unwrap();
+                assert!((0..5).all(|i| c.row_nnz(i) > 25_000), "{} {slices}", variant.name());
+                let check = spgemm::verify::check_product(&a, &b, &c).unwrap();
+                assert!(check.is_ok(), "{} {slices}: {check:?}", variant.name());
+            }
+        }
+
+        #[test]
         fn ranked_and_dense_long_rows_of_a_narrow_c() {
             use spgemm::gpu::LongRows;
             let Some(e) = engine() else { return };

@@ -26,6 +26,9 @@ pub struct GpuConfig {
     /// Dense accumulators in shared memory or hash tables in the bins
     /// (default: [`Accumulator::Auto`]).
     pub accumulator: Accumulator,
+    /// How the global paths that split a long row between blocks cut it
+    /// (default: [`SliceSplit::Entries`]).
+    pub slices: SliceSplit,
     /// Bytes of C (column indices and values) per chunk of rows in a
     /// host-to-host product: the numeric phase runs a chunk of rows at a
     /// time while finished chunks are downloaded, so C's download overlaps
@@ -49,6 +52,7 @@ impl Default for GpuConfig {
             table: TableConfig::default(),
             long_rows: LongRows::default(),
             accumulator: Accumulator::default(),
+            slices: SliceSplit::default(),
             download_chunk_bytes: 64 << 20,
         }
     }
@@ -154,6 +158,28 @@ crate::choices::named_choices!(LongRows, "long-row variant", {
     SortedHash => "sorted-hash",
     InPlaceHash => "in-place-hash",
     Ranked => "ranked",
+});
+
+/// How [`LongRows::Dense`] (both phases) and [`LongRows::SortedHash`] cut a
+/// long row of A into slices, one block each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SliceSplit {
+    /// Slices of equal numbers of entries of A. Measured against
+    /// [`SliceSplit::Products`] on an H100 (`h100-slices-by-products.md`):
+    /// R-MAT 18 (Graph500) 95 ms against 109 ms, the other power-law and
+    /// long-row products within 1-5% either way.
+    #[default]
+    Entries,
+    /// Slices of about equal products (the power-law issue's part 4; the
+    /// first entries of an R-MAT row select B's hub rows): a kernel finds
+    /// each row's bounds by a scan of its entries' products before the
+    /// slices run.
+    Products,
+}
+
+crate::choices::named_choices!(SliceSplit, "slice split", {
+    Entries => "entries",
+    Products => "products",
 });
 
 /// Which accumulator the bins of both phases use.

@@ -92,6 +92,10 @@ pub enum Kernel {
     /// `spgemm_symbolic_global`: nnz(i) of rows past the last shared table
     /// in a global hash table (OpSparse kernel 8, DCU §5.4).
     SymbolicGlobal,
+    /// `spgemm_slice_bounds`: where the slices of long rows start, so that
+    /// slices over blocks hold about equal products (the power-law issue's
+    /// part 4).
+    SliceBounds,
     /// `spgemm_symbolic_dense`: nnz(i) of rows past the last shared table
     /// by a global bitmap, rows split into slices over blocks.
     SymbolicDense,
@@ -159,7 +163,7 @@ pub enum Kernel {
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 27] = [
+pub const FIXED: [Kernel; 28] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -169,6 +173,7 @@ pub const FIXED: [Kernel; 27] = [
     Kernel::NumericGlobal,
     Kernel::NumericDirect,
     Kernel::NumericDistinct,
+    Kernel::SliceBounds,
     Kernel::SymbolicDense,
     Kernel::NumericDense,
     Kernel::NumericDenseCompact,
@@ -205,6 +210,7 @@ impl Kernel {
             Kernel::CheckEntries(w) => return format!("spgemm_check_entries_{}", w.name()),
             Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
             Kernel::SymbolicGlobal => "spgemm_symbolic_global",
+            Kernel::SliceBounds => "spgemm_slice_bounds",
             Kernel::SymbolicDense => "spgemm_symbolic_dense",
             Kernel::ScanTiles => "spgemm_scan_tiles",
             Kernel::ScanAdd => "spgemm_scan_add",
@@ -241,6 +247,7 @@ impl Kernel {
             Kernel::SymbolicBin(_) | Kernel::SymbolicPackedBin(_) => of::<SymbolicBinArgs>(),
             Kernel::SymbolicDenseShared => of::<SymbolicDenseSharedArgs>(),
             Kernel::SymbolicGlobal => of::<SymbolicGlobalArgs>(),
+            Kernel::SliceBounds => of::<SliceBoundsArgs>(),
             Kernel::SymbolicDense => of::<SymbolicDenseArgs>(),
             Kernel::ScanTiles => of::<ScanTilesArgs>(),
             Kernel::ScanAdd => of::<ScanAddArgs>(),
@@ -520,13 +527,27 @@ kernel_args! {
         table_all: DevicePtr = "u32*",
         tsize: u32 = "u32",
     }
-    /// [`Kernel::SymbolicDense`].
+    /// [`Kernel::SliceBounds`]: the `nrows` rows listed at `bins`, each
+    /// split into `slices` slices, their `slices + 1` bounds a row into
+    /// `bounds`.
+    SliceBoundsArgs {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        brpt: DevicePtr = "const u64*",
+        bins: DevicePtr = "const u32*",
+        nrows: u32 = "u32",
+        slices: u32 = "u32",
+        bounds: DevicePtr = "u64*",
+    }
+    /// [`Kernel::SymbolicDense`]: the slices' `bounds` from
+    /// [`Kernel::SliceBounds`].
     SymbolicDenseArgs [rows: SymbolicRows] {
         bits_all: DevicePtr = "u32*",
         words: u32 = "u32",
         slices: u32 = "u32",
         tickets: DevicePtr = "u32*",
         repeat_rows: DevicePtr = "u32*",
+        bounds: DevicePtr = "const u64*",
     }
     /// What every numeric kernel over listed rows starts with (and all
     /// [`Kernel::NumericDirect`] and [`Kernel::NumericDistinct`] take): A, B, the `nrows` rows listed at
@@ -572,7 +593,8 @@ kernel_args! {
         max_tsize: u32 = "u32",
     }
     /// [`Kernel::NumericDense`] and [`Kernel::NumericDenseCompact`]: rows
-    /// of at most `skip_upto` entries skipped.
+    /// of at most `skip_upto` entries skipped; the accumulating kernel's
+    /// slices start at `bounds` (from [`Kernel::SliceBounds`]).
     NumericDenseArgs [rows: NumericRows] {
         g: u32 = "u32",
         dense_all: DevicePtr = "value_t*",
@@ -581,6 +603,7 @@ kernel_args! {
         slices: u32 = "u32",
         repeat_rows: DevicePtr = "const u32*",
         skip_upto: u32 = "u32",
+        bounds: DevicePtr = "const u64*",
     }
     /// What both passes packing B start with: B's `kb` rows.
     PackRows {
@@ -607,13 +630,15 @@ kernel_args! {
         keys: DevicePtr = "u32*",
         n: u64 = "u64",
     }
-    /// [`Kernel::NumericHashSlices`].
+    /// [`Kernel::NumericHashSlices`]: the slices' `bounds` from
+    /// [`Kernel::SliceBounds`].
     NumericHashSlicesArgs [rows: NumericRows] {
         g: u32 = "u32",
         keys_all: DevicePtr = "u32*",
         vals_all: DevicePtr = "value_t*",
         tsize: u32 = "u32",
         slices: u32 = "u32",
+        bounds: DevicePtr = "const u64*",
     }
     /// [`Kernel::SortStep`].
     SortStepArgs {

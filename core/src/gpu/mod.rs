@@ -47,7 +47,7 @@ mod symbolic;
 
 pub use chunked::{HostTimes, Placement};
 pub use config::{
-    Accumulator, GpuConfig, LongRows, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
+    Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
 };
 pub use engine::GpuEngine;
 pub use kernels::IndexWidth;

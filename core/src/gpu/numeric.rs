@@ -11,7 +11,7 @@ use super::kernels::{
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use super::product::Product;
+use super::product::{bounds_at, Product};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -265,7 +265,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// The longest rows by dense accumulators in global memory
     /// ([`LongRows::Dense`]): batches of `rows_at_once` rows, each split
-    /// into `slices` slices over several blocks; rows of at most
+    /// into `slices` slices of about equal products over several blocks; rows of at most
     /// `skip_upto` entries are skipped (another kernel's). Returns the
     /// scratch arrays, to be kept until the kernels are done.
     fn dense_long_rows(
@@ -296,6 +296,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             slices,
             repeat_rows: repeat,
             skip_upto,
+            bounds: DevicePtr(0),
         };
         // The writing kernel's slices: about COMPACT_WORDS bitmap
         // words each (at least the accumulating kernel's count).
@@ -304,11 +305,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         // it out, leaving the values zero for the next batch; the
         // bitmaps (read by every slice of their row for its first
         // position) are cleared before each batch.
+        let bounds = self.slice_bounds(stream, rows.bins, n, slices)?;
         for start in (0..n).step_by(rows_at_once) {
             let count = (n - start).min(rows_at_once);
             args.rows.bins = rows.bins.add(4 * start as u64);
             args.rows.nrows = count as u32;
             bits.zero(dev, s, 0, count * words)?;
+            args.bounds = bounds_at(&bounds, start, slices);
             let grid = (count as u64 * slices as u64) as u32;
             l.launch(stream, Kernel::NumericDense, shape(grid, threads, 0), &args)?;
             let scan = 4 * (threads / dev.properties().warp_width) as usize;
@@ -319,6 +322,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let grid = (count as u64 * compact_slices as u64) as u32;
             let compact = shape(grid, threads, scan);
             l.launch(stream, Kernel::NumericDenseCompact, compact, &compact_args)?;
+        }
+        if let Some(b) = bounds {
+            l.release(b);
         }
         Ok((bits, vals))
     }
@@ -363,9 +369,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             vals_all: vals.ptr(),
             tsize: tsize as u32,
             slices,
+            bounds: DevicePtr(0),
         };
         let p2 = tsize.next_power_of_two();
         let tiles = tsize.div_ceil(SORT_TILE) as u32;
+        let bounds = self.slice_bounds(stream, rows.bins, n, slices)?;
         for start in (0..n).step_by(rows_at_once) {
             let count = (n - start).min(rows_at_once);
             let bins = rows.bins.add(4 * start as u64);
@@ -379,6 +387,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             vals.zero(dev, s, 0, slots)?;
             args.rows.bins = bins;
             args.rows.nrows = count as u32;
+            args.bounds = bounds_at(&bounds, start, slices);
             let grid = (count as u64 * slices as u64) as u32;
             l.launch(
                 stream,
@@ -427,6 +436,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 tile_pass(stage)?;
                 stage *= 2;
             }
+        }
+        if let Some(b) = bounds {
+            l.release(b);
         }
         Ok((keys, vals))
     }

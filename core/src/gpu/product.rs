@@ -5,10 +5,12 @@
 //! sequence in `pipeline.rs`.
 
 use super::checks::PendingChecks;
-use super::config::Accumulator;
 use super::config::GpuConfig;
+use super::config::{Accumulator, SliceSplit};
 use super::constants::DISTINCT_PER_LANE;
-use super::kernels::{BinCountArgs, BinFillArgs, BinnedRows, DevicePtr, Kernel, Phase};
+use super::kernels::{
+    BinCountArgs, BinFillArgs, BinnedRows, DevicePtr, Kernel, Phase, SliceBoundsArgs,
+};
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
@@ -34,6 +36,18 @@ pub(super) struct Product<'a, D: Device, T: Scalar> {
     /// library), launched but not yet answered: their faults come back
     /// with setup's counters.
     pub(super) pending: Option<&'a PendingChecks<D>>,
+}
+
+/// The slice bounds ([`Product::slice_bounds`]) of the batch of rows that
+/// starts at listed row `start`; null without bounds.
+pub(super) fn bounds_at<D: Device>(
+    bounds: &Option<DeviceArray<D, u64>>,
+    start: usize,
+    slices: u32,
+) -> DevicePtr {
+    bounds.as_ref().map_or(DevicePtr(0), |b| {
+        b.ptr().add(8 * (start * (slices as usize + 1)) as u64)
+    })
 }
 
 /// [`Error::TooLarge`] for a count past `u32::MAX`.
@@ -126,6 +140,49 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             .min(max_work.div_ceil(DENSE_SLICE_WORK))
             .clamp(1, 1 << 16);
         Ok((rows, slices as u32))
+    }
+
+    /// Under [`SliceSplit::Products`], where the `slices` slices of each of
+    /// the `n` rows listed at `bins` start, on `stream`
+    /// ([`Kernel::SliceBounds`], one launch for the rows of every batch):
+    /// `n · (slices + 1)` entries of a fresh array, absolute positions in
+    /// A's entries chosen so that the slices hold about equal products
+    /// (the power-law issue's part 4); a batch starting at row `start`
+    /// finds its own at [`bounds_at`]. The array is to be kept until the
+    /// slices' kernels are launched after it on `stream`. None under
+    /// [`SliceSplit::Entries`] (the kernels then cut equal stretches of
+    /// entries).
+    pub(super) fn slice_bounds(
+        &self,
+        stream: usize,
+        bins: DevicePtr,
+        n: usize,
+        slices: u32,
+    ) -> Result<Option<DeviceArray<D, u64>>> {
+        if self.options.slices == SliceSplit::Entries {
+            return Ok(None);
+        }
+        let l = &self.launcher;
+        let (a, b) = (&*self.a.structure, &*self.b.structure);
+        let bounds = l.alloc::<u64>(stream, n * (slices as usize + 1), "slice bounds")?;
+        let args = SliceBoundsArgs {
+            arpt: a.rpt.ptr(),
+            acol: a.col.ptr(),
+            brpt: b.rpt.ptr(),
+            bins,
+            nrows: n as u32,
+            slices,
+            bounds: bounds.ptr(),
+        };
+        let threads = 1024u32.min(self.device().properties().max_threads_per_block);
+        let blocks = n.min(2 * l.sms()).max(1) as u32;
+        l.launch(
+            stream,
+            Kernel::SliceBounds,
+            shape(blocks, threads, 0),
+            &args,
+        )?;
+        Ok(Some(bounds))
     }
 
     /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2) for `phase`: counts

@@ -11,7 +11,7 @@ use super::kernels::{
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::Meta;
-use super::product::Product;
+use super::product::{bounds_at, Product};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -324,7 +324,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Counts the `n` rows listed at `rows` (those the last shared bin gave
     /// up on, or a global bin's) on stream 0: when C is narrow enough (or
     /// [`LongRows::Dense`]), a bitmap per row, each row split into slices of
-    /// its entries of A over several blocks (batches of rows within the
+    /// its entries of A holding about equal products over several blocks (batches of rows within the
     /// global budget); else a hash table of `2·nprod` per block (OpSparse
     /// §5.6.1, kernel 8; DCU §5.4).
     fn symbolic_global(
@@ -359,14 +359,20 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 slices,
                 tickets: tickets.ptr(),
                 repeat_rows: repeat_rows(crpt, self.m()),
+                bounds: DevicePtr(0),
             };
+            let bounds = self.slice_bounds(0, bins, n, slices)?;
             // Batches of rows; the kernel leaves bitmaps and tickets zero.
             for start in (0..n).step_by(rows_at_once) {
                 let count = (n - start).min(rows_at_once);
                 args.rows.bins = bins.add(4 * start as u64);
                 args.rows.nrows = count as u32;
+                args.bounds = bounds_at(&bounds, start, slices);
                 let grid = (count as u64 * slices as u64) as u32;
                 l.launch(0, Kernel::SymbolicDense, shape(grid, threads, 0), &args)?;
+            }
+            if let Some(b) = bounds {
+                l.release(b);
             }
             l.release(bits);
             l.release(tickets);

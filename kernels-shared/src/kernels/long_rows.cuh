@@ -60,35 +60,114 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol,
     }
 }
 
-// Inclusive scan of one u32 per lane across a warp (shuffles).
-__device__ __forceinline__ u32 warp_inclusive_scan(u32 x) {
+// Inclusive scan of one value per lane across a warp (shuffles).
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_scan(T x) {
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
     for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
-        const u32 y = SPGEMM_SHFL(x, wl >= d ? wl - d : wl);
+        const T y = SPGEMM_SHFL(x, wl >= d ? wl - d : wl);
         if (wl >= d) x += y;
     }
     return x;
 }
 
-// Block-wide exclusive scan of one u32 per thread: warps scan with
+// T itself, so that only the scratch's type sets a template's T.
+template <typename T>
+struct same_type {
+    typedef T type;
+};
+
+// Block-wide exclusive scan of one value per thread: warps scan with
 // shuffles, then the first warp scans the warps' totals (scratch: a word
 // per warp; blockDim.x a multiple of the warp width, at most a warp of
 // warps). The block's total goes to *total.
-__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32* total) {
+template <typename T>
+__device__ __forceinline__ T block_exclusive_scan(typename same_type<T>::type v, T* scratch, T* total) {
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, w = threadIdx.x / SPGEMM_WARP_SIZE;
     const u32 nw = blockDim.x / SPGEMM_WARP_SIZE;
-    const u32 x = warp_inclusive_scan(v);
+    const T x = warp_inclusive_scan(v);
     if (wl == SPGEMM_WARP_SIZE - 1) scratch[w] = x;
     __syncthreads();
     if (w == 0) {
-        const u32 s = warp_inclusive_scan(wl < nw ? scratch[wl] : 0);
+        const T s = warp_inclusive_scan(wl < nw ? scratch[wl] : T(0));
         if (wl < nw) scratch[wl] = s;
     }
     __syncthreads();
-    const u32 before = w ? scratch[w - 1] : 0;
+    const T before = w ? scratch[w - 1] : T(0);
     *total = scratch[nw - 1];
     __syncthreads();
     return before + x - v;
+}
+
+// Entries of A a thread of spgemm_slice_bounds reads at once: their
+// gathers of B's row offsets are in flight together.
+#define SPGEMM_BOUNDS_PER_THREAD 4
+
+// Where the `slices` slices of each listed row of A start (the power-law
+// issue's part 4: long rows split over blocks by products, not by entries;
+// the first entries of an R-MAT row select B's hub rows, so equal stretches
+// of entries held very unequal work): bounds[r · (slices + 1) + s], absolute
+// positions in A's entries, the last one the row's end. Slice s takes the
+// entries whose first product falls in [T(s), T(s + 1)), T(s) = nprod(i) ·
+// s / slices: its bound is one past the entry that holds product T(s) − 1
+// (the only one with excl < T(s) <= excl + len, where excl is the products
+// of the entries before it), or the row's start where T(s) is 0. One block
+// a row (grid-stride), launched once for all the rows of every batch so
+// that the rows' memory latencies overlap: a sum of the row's products,
+// then a block scan of them SPGEMM_BOUNDS_PER_THREAD consecutive entries a
+// thread. At most 1,024 threads a block.
+SPGEMM_FIXED_KERNEL void spgemm_slice_bounds(const u64* arpt, const u32* acol, const u64* brpt, const u32* bins,
+                                               u32 nrows, u32 slices, u64* bounds) {
+    constexpr u32 PER = SPGEMM_BOUNDS_PER_THREAD;
+    __shared__ u64 s_scan[1024 / SPGEMM_WARP_SIZE];
+    __shared__ u64 s_total;
+    for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const u32 row = bins[r];
+        const u64 a0 = arpt[row], a1 = arpt[row + 1];
+        u64* out = bounds + (u64)r * (slices + 1);
+        if (threadIdx.x == 0) s_total = 0;
+        __syncthreads();
+        u64 t = 0;
+        for (u64 q = a0 + threadIdx.x; q < a1; q += PER * blockDim.x) {
+            u32 c[PER];
+#pragma unroll
+            for (u32 j = 0; j < PER; ++j) c[j] = q + j * blockDim.x < a1 ? acol[q + j * blockDim.x] : SPGEMM_EMPTY;
+#pragma unroll
+            for (u32 j = 0; j < PER; ++j) t += c[j] != SPGEMM_EMPTY ? brpt[c[j] + 1] - brpt[c[j]] : 0;
+        }
+        t = warp_sum(t);
+        if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && t) atomicAdd(&s_total, t);
+        __syncthreads();
+        const u64 total = s_total;
+        for (u32 s = threadIdx.x; s <= slices; s += blockDim.x)
+            if (s == slices || total * s < slices) out[s] = s == slices ? a1 : a0;
+        u64 carry = 0;
+        for (u64 base = a0; base < a1; base += PER * blockDim.x) {
+            const u64 first = base + (u64)threadIdx.x * PER;
+            u32 c[PER];
+            u64 len[PER], mine = 0;
+#pragma unroll
+            for (u32 j = 0; j < PER; ++j) c[j] = first + j < a1 ? acol[first + j] : SPGEMM_EMPTY;
+#pragma unroll
+            for (u32 j = 0; j < PER; ++j) {
+                len[j] = c[j] != SPGEMM_EMPTY ? brpt[c[j] + 1] - brpt[c[j]] : 0;
+                mine += len[j];
+            }
+            u64 chunk;
+            u64 excl = carry + block_exclusive_scan<u64>(mine, s_scan, &chunk);
+#pragma unroll
+            for (u32 j = 0; j < PER; ++j) {
+                // The first s with T(s) > excl, then every s with T(s) <= excl + len.
+                for (u64 s = ((excl + 1) * slices + total - 1) / (total ? total : 1); len[j] && s < slices; ++s) {
+                    if (total * s / slices > excl + len[j]) break;
+                    out[s] = first + j + 1;
+                }
+                excl += len[j];
+            }
+            carry += chunk;
+        }
+        __syncthreads();
+    }
 }
 
 // Sets bit `col` of a bitmap in global memory that other blocks set too.
@@ -107,7 +186,8 @@ __device__ __forceinline__ void set_bit(u32* bits, u32 col, bool test) {
 // Symbolic step for the rows past the last shared table when C is narrow
 // enough: one bit per column of C in global memory per row (all zero on
 // entry and on exit), each row split into `slices` slices of its entries of
-// A, one block a slice (block = row · slices + slice). Slices set bits
+// A (equal stretches, or about equal products: `bounds`, from
+// spgemm_slice_bounds, when not null), one block a slice (block = row · slices + slice). Slices set bits
 // (`set_bit`); the last slice of a row to finish
 // (ticket in tickets[r]) counts the row's bits into crpt[row], clearing the
 // bitmap and the ticket for the next batch of rows, and sets the row's bit
@@ -115,7 +195,8 @@ __device__ __forceinline__ void set_bit(u32* bits, u32 col, bool test) {
 // `spgemm_numeric_dense`).
 SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                                  const u32* bins, u32 nrows, u64* crpt, u32 g, u32* bits_all,
-                                                 u32 words, u32 slices, u32* tickets, u32* repeat_rows) {
+                                                 u32 words, u32 slices, u32* tickets, u32* repeat_rows,
+                                                 const u64* bounds) {
     __shared__ u32 s_count;
     __shared__ bool s_last;
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
@@ -126,7 +207,7 @@ SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol,
     // (crpt[row] holds nprod until the last slice, after every slice's
     // products, writes the count there).
     const bool test = crpt[row] >= (u64)words * SPGEMM_WORD_BITS;
-    for_slice_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, sl, slices, g,
+    for_slice_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, bounds, row, r, sl, slices, g,
                        [&](u32 col, value_t) { set_bit(bits, col, test); });
     __threadfence();
     __syncthreads();
@@ -159,16 +240,18 @@ SPGEMM_FIXED_KERNEL void spgemm_symbolic_dense(const u64* arpt, const u32* acol,
 // kernels over a batch of rows: a dense value per column and a bit per
 // column in global memory per row (zero on entry; the values zero on exit
 // too). The first
-// splits each row into `slices` slices of its entries of A, one block a
-// slice (block = row · slices + slice), accumulating with atomics; the
+// splits each row into `slices` slices of its entries of A (equal
+// stretches, or about equal products: `bounds`, from spgemm_slice_bounds,
+// when not null), one block a slice (block = row · slices + slice), accumulating with atomics; the
 // second, after it on the stream, writes the row sorted by compacting set
 // bits in column order, clearing as it goes: no hash probing and no sort.
-// Both take the same parameters.
+// Both take the same parameters (the second reads neither `bounds` nor B).
 SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval,
                                                 const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                 value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
-                                                u32 words, u32 slices, const u32* repeat_rows, u32 skip_upto) {
+                                                u32 words, u32 slices, const u32* repeat_rows, u32 skip_upto,
+                                                const u64* bounds) {
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     value_t* dense = dense_all + (u64)r * words * SPGEMM_WORD_BITS;
@@ -178,7 +261,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, 
     if (crpt[row + 1] - crpt[row] <= skip_upto) return;
     // Whether the row's columns repeat (the symbolic kernels' repeat bit).
     const bool test = repeat_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u;
-    for_slice_products(arpt, acol, aval, brpt, bcol, bval, row, sl, slices, g, [&](u32 col, value_t v) {
+    for_slice_products(arpt, acol, aval, brpt, bcol, bval, bounds, row, r, sl, slices, g, [&](u32 col, value_t v) {
         set_bit(bits, col, test);
         atomicAdd(&dense[col], v);
     });
@@ -199,7 +282,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32
                                                         const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                         value_t* cval, u32 g, value_t* dense_all, u32* bits_all,
                                                         u32 words, u32 slices, const u32* repeat_rows,
-                                                        u32 skip_upto) {
+                                                        u32 skip_upto, const u64* bounds) {
     extern __shared__ u32 s_scan_dense[];
     __shared__ u64 s_before;
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
@@ -219,7 +302,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32
         const u32 wi = base + threadIdx.x;
         u32 w = wi < w1 ? bits[wi] : 0;
         u32 total;
-        u64 at = out + block_exclusive_scan(__popc(w), s_scan_dense, &total);
+        u64 at = out + block_exclusive_scan<u32>(__popc(w), s_scan_dense, &total);
         while (w) {
             u32 col[SPGEMM_COMPACT_BATCH];
             value_t v[SPGEMM_COMPACT_BATCH];
@@ -256,18 +339,19 @@ SPGEMM_FIXED_KERNEL void spgemm_fill_empty(u32* keys, u64 n) {
         keys[i] = SPGEMM_EMPTY;
 }
 
-// Hashing: block = row · slices + slice; modulo hashing (tsize is not a
+// Hashing: block = row · slices + slice (slices as spgemm_numeric_dense's);
+// modulo hashing (tsize is not a
 // power of two), atomics in global memory.
 SPGEMM_FIXED_KERNEL void spgemm_numeric_hash_slices(const u64* arpt, const u32* acol, const value_t* aval,
                                                       const u64* brpt, const u32* bcol, const value_t* bval,
                                                       const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
                                                       value_t* cval, u32 g, u32* keys_all, value_t* vals_all,
-                                                      u32 tsize, u32 slices) {
+                                                      u32 tsize, u32 slices, const u64* bounds) {
     const u32 r = blockIdx.x / slices, sl = blockIdx.x % slices;
     if (r >= nrows) return;
     u32* keys = keys_all + (u64)r * tsize;
     value_t* vals = vals_all + (u64)r * tsize;
-    for_slice_products(arpt, acol, aval, brpt, bcol, bval, bins[r], sl, slices, g,
+    for_slice_products(arpt, acol, aval, brpt, bcol, bval, bounds, bins[r], r, sl, slices, g,
                        [&](u32 col, value_t v) { insert_pair(keys, vals, tsize, false, col, v, false); });
 }
 

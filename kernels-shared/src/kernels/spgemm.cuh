@@ -476,16 +476,21 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
     }
 }
 
-// The products of slice `sl` of `slices` of row `row`'s entries of A, for
-// kernels that split long rows between blocks (block = row · slices +
-// slice); the block's threads form the row's groups.
+// The products of slice `sl` of `slices` of the r-th listed row, `row`,
+// for kernels that split long rows between blocks (block = r · slices +
+// slice): the entries of A from bounds[r · (slices + 1) + sl] to the next
+// bound (`spgemm_slice_bounds`: slices of about equal products), or equal
+// stretches of the row's entries when `bounds` is null; the block's
+// threads form the row's groups.
 template <typename F>
 __device__ __forceinline__ void for_slice_products(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 row,
-                                                   u32 sl, u32 slices, u32 g, F f) {
+                                                   const u64* brpt, const u32* bcol, const value_t* bval,
+                                                   const u64* bounds, u32 row, u32 r, u32 sl, u32 slices, u32 g,
+                                                   F f) {
     const u64 a0 = arpt[row], len = arpt[row + 1] - a0;
-    for_products_range(a0 + len * sl / slices, a0 + len * (sl + 1) / slices, acol, aval, brpt, bcol, bval,
-                       threadIdx.x, blockDim.x, g, f);
+    const u64* b = bounds + (u64)r * (slices + 1) + sl;
+    const u64 p0 = bounds ? b[0] : a0 + len * sl / slices, p1 = bounds ? b[1] : a0 + len * (sl + 1) / slices;
+    for_products_range(p0, p1, acol, aval, brpt, bcol, bval, threadIdx.x, blockDim.x, g, f);
 }
 
 template <bool HUBS = false, typename K, typename F>
