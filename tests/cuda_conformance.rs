@@ -62,6 +62,9 @@ mod suite_v100_paper_table {
     crate::conformance_suite!(crate::open_v100_paper());
 }
 
+// The register-aware accumulators (`--sort register`, `register-hash`).
+crate::register_suites!(spgemm::BackendKind::Cuda);
+
 #[cfg(feature = "cuda")]
 mod engine_level {
     crate::engine_suite!(spgemm_cuda::open, spgemm::CudaDevice, "CUDA");

@@ -36,6 +36,9 @@ mod suite_in_place_global_hash {
     crate::conformance_suite!(crate::open_with(spgemm::gpu::LongRows::InPlaceHash));
 }
 
+// The register-aware accumulators (`--sort register`, `register-hash`).
+crate::register_suites!(spgemm::BackendKind::Hip);
+
 #[cfg(feature = "hip")]
 mod engine_level {
     crate::engine_suite!(spgemm_hip::open, spgemm::HipDevice, "HIP");

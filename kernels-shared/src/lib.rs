@@ -17,7 +17,9 @@
 #![warn(missing_docs)]
 
 /// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
-/// pipeline (`spgemm.cuh`), then the kernels for rows past the last
+/// pipeline up to the shared-memory bins (`spgemm.cuh`), the register sort
+/// of short rows (`register_sort.cuh`), the shared-memory bins
+/// (`shared_bins.cuh`), then the kernels for rows past the last
 /// shared-memory table (`long_rows.cuh`), then dense accumulators in
 /// shared memory for rows of a narrow C (`dense_rows.cuh`), then B packed
 /// into words of columns for the symbolic phase (`packed_columns.cuh`),
@@ -25,6 +27,8 @@
 /// device arrays (`checks.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/spgemm.cuh"),
+    include_str!("kernels/register_sort.cuh"),
+    include_str!("kernels/shared_bins.cuh"),
     include_str!("kernels/long_rows.cuh"),
     include_str!("kernels/dense_rows.cuh"),
     include_str!("kernels/packed_columns.cuh"),

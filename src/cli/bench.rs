@@ -70,7 +70,11 @@ pub struct BenchArgs {
     /// GPU backends: how the numeric step sorts rows: auto (per table and
     /// bin), bitonic (the whole hash table, DCU §5.3), rank (condense, then
     /// rank sort, OpSparse §5.6.2), condense-bitonic (condense, then bitonic
-    /// sort of the entries only).
+    /// sort of the entries only), register (the register-aware reg-sort of
+    /// short rows in both phases: no hash table, a sorting network in
+    /// registers; auto elsewhere), register-hash (the register-aware
+    /// reg-hash: each lane inserts an even share of a short row's products
+    /// from registers; auto elsewhere).
     #[arg(long, default_value = "auto")]
     sort: SortVariant,
     /// GPU backends: also run the product within this device-memory budget

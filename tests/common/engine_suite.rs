@@ -475,6 +475,8 @@ macro_rules! engine_suite {
                 SortVariant::Bitonic,
                 SortVariant::CondenseRank,
                 SortVariant::CondenseBitonic,
+                SortVariant::Register,
+                SortVariant::RegisterHash,
             ] {
                 let eng = $open(0).unwrap().with_config(GpuConfig {
                     sort,

@@ -104,3 +104,44 @@ pub fn open_gpu(
     let _ = writeln!(std::io::stderr(), "{kind:?} backend unavailable: {why}");
     None
 }
+
+/// The register-aware seed's accumulators in both phases' short-row bins
+/// (`sort`: [`Register`](spgemm::gpu::SortVariant::Register), reg-sort;
+/// [`RegisterHash`](spgemm::gpu::SortVariant::RegisterHash), reg-hash) on
+/// GPU 0 of backend `kind`, with hash tables in every other bin (no dense
+/// accumulators), so that every short row runs them or, in the numeric
+/// phase, falls back to the hash tables.
+#[allow(dead_code)] // used by the GPU conformance tests only
+pub fn open_registers(
+    kind: spgemm::BackendKind,
+    sort: spgemm::gpu::SortVariant,
+) -> Option<Box<dyn conformance::Multiplier>> {
+    let options = spgemm::GpuConfig {
+        sort,
+        accumulator: spgemm::gpu::Accumulator::Hash,
+        ..Default::default()
+    };
+    open_gpu(kind, &options, &[&[0]])
+}
+
+/// The conformance suite under both register-aware accumulators
+/// ([`open_registers`]) on backend `$kind`: modules `suite_register_sort`
+/// and `suite_register_hash`.
+#[macro_export]
+macro_rules! register_suites {
+    ($kind:expr) => {
+        mod suite_register_sort {
+            $crate::conformance_suite!($crate::common::open_registers(
+                $kind,
+                spgemm::gpu::SortVariant::Register
+            ));
+        }
+
+        mod suite_register_hash {
+            $crate::conformance_suite!($crate::common::open_registers(
+                $kind,
+                spgemm::gpu::SortVariant::RegisterHash
+            ));
+        }
+    };
+}

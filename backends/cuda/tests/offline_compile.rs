@@ -87,6 +87,8 @@ fn every_kernel_compiles_and_fits_its_table() {
         SortVariant::Bitonic,
         SortVariant::CondenseRank,
         SortVariant::CondenseBitonic,
+        SortVariant::Register,
+        SortVariant::RegisterHash,
     ];
     for value_bytes in [4usize, 8] {
         // sm_90: the Hopper table with every sort, and the DCU paper's table

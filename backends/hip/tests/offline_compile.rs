@@ -125,21 +125,28 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
         ),
     ];
     for (arch, props, cu) in targets {
-        for value_bytes in [4usize, 8] {
+        for (value_bytes, sort) in [4usize, 8].into_iter().flat_map(|v| {
+            [
+                SortVariant::Auto,
+                SortVariant::Register,
+                SortVariant::RegisterHash,
+            ]
+            .map(|s| (v, s))
+        }) {
             let table = KernelTable::for_device(&props, value_bytes);
             let units = if value_bytes == 4 {
                 program::build::<f32>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
                     &table,
-                    SortVariant::Auto,
+                    sort,
                 )
             } else {
                 program::build::<f64>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
                     &table,
-                    SortVariant::Auto,
+                    sort,
                 )
             };
             for unit in &units {
@@ -167,7 +174,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
                         "{arch} {}: {name} uses scratch",
                         prog.name
                     );
-                    let bin = kernel.bin(&table, SortVariant::Auto);
+                    let bin = kernel.bin(&table, sort);
                     let Some((bin, shared)) = bin else { continue };
                     let lds = get("group_segment_fixed_size") as usize + shared;
                     assert!(

@@ -75,12 +75,61 @@ pub enum SortVariant {
     /// few hundred entries, bitonic on rows of thousands; `docs/benchmarks/`).
     #[default]
     Auto,
+    /// The register-aware seed's reg-sort (§3.1, §3.4; the power-law
+    /// issue's part 1) in the short-row bins that allow it
+    /// ([`SortVariant::registers`]), elsewhere as [`SortVariant::Auto`]: a
+    /// row's products are expanded into its table's shared memory, loaded
+    /// [`REG_PER_LANE`] to a lane, sorted by a bitonic network of register
+    /// compares and shuffles, and summed by runs in registers (a segmented
+    /// sum), with no hash table and no atomic; the symbolic phase counts
+    /// the runs. In the numeric phase a block whose rows do not all fit
+    /// takes the hash tables and the rank sort. Not in
+    /// [`SortVariant::Auto`]: measured slower on an H100
+    /// (`docs/benchmarks/h100-register-sort.md`).
+    Register,
+    /// The register-aware seed's reg-hash (§3.3; the power-law issue's
+    /// part 1) in the bins of [`SortVariant::Register`], elsewhere as
+    /// [`SortVariant::Auto`]: a row's products are expanded as for the
+    /// register sort and shared out evenly, [`REG_PER_LANE`] to a lane, so
+    /// that each lane inserts its own share into the hash table from
+    /// registers instead of walking rows of B of unequal lengths; the
+    /// numeric rows are then condensed and rank-sorted. Not a sort, but
+    /// like one a choice of the short-row bins' kernels. In the numeric
+    /// phase a block whose rows do not all fit walks B as usual. Not in
+    /// [`SortVariant::Auto`]: measured slower on an H100
+    /// (`docs/benchmarks/h100-register-sort.md`).
+    RegisterHash,
 }
+
+/// Products a lane holds in the register sort of
+/// [`SortVariant::Register`] (`SPGEMM_REG_PER_LANE` in the kernels): a
+/// short-row bin of `r` lanes per row takes it for rows of at most `r`
+/// times this many products (the register-aware seed's register vectors
+/// of 8, §3.4, halved for the 32 registers a thread of the short-row bins
+/// has).
+pub const REG_PER_LANE: u32 = 4;
 
 /// Largest nnz of a row that [`SortVariant::Auto`] rank-sorts.
 pub const RANK_MAX_NNZ: u64 = 1024;
 
 impl SortVariant {
+    /// Whether shared bin `bin` of `table` takes the register sort or
+    /// reg-hash under this variant ([`SortVariant::Register`] and
+    /// [`SortVariant::RegisterHash`] only): a row's lanes are at
+    /// most a warp, so that shuffles reach them all; in the symbolic phase
+    /// (`symbolic`, where bins are by products) its rows' products must
+    /// also fit its table and [`REG_PER_LANE`] to a lane (the numeric
+    /// kernel checks each block's rows itself).
+    pub fn registers(self, table: &KernelTable, bin: &Bin, symbolic: bool) -> bool {
+        let lanes = bin.row_threads;
+        matches!(self, SortVariant::Register | SortVariant::RegisterHash)
+            && !bin.global()
+            && lanes.is_power_of_two()
+            && lanes <= table.warp_width
+            && (!symbolic
+                || bin.max <= (lanes * REG_PER_LANE) as u64 && bin.max <= bin.table_size as u64)
+    }
+
     /// The variant's number in the kernel source (`SORT` template argument)
     /// for numeric bin `bin` of `table`. Condensing keeps a counter beside
     /// the table, so a table that fills a block's shared memory is
@@ -90,9 +139,11 @@ impl SortVariant {
             SortVariant::Bitonic => 0,
             SortVariant::CondenseRank => 1,
             SortVariant::CondenseBitonic => 2,
-            SortVariant::Auto if table.whole_table_sort => 0,
-            SortVariant::Auto if bin.max <= RANK_MAX_NNZ => 1,
-            SortVariant::Auto => 2,
+            SortVariant::Register if self.registers(table, bin, false) => 3,
+            SortVariant::RegisterHash if self.registers(table, bin, false) => 4,
+            _ if table.whole_table_sort => 0,
+            _ if bin.max <= RANK_MAX_NNZ => 1,
+            _ => 2,
         };
         let with_counter = bin.shared_bytes(table.numeric_entry_bytes(), true);
         if with_counter > table.shared_per_block {
@@ -108,6 +159,8 @@ crate::choices::named_choices!(SortVariant, "sort", {
     CondenseRank => "rank",
     CondenseBitonic => "condense-bitonic",
     Auto => "auto",
+    Register => "register",
+    RegisterHash => "register-hash",
 });
 
 /// How the rows past the last shared-memory table are computed.

@@ -3,6 +3,7 @@
 //! `program::build`); the kernel sources use the `SPGEMM_` names and never
 //! define them.
 
+use super::config::REG_PER_LANE;
 use std::fmt::Write;
 
 /// Lanes per row of A in the setup kernel (a warp for long rows): the
@@ -67,6 +68,7 @@ pub(crate) fn defines() -> String {
         ),
         ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
         ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
+        ("SPGEMM_REG_PER_LANE", format!("{REG_PER_LANE}u")),
         ("SPGEMM_FAULT_WORDS", format!("{FAULT_WORDS}u")),
     ] {
         let _ = writeln!(s, "#define {name} {value}");

@@ -15,6 +15,10 @@ use crate::table::{Bin, KernelTable};
 use std::any::TypeId;
 
 use super::config::SortVariant;
+pub use super::shapes::{
+    numeric_bin, numeric_shared_bytes, symbolic_bin, symbolic_packed_bin, symbolic_packed_bytes,
+    symbolic_packed_fits, symbolic_registers, symbolic_shared_bytes,
+};
 
 /// Which phase a binning kernel bins for: nprod(i) (symbolic) or nnz(i)
 /// (numeric), each against its own bin ranges (OpSparse Alg. 1–2).
@@ -297,61 +301,21 @@ impl Kernel {
     /// its table.
     pub fn bin(self, table: &KernelTable, sort: SortVariant) -> Option<(Bin, usize)> {
         match self {
-            Kernel::SymbolicBin(i) if i < table.symbolic.len() => {
-                Some((table.symbolic[i], symbolic_shared_bytes(table, i)))
-            }
+            Kernel::SymbolicBin(i) if i < table.symbolic.len() => Some((
+                symbolic_bin(table, i, sort),
+                symbolic_shared_bytes(table, i),
+            )),
             Kernel::SymbolicPackedBin(i) if i < table.symbolic.len() => Some((
                 symbolic_packed_bin(table, i),
                 symbolic_packed_bytes(table, i),
             )),
-            Kernel::NumericBin(i) if i < table.numeric.len() => {
-                Some((table.numeric[i], numeric_shared_bytes(table, i, sort)))
-            }
+            Kernel::NumericBin(i) if i < table.numeric.len() => Some((
+                numeric_bin(table, i, sort),
+                numeric_shared_bytes(table, i, sort),
+            )),
             _ => None,
         }
     }
-}
-
-/// Dynamic shared memory of the kernel of symbolic bin `i`, bytes: its
-/// tables, and a counter per row in the bin that records overflowing rows.
-pub fn symbolic_shared_bytes(table: &KernelTable, i: usize) -> usize {
-    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
-    table.symbolic[i].shared_bytes(4, overflow)
-}
-
-/// Dynamic shared memory of the packed kernel of symbolic bin `i`, bytes:
-/// its tables of words, a mask per slot, and two counters per row in the
-/// bin that records overflowing rows (words and columns).
-pub fn symbolic_packed_bytes(table: &KernelTable, i: usize) -> usize {
-    let bin = &table.symbolic[i];
-    let overflow = i + 1 == table.symbolic.len() && table.symbolic_overflows();
-    bin.rows_per_block() as usize * (8 * bin.table_size as usize + if overflow { 8 } else { 0 })
-}
-
-/// Symbolic bin `i` as its packed kernel is compiled: the resident blocks
-/// it is built for scaled down by its larger shared memory, so that they
-/// fit a multiprocessor as the plain kernel's do (at least one).
-pub fn symbolic_packed_bin(table: &KernelTable, i: usize) -> Bin {
-    let bin = table.symbolic[i];
-    let scaled = bin.min_blocks as usize * symbolic_shared_bytes(table, i)
-        / symbolic_packed_bytes(table, i).max(1);
-    Bin {
-        min_blocks: (scaled as u32).max(1),
-        ..bin
-    }
-}
-
-/// Whether shared symbolic bin `i` has a packed kernel: its tables and
-/// masks fit the shared memory the table was made for.
-pub fn symbolic_packed_fits(table: &KernelTable, i: usize) -> bool {
-    !table.symbolic[i].global() && symbolic_packed_bytes(table, i) <= table.shared_per_block
-}
-
-/// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
-/// bytes: its tables, and a counter per row when the sort condenses.
-pub fn numeric_shared_bytes(table: &KernelTable, i: usize, sort: SortVariant) -> usize {
-    let bin = &table.numeric[i];
-    bin.shared_bytes(table.numeric_entry_bytes(), sort.code(table, bin) != 0)
 }
 
 /// One kernel parameter: its C type and name.

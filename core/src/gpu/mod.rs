@@ -41,6 +41,7 @@ mod product;
 #[doc(hidden)]
 pub mod program;
 mod rows;
+mod shapes;
 mod staging;
 mod streamed;
 mod symbolic;
@@ -48,6 +49,7 @@ mod symbolic;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
     Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
+    REG_PER_LANE,
 };
 pub use engine::GpuEngine;
 pub use kernels::IndexWidth;

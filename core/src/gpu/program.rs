@@ -4,7 +4,10 @@
 //! that bin's table size, block shape and sort (OpSparse Tables 1–2).
 
 use super::config::SortVariant;
-use super::kernels::{symbolic_packed_bin, symbolic_packed_fits, Kernel, Phase, FIXED};
+use super::kernels::{
+    numeric_bin, symbolic_bin, symbolic_packed_bin, symbolic_packed_fits, symbolic_registers,
+    Kernel, Phase, FIXED,
+};
 use crate::device::KernelProgram;
 use crate::scalar::Scalar;
 use crate::table::{Bin, KernelTable};
@@ -80,11 +83,16 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
             let bin = &if packed {
                 symbolic_packed_bin(table, i)
             } else {
-                table.symbolic[i]
+                symbolic_bin(table, i, sort)
             };
             let last = i + 1 == table.symbolic.len();
+            let reg = match sort {
+                _ if packed || !symbolic_registers(table, i, sort) => 0,
+                SortVariant::RegisterHash => 2,
+                _ => 1,
+            };
             format!(
-                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ symbolic_shared<{ts}u, {rt}u, {last}, {packed}>({call}); }}\n",
+                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ symbolic_shared<{ts}u, {rt}u, {last}, {packed}, {reg}>({call}); }}\n",
                 bt = bin.block_threads,
                 mb = bin.min_blocks,
                 ts = bin.table_size,
@@ -92,7 +100,7 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
             )
         }
         Kernel::NumericBin(i) => {
-            let bin = &table.numeric[i];
+            let bin = &numeric_bin(table, i, sort);
             format!(
                 "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}, {hubs}>({call}); }}\n",
                 bt = bin.block_threads,
@@ -211,10 +219,10 @@ mod tests {
         }
         let all: String = units.iter().map(|u| u.program.source.as_str()).collect();
         assert!(all.contains("typedef double value_t;"));
-        assert!(all.contains("symbolic_shared<24575u, 1024u, true, false>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
+        assert!(all.contains("symbolic_shared<24575u, 1024u, true, false, 0>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
         assert!(
             all.contains("spgemm_symbolic_packed_bin0(")
-                && all.contains("symbolic_shared<32u, 4u, false, true>")
+                && all.contains("symbolic_shared<32u, 4u, false, true, 0>")
         );
         assert!(all.contains("numeric_shared<31u, 8u, 0, false>"));
         assert!(all.contains("{26ull, 426ull"));

@@ -9,6 +9,10 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 #define SPGEMM_SHFL(v, src) __shfl_sync(SPGEMM_FULL_MASK, (v), (src))
 #define SPGEMM_SHFL_UP(v, d) __shfl_up_sync(SPGEMM_FULL_MASK, (v), (d))
+// Shuffles within segments of w lanes (w a power of two up to the warp).
+#define SPGEMM_SHFL_W(v, src, w) __shfl_sync(SPGEMM_FULL_MASK, (v), (src), (w))
+#define SPGEMM_SHFL_UP_W(v, d, w) __shfl_up_sync(SPGEMM_FULL_MASK, (v), (d), (w))
+#define SPGEMM_SHFL_XOR_W(v, m, w) __shfl_xor_sync(SPGEMM_FULL_MASK, (v), (m), (w))
 // Orders the shared-memory accesses of a warp's lanes (a converged warp).
 #define SPGEMM_SYNC_WARP() __syncwarp()
 #define SPGEMM_BALLOT(p) __ballot_sync(SPGEMM_FULL_MASK, (p))

@@ -11,6 +11,10 @@ typedef unsigned long long lane_mask_t;
 #define SPGEMM_SHFL_DOWN_W(v, d, w) __shfl_down((v), (d), (w))
 #define SPGEMM_SHFL(v, src) __shfl((v), (src))
 #define SPGEMM_SHFL_UP(v, d) __shfl_up((v), (d))
+// Shuffles within segments of w lanes (w a power of two up to the wavefront).
+#define SPGEMM_SHFL_W(v, src, w) __shfl((v), (src), (w))
+#define SPGEMM_SHFL_UP_W(v, d, w) __shfl_up((v), (d), (w))
+#define SPGEMM_SHFL_XOR_W(v, m, w) __shfl_xor((v), (m), (w))
 // Orders the shared-memory accesses of a wavefront's lanes: a wavefront
 // runs in lockstep, so a fence at wavefront scope and a barrier against
 // the compiler's reordering suffice.
