@@ -196,13 +196,7 @@ macro_rules! engine_suite {
             // Slices of equal products (`SliceSplit::Products`) then differ
             // from slices of equal entries: most hold part of one entry.
             let (m, k, n) = (3000usize, 50_000usize, 200_000usize);
-            let mut rng = 0x2545_f491_4f6c_dd1du64;
-            let mut next = |r: usize| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                (rng % r as u64) as u32
-            };
+            let mut next = $crate::common::xorshift(0x2545_f491_4f6c_dd1d);
             let (mut ar, mut ac, mut br, mut bc) = (vec![], vec![], vec![], vec![]);
             for i in 0..m {
                 let cols: Vec<u32> = match i {
@@ -423,13 +417,7 @@ macro_rules! engine_suite {
             // Auto, C 200,000 wide takes ranked bitmaps there, whose
             // warps share the hubs).
             let (m, n) = (3040usize, 200_000usize);
-            let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-            let mut next = |k: usize| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                (rng % k as u64) as u32
-            };
+            let mut next = $crate::common::xorshift(0x9e37_79b9_7f4a_7c15);
             let (mut ar, mut ac, mut br, mut bc) = (vec![], vec![], vec![], vec![]);
             for i in 0..m {
                 for t in 0..12 {

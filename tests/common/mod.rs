@@ -145,3 +145,16 @@ macro_rules! register_suites {
         }
     };
 }
+
+/// A seeded xorshift generator of indices: each call `next(k)` gives one
+/// in `0..k` (test matrices with a chosen shape, independent of `rand`).
+#[allow(dead_code)] // used by the GPU engine tests only
+pub fn xorshift(seed: u64) -> impl FnMut(usize) -> u32 {
+    let mut state = seed;
+    move |k| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % k as u64) as u32
+    }
+}

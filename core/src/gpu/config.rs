@@ -219,8 +219,8 @@ crate::choices::named_choices!(LongRows, "long-row variant", {
 pub enum SliceSplit {
     /// Slices of equal numbers of entries of A. Measured against
     /// [`SliceSplit::Products`] on an H100 (`h100-slices-by-products.md`):
-    /// R-MAT 18 (Graph500) 95 ms against 109 ms, the other power-law and
-    /// long-row products within 1-5% either way.
+    /// R-MAT 18 (Graph500) 99-100 ms against 114-116 ms, the other
+    /// power-law and long-row products within 3-6% either way.
     #[default]
     Entries,
     /// Slices of about equal products (the power-law issue's part 4; the

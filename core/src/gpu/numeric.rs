@@ -265,7 +265,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// The longest rows by dense accumulators in global memory
     /// ([`LongRows::Dense`]): batches of `rows_at_once` rows, each split
-    /// into `slices` slices of about equal products over several blocks; rows of at most
+    /// into `slices` slices over several blocks (see
+    /// [`GpuConfig::slices`](super::GpuConfig::slices)); rows of at most
     /// `skip_upto` entries are skipped (another kernel's). Returns the
     /// scratch arrays, to be kept until the kernels are done.
     fn dense_long_rows(

@@ -324,8 +324,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Counts the `n` rows listed at `rows` (those the last shared bin gave
     /// up on, or a global bin's) on stream 0: when C is narrow enough (or
     /// [`LongRows::Dense`]), a bitmap per row, each row split into slices of
-    /// its entries of A holding about equal products over several blocks (batches of rows within the
-    /// global budget); else a hash table of `2·nprod` per block (OpSparse
+    /// its entries of A over several blocks (equal stretches, or about equal
+    /// products under [`SliceSplit::Products`](super::SliceSplit::Products);
+    /// batches of rows within the global budget); else a hash table of `2·nprod` per block (OpSparse
     /// §5.6.1, kernel 8; DCU §5.4).
     fn symbolic_global(
         &self,

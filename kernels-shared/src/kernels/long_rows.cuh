@@ -60,17 +60,6 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol,
     }
 }
 
-// Inclusive scan of one value per lane across a warp (shuffles).
-template <typename T>
-__device__ __forceinline__ T warp_inclusive_scan(T x) {
-    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
-    for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
-        const T y = SPGEMM_SHFL(x, wl >= d ? wl - d : wl);
-        if (wl >= d) x += y;
-    }
-    return x;
-}
-
 // T itself, so that only the scratch's type sets a template's T.
 template <typename T>
 struct same_type {
@@ -85,11 +74,11 @@ template <typename T>
 __device__ __forceinline__ T block_exclusive_scan(typename same_type<T>::type v, T* scratch, T* total) {
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, w = threadIdx.x / SPGEMM_WARP_SIZE;
     const u32 nw = blockDim.x / SPGEMM_WARP_SIZE;
-    const T x = warp_inclusive_scan(v);
+    const T x = segment_inclusive_scan<SPGEMM_WARP_SIZE, T>(v, wl);
     if (wl == SPGEMM_WARP_SIZE - 1) scratch[w] = x;
     __syncthreads();
     if (w == 0) {
-        const T s = warp_inclusive_scan(wl < nw ? scratch[wl] : T(0));
+        const T s = segment_inclusive_scan<SPGEMM_WARP_SIZE, T>(wl < nw ? scratch[wl] : T(0), wl);
         if (wl < nw) scratch[wl] = s;
     }
     __syncthreads();

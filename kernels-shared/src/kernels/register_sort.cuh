@@ -36,11 +36,7 @@ __device__ __forceinline__ u32 expand_row(u64 a0, u64 a1, const u32* acol, const
             len = (u32)(brpt[c + 1] - b0);
             if (VALUES) a = aval[p];
         }
-        u32 incl = len;
-        for (u32 d = 1; d < ROW_THREADS; d *= 2) {
-            const u32 o = SPGEMM_SHFL_UP_W(incl, d, ROW_THREADS);
-            if (lane >= d) incl += o;
-        }
+        const u32 incl = segment_inclusive_scan<ROW_THREADS>(len, lane);
         const u32 at = run + incl - len;
         for (u32 q = 0; q < len; ++q) {
             keys[at + q] = bcol[b0 + q];
@@ -100,18 +96,22 @@ __device__ __forceinline__ void register_sort(u32 (&key)[R], value_t (&val)[R], 
     }
 }
 
-// Loads the row's `n` expanded products R to a lane (lane · R + r; empty
-// past n) and sorts them (register_sort).
+// Expands a row's products into its table's space (expand_row) and loads
+// them R to a lane in blocked order (lane · R + r; empty past the row's
+// products): each lane then holds an equal share of the row, the input of
+// both the register sort and reg-hash. Every lane of the warp calls it.
 template <u32 ROW_THREADS, u32 R, bool VALUES>
-__device__ __forceinline__ void load_and_sort(const u32* keys, const value_t* vals, u32 n, u32 lane, u32 (&key)[R],
-                                              value_t (&val)[R]) {
+__device__ __forceinline__ void expand_and_load(u64 a0, u64 a1, const u32* acol, const value_t* aval,
+                                                const u64* brpt, const u32* bcol, const value_t* bval, u32 lane,
+                                                u32* keys, value_t* vals, u32 (&key)[R], value_t (&val)[R]) {
+    const u32 n = expand_row<ROW_THREADS, VALUES>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals);
+    SPGEMM_SYNC_WARP();
 #pragma unroll
     for (u32 r = 0; r < R; ++r) {
         const u32 t = lane * R + r;
         key[r] = t < n ? keys[t] : SPGEMM_EMPTY;
         val[r] = VALUES && t < n ? vals[t] : value_t(0);
     }
-    register_sort<ROW_THREADS, R, VALUES>(key, val, lane);
 }
 
 // Which of a lane's R sorted keys start a run of equal keys (bit r), empty
@@ -170,12 +170,7 @@ __device__ __forceinline__ void write_runs(const u32 (&key)[R], value_t (&val)[R
         if (starts >> r & 1u) carry = value_t(0);
     }
     const u32 mine = run_columns<R>(key, starts);
-    u32 incl = mine;
-    for (u32 d = 1; d < ROW_THREADS; d *= 2) {
-        const u32 o = SPGEMM_SHFL_UP_W(incl, d, ROW_THREADS);
-        if (lane >= d) incl += o;
-    }
-    u32 at = incl - mine;
+    u32 at = segment_inclusive_scan<ROW_THREADS>(mine, lane) - mine;
 #pragma unroll
     for (u32 r = 0; r < R; ++r)
         if ((starts >> r & 1u) && key[r] != SPGEMM_EMPTY) {
@@ -195,12 +190,11 @@ __device__ __forceinline__ u32 symbolic_registers(const u64* arpt, const u32* ac
                                                   const u32* bcol, bool active, u32 row, u32 lane, u32* table) {
     constexpr u32 R = SPGEMM_REG_PER_LANE;
     const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
-    const u32 n = expand_row<ROW_THREADS, false>(a0, a1, acol, (const value_t*)0, brpt, bcol, (const value_t*)0,
-                                                 lane, table, (value_t*)0);
-    SPGEMM_SYNC_WARP();
     u32 key[R];
     value_t val[R];
-    load_and_sort<ROW_THREADS, R, false>(table, (const value_t*)0, n, lane, key, val);
+    expand_and_load<ROW_THREADS, R, false>(a0, a1, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, lane,
+                                           table, (value_t*)0, key, val);
+    register_sort<ROW_THREADS, R, false>(key, val, lane);
     return run_columns<R>(key, run_starts<ROW_THREADS, R>(key, lane));
 }
 
@@ -232,37 +226,20 @@ __device__ __forceinline__ bool numeric_registers(const u64* arpt, const u32* ac
     constexpr u32 R = SPGEMM_REG_PER_LANE;
     const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
     if (!rows_fit<TSIZE, ROW_THREADS>(a0, a1, acol, brpt, lane)) return false;
-    const u32 n = expand_row<ROW_THREADS, true>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals);
-    SPGEMM_SYNC_WARP();
     u32 key[R];
     value_t val[R];
-    load_and_sort<ROW_THREADS, R, true>(keys, vals, n, lane, key, val);
+    expand_and_load<ROW_THREADS, R, true>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals, key, val);
+    register_sort<ROW_THREADS, R, true>(key, val, lane);
     const u64 start = active ? crpt[row] : 0;
     write_runs<ROW_THREADS, R>(key, val, lane, ccol + start, cval + start);
     return true;
 }
 
 // The register-aware seed's reg-hash (§3.3; `--sort register-hash`): a
-// row's products expanded into its table's space as for the register
-// sort, loaded SPGEMM_REG_PER_LANE to a lane so that every lane holds an
-// equal share of the row, then inserted from the registers into the hash
-// table (cleared in between) instead of walking the rows of B. Loads this
-// lane's share into key (and val with VALUES; empty past the row's
-// products); the table is to be cleared before the inserts. Every lane of
-// the warp calls it.
-template <u32 ROW_THREADS, u32 R, bool VALUES>
-__device__ __forceinline__ void load_share(u64 a0, u64 a1, const u32* acol, const value_t* aval, const u64* brpt,
-                                           const u32* bcol, const value_t* bval, u32 lane, u32* keys,
-                                           value_t* vals, u32 (&key)[R], value_t (&val)[R]) {
-    const u32 n = expand_row<ROW_THREADS, VALUES>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals);
-    SPGEMM_SYNC_WARP();
-#pragma unroll
-    for (u32 r = 0; r < R; ++r) {
-        const u32 t = lane * R + r;
-        key[r] = t < n ? keys[t] : SPGEMM_EMPTY;
-        val[r] = VALUES && t < n ? vals[t] : value_t(0);
-    }
-}
+// row's products are expanded and shared out evenly to the lanes'
+// registers as for the register sort (expand_and_load), then inserted
+// from the registers into the hash table (cleared in between) instead of
+// walking the rows of B. The numeric step is in numeric_shared (SORT 4).
 
 // The reg-hash symbolic step for a row (as symbolic_registers): this
 // lane's new columns among its share, inserted into `table`.
@@ -275,8 +252,8 @@ __device__ __forceinline__ u32 symbolic_register_hash(const u64* arpt, const u32
     const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
     u32 key[R];
     value_t val[R];
-    load_share<ROW_THREADS, R, false>(a0, a1, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, lane, table,
-                                      (value_t*)0, key, val);
+    expand_and_load<ROW_THREADS, R, false>(a0, a1, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, lane,
+                                           table, (value_t*)0, key, val);
     SPGEMM_SYNC_WARP();
     for (u32 t = lane; t < TSIZE; t += ROW_THREADS) table[t] = SPGEMM_EMPTY;
     SPGEMM_SYNC_WARP();

@@ -262,7 +262,7 @@ __device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* va
 // sort for blocks whose rows all fit (`numeric_registers`), SORT 1 for
 // the others. SORT 4 (`--sort register-hash`): as SORT 1, but blocks whose
 // rows all fit insert from the lanes' even shares of each row's products
-// in registers (`load_share`, reg-hash) instead of walking B.
+// in registers (`expand_and_load`, reg-hash) instead of walking B.
 template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
@@ -300,7 +300,8 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
         const u64 a0 = i < nrows ? arpt[r] : 0, a1 = i < nrows ? arpt[r + 1] : 0;
         shared_out = rows_fit<TSIZE, RT>(a0, a1, acol, brpt, lane);
         if (shared_out)
-            load_share<RT, R, true>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals, share_key, share_val);
+            expand_and_load<RT, R, true>(a0, a1, acol, aval, brpt, bcol, bval, lane, keys, vals, share_key,
+                                         share_val);
         // Every row's share is loaded before the tables are cleared.
         __syncthreads();
     }
@@ -395,11 +396,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
                 n = (u32)(brpt[c + 1] - b0);
                 a = aval[p];
             }
-            u32 incl = n;
-            for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
-                const u32 o = SPGEMM_SHFL_UP(incl, d);
-                if (lane >= d) incl += o;
-            }
+            const u32 incl = segment_inclusive_scan<SPGEMM_WARP_SIZE>(n, lane);
             const u32 total = SPGEMM_SHFL(incl, SPGEMM_WARP_SIZE - 1);
             for (u32 t0 = 0; t0 < total; t0 += SPGEMM_WARP_SIZE) {
                 const u32 t = t0 + lane;
