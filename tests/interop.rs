@@ -1,5 +1,5 @@
 //! Conversions with sprs, faer and nalgebra-sparse: every real matrix of
-//! `../shared/matrices` round-trips exactly through each, borrowed views
+//! `data/matrices` round-trips exactly through each, borrowed views
 //! multiply to the same C as our own matrices while reading the other
 //! library's arrays in place, and what does not fit is an error.
 

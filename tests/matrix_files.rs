@@ -1,4 +1,4 @@
-//! The readers and writers on every real matrix of `../shared/matrices`:
+//! The readers and writers on every real matrix of `data/matrices`:
 //! the parallel reader (memory-mapped gzip path, and plain text cut into
 //! small chunks) against the sequential one, and files written in every
 //! format (`.mtx`, `.mtx.gz`, `.npz`) read back exactly.

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real matrices of ../shared/matrices (or
+"""Shared fixtures: the real matrices of the repository's data/matrices (or
 $SPGEMM_MATRICES) and helpers that compare a product with SciPy's."""
 
 import os
@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def matrices_dir() -> pathlib.Path:
-    d = pathlib.Path(os.environ.get("SPGEMM_MATRICES", ROOT.parent / "shared" / "matrices"))
+    d = pathlib.Path(os.environ.get("SPGEMM_MATRICES", ROOT / "data" / "matrices"))
     assert (d / "MANIFEST.tsv").is_file(), f"real matrices not found in {d} (set SPGEMM_MATRICES)"
     return d
 

@@ -30,7 +30,7 @@ macro_rules! with_gpu {
 }
 
 /// The real matrix bundled with the repository, used when no file is named.
-pub const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bcsstk16.mtx.gz");
+pub const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/matrices/bcsstk16.mtx.gz");
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {

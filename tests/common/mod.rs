@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: the real matrices of
-//! `../shared/matrices` and the conformance suite run against every backend.
+//! `data/matrices` and the conformance suite run against every backend.
 #![allow(dead_code)]
 
 pub mod conformance;
@@ -22,12 +22,12 @@ pub fn temp_file(test: &str, name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// The folder of real SuiteSparse matrices: `$SPGEMM_MATRICES`, or
-/// `shared/matrices` beside the repository. Its absence fails the test.
+/// The folder of real SuiteSparse matrices: `$SPGEMM_MATRICES`, or the
+/// repository's `data/matrices`. Its absence fails the test.
 pub fn matrices_dir() -> PathBuf {
     let dir = std::env::var_os("SPGEMM_MATRICES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/matrices"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/matrices"));
     assert!(
         dir.join("MANIFEST.tsv").is_file(),
         "real matrices not found in {} (set SPGEMM_MATRICES)",

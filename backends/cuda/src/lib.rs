@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! let engine = spgemm_cuda::open(0)?;
-//! let a: spgemm_core::CsrMatrix<f64> = spgemm_core::mtx::read_path("data/bcsstk16.mtx.gz")?;
+//! let a: spgemm_core::CsrMatrix<f64> = spgemm_core::mtx::read_path("data/matrices/bcsstk16.mtx.gz")?;
 //! let c = engine.multiply_host(&a, &a)?;
 //! # Ok::<(), spgemm_core::Error>(())
 //! ```
