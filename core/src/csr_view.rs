@@ -123,6 +123,15 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     pub fn col_indices(&self) -> &'a [u32] {
         self.col_indices
     }
+    /// The structure (shape, row offsets, column indices), without values.
+    pub fn structure(&self) -> crate::structure::Structure<'a> {
+        crate::structure::Structure {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_offsets: self.row_offsets,
+            col_indices: self.col_indices,
+        }
+    }
     /// Values, length `nnz`.
     pub fn values(&self) -> &'a [T] {
         self.values

@@ -114,6 +114,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An output file cannot be written where or as asked: an unknown
+    /// extension, a missing folder, a folder in its place, no permission.
+    #[error("output {}: {message}", path.display())]
+    Output {
+        /// The output file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A Matrix Market file is malformed.
     #[error("line {line}: {message}")]
     Parse {
@@ -182,6 +191,9 @@ impl Error {
                 message: format!("{}: {message}", path.display()),
             },
             Error::Npz(message) => Error::Npz(format!("{}: {message}", path.display())),
+            Error::Unsupported(message) => {
+                Error::Unsupported(format!("{}: {message}", path.display()))
+            }
             Error::Io { source, .. } => Error::Io {
                 path: path.to_path_buf(),
                 source,

@@ -44,6 +44,7 @@ pub mod npz;
 pub mod reference;
 pub mod scalar;
 pub mod stats;
+pub mod structure;
 pub mod table;
 pub mod verify;
 

@@ -103,7 +103,19 @@ def _host_result(a, shape, arrays):
     return cls((data, indices, indptr), shape=shape)
 
 
-def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = True):
+def _native_check(check, kind: str) -> bool:
+    """Whether the native call checks that rows are sorted without
+    duplicates: SciPy operands only with ``check="canonical"`` (non-canonical
+    ones are multiplied as they are otherwise); device operands with
+    ``check=True`` or ``"canonical"``."""
+    if check is not True and check is not False and check != "canonical":
+        raise ValueError(f"check must be True, False or 'canonical', not {check!r}")
+    if kind == "scipy":
+        return check == "canonical"
+    return check is not False
+
+
+def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
     """C = A @ B for sparse matrices, returned as the same kind as ``a``.
 
     Parameters
@@ -117,10 +129,17 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
         "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
     precision : None, "float32" or "float64". None: the common type of A's
         and B's values, which must be float32 or float64.
-    check : when True (the default) rows must be sorted without duplicate
-        columns, as SciPy's canonical format; False skips that check
-        (unsorted rows and duplicates are then multiplied like SciPy does,
-        every stored entry contributing). Index bounds are always checked.
+    check : True (the default), "canonical" or False. Index bounds and
+        indptr are always checked. SciPy matrices that are not in SciPy's
+        canonical format (rows unsorted, or a column repeated in a row) are
+        accepted unless ``check="canonical"``: they are multiplied as they
+        are, every stored entry contributing, as SciPy's own ``@`` does, with
+        no copy and no extra pass (C is canonical either way).
+        ``check="canonical"`` refuses them instead, naming the first row at
+        fault. CuPy and PyTorch matrices, read in place on the device, must
+        have sorted rows without duplicates under True and "canonical" (one
+        pass over their indices on the device); False skips that check there
+        and multiplies them as they are.
 
     Returns
     -------
@@ -137,8 +156,9 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     ------
     TypeError: inputs that are not sparse matrices, or of different kinds.
     ValueError: shape mismatch, unsupported dtype, malformed CSR (out-of-range
-        or negative indices, decreasing indptr, unsorted rows with ``check``),
-        naming the row, column or position at fault.
+        or negative indices, decreasing indptr; unsorted rows or duplicates
+        where ``check`` asks for sorted rows), naming the row, column or
+        position at fault; a ``check`` other than True, False, "canonical".
     MemoryError: host or device memory exhausted (products too large for the
         device are computed in chunks of rows first).
     RuntimeError: the requested backend cannot run (not compiled in, no
@@ -149,26 +169,26 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check: bool = Tr
     if precision is None:
         # Host work here delays the first kernel: the common case of device
         # inputs skips it.
-        c = _device.matmul_common(a, b, backend, check)
+        c = _device.matmul_common(a, b, backend, _native_check(check, "cupy"))
         if c is not None:
             return c
     kind = _kinds(a, b)
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     if kind != "scipy":
-        return _device.matmul(kind, a, b, backend, dtype, check)
+        return _device.matmul(kind, a, b, backend, dtype, _native_check(check, kind))
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
-    c = _spgemm.matmul(oa, ob, backend, check)
+    c = _spgemm.matmul(oa, ob, backend, _native_check(check, kind))
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
 class _HostPlan:
     """A plan over SciPy matrices, run by the Rust library's plan."""
 
-    def __init__(self, a, b, backend: str, dtype: np.dtype, check: bool):
+    def __init__(self, a, b, backend: str, dtype: np.dtype, check):
         oa = _host_operand(a, dtype)
         ob = oa if b is a else _host_operand(b, dtype)
-        self._native = _spgemm.symbolic(oa, ob, backend, check)
+        self._native = _spgemm.symbolic(oa, ob, backend, _native_check(check, "scipy"))
         self._shape = (a.shape[0], b.shape[1])
         self._dtype = dtype
         self._check = check
@@ -183,7 +203,7 @@ class _HostPlan:
         check = self._check if check is None else check
         oa = _host_operand(a, self._dtype)
         ob = oa if b is a else _host_operand(b, self._dtype)
-        indptr, indices, data = self._native.numeric(oa, ob, check)
+        indptr, indices, data = self._native.numeric(oa, ob, _native_check(check, "scipy"))
         cls = _sp.csr_array if self._a_is_array else _sp.csr_matrix
         return cls((data, indices, indptr), shape=self._shape)
 
@@ -209,7 +229,7 @@ class Plan:
         """The backend the plan runs on ("cpu", "cuda" or "hip")."""
         return "cuda" if self._kind != "scipy" else self._impl.backend
 
-    def numeric(self, a, b=None, *, check: bool | None = None):
+    def numeric(self, a, b=None, *, check=None):
         """C = A @ B for ``a`` and ``b`` (``None``: ``a``) of the kind the plan
         was built for, with exactly the structure (shapes, indptr, indices)
         it was built for and any values; returned as :func:`matmul` returns
@@ -229,7 +249,7 @@ class Plan:
         return self._impl.numeric(a, b)
 
 
-def symbolic(a, b=None, *, backend: str = "auto", precision=None, check: bool = True) -> Plan:
+def symbolic(a, b=None, *, backend: str = "auto", precision=None, check=True) -> Plan:
     """The symbolic phase of A @ B (``b``: ``None`` means ``a``), kept as a
     :class:`Plan` whose ``numeric(a, b)`` recomputes the product for new
     values of the same structure. SciPy, CuPy and PyTorch matrices as in
@@ -242,5 +262,5 @@ def symbolic(a, b=None, *, backend: str = "auto", precision=None, check: bool = 
     kind = _kinds(a, b)
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     if kind != "scipy":
-        return Plan(_device.DevicePlan(kind, a, b, backend, dtype, check), kind)
+        return Plan(_device.DevicePlan(kind, a, b, backend, dtype, _native_check(check, kind)), kind)
     return Plan(_HostPlan(a, b, backend, dtype, check), kind)

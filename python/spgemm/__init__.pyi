@@ -8,6 +8,7 @@ import numpy as np
 _M = TypeVar("_M")
 _Backend = Literal["auto", "cpu", "cuda", "hip"]
 _Precision = Optional[Union[Literal["float32", "float64"], type, np.dtype]]
+_Check = Union[bool, Literal["canonical"]]
 
 __version__: str
 
@@ -20,7 +21,7 @@ def matmul(
     *,
     backend: _Backend = "auto",
     precision: _Precision = None,
-    check: bool = True,
+    check: _Check = True,
 ) -> _M:
     """C = A @ B (shapes (M, K) @ (K, N) -> (M, N)), of ``a``'s kind:
     scipy.sparse csr_array / csr_matrix, cupyx.scipy.sparse.csr_matrix or a
@@ -35,7 +36,7 @@ class Plan:
     def nnz(self) -> int: ...
     @property
     def backend(self) -> str: ...
-    def numeric(self, a: Any, b: Optional[Any] = None, *, check: Optional[bool] = None) -> Any:
+    def numeric(self, a: Any, b: Optional[Any] = None, *, check: Optional[_Check] = None) -> Any:
         """C = A @ B for operands with the plan's structure and new values."""
 
 def symbolic(
@@ -44,6 +45,6 @@ def symbolic(
     *,
     backend: _Backend = "auto",
     precision: _Precision = None,
-    check: bool = True,
+    check: _Check = True,
 ) -> Plan:
     """The symbolic phase of A @ B, kept as a Plan."""

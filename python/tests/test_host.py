@@ -77,11 +77,33 @@ def test_precision_converts_and_mixed_types_follow_numpy():
     assert_product(c, ints.astype(np.float64), ints.astype(np.float64), 1e-12)
 
 
-def test_unsorted_rows_with_check_false_match_scipy():
+def non_canonical():
+    """A 2x3 CSR array whose row 0 is unsorted and row 1 repeats column 1
+    (not in SciPy's canonical format), and a 3x4 partner."""
     a = sp.csr_array((np.array([1.0, 2.0, 3.0, 4.0]), np.array([2, 0, 1, 1]), np.array([0, 2, 4])), shape=(2, 3))
-    b = random(3, 4, 0.9, 5)
-    c = spgemm.matmul(a, b, backend=BACKEND, check=False)
-    assert np.allclose(c.toarray(), (a @ b).toarray())
+    assert not a.has_canonical_format
+    return a, random(3, 4, 0.9, 5)
+
+
+def test_non_canonical_scipy_csr_is_multiplied_as_scipy_does_unless_check_canonical():
+    a, b = non_canonical()
+    want = (a @ b).toarray()
+    for check in (True, False):
+        c = spgemm.matmul(a, b, backend=BACKEND, check=check)
+        assert np.allclose(c.toarray(), want)
+        assert c.has_canonical_format
+        plan = spgemm.symbolic(a, b, backend=BACKEND, check=check)
+        assert np.allclose(plan.numeric(a, b).toarray(), want)
+    # As B, and the caller's arrays untouched.
+    left = random(5, 2, 0.8, 6)
+    indices = a.indices.copy()
+    c = spgemm.matmul(left, a, backend=BACKEND)
+    assert np.allclose(c.toarray(), (left @ a).toarray())
+    assert np.array_equal(a.indices, indices) and not a.has_canonical_format
+    with pytest.raises(ValueError, match="row 0 is not sorted without duplicates: column 0 follows column 2"):
+        spgemm.matmul(a, b, backend=BACKEND, check="canonical")
+    with pytest.raises(ValueError, match="check must be True, False or 'canonical', not 'yes'"):
+        spgemm.matmul(a, b, backend=BACKEND, check="yes")
 
 
 def test_plans_rerun_the_numeric_phase():

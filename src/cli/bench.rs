@@ -219,6 +219,9 @@ pub fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        spgemm::files::check_output(path, false)?;
+    }
     // The whole job's product runs within the budget, as `spgemm multiply
     // --memory-budget` does; otherwise the budget is a second, chunked run.
     let options = GpuConfig {
@@ -261,26 +264,15 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
     if let Some(bw) = bandwidth {
         println!("device memory bandwidth: {:.0} GB/s (a device-to-device copy, read and write counted); floor = bytes of A and B read once and C written once / that bandwidth; x floor = median ms / floor", bw / 1e9);
     }
-    println!("C = A·A per matrix (A·Aᵀ when rectangular, A·B for A+B); median ms: our product on the device, kernels only (inputs already there), over --reps runs; GFLOPS = 2·nprod / time; other ms: the compared library's, same run; speedup = other / ours");
-    println!(
-        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8} {:>10} {:>8} {:>9} {:>8}",
-        "matrix",
-        "rows",
-        "nnz",
-        "nprod",
-        "nnz(C)",
-        "ratio",
-        "median ms",
-        "GFLOPS",
-        "other ms",
-        "speedup",
-        "floor ms",
-        "x floor"
-    );
+    let columns = Columns {
+        compared: args.compare.is_some(),
+        floor: bandwidth.is_some(),
+    };
+    columns.print_header(matches!(backend, Backend::Cpu(_)));
     for ops in &files {
         bar.set_message(ops.name());
         let r = bench_one::<T>(&backend, ops, args, bandwidth)?;
-        bar.suspend(|| print_row(&r));
+        bar.suspend(|| columns.print_row(&r));
         records.push(r);
         bar.inc(1);
     }
@@ -375,37 +367,72 @@ fn run_whole_jobs<T: Scalar>(
     write_json(args, &records)
 }
 
-fn print_row(r: &Record) {
-    let (other, speed) = r
-        .compared
-        .as_ref()
-        .map_or(("-".to_string(), "-".to_string()), |c| {
-            (format!("{:.3}", c.median_ms), format!("{:.2}x", c.speedup))
-        });
-    let (floor, times) = r
-        .bandwidth_floor
-        .as_ref()
-        .map_or(("-".into(), "-".into()), |f| {
-            (
-                format!("{:.3}", f.floor_ms),
-                format!("{:.1}x", f.times_floor),
-            )
-        });
-    println!(
-        "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6.2} {:>10.3} {:>8.2} {:>10} {:>8} {:>9} {:>8}",
-        r.matrix,
-        r.rows,
-        r.nnz,
-        r.nprod,
-        r.nnz_c,
-        r.compression_ratio,
-        r.median_ms,
-        r.gflops,
-        other,
-        speed,
-        floor,
-        times
-    );
+/// The table's optional columns: the compared library's time and the
+/// speedup (with --compare), the bandwidth floor (GPU backends).
+struct Columns {
+    compared: bool,
+    floor: bool,
+}
+
+impl Columns {
+    fn print_header(&self, cpu: bool) {
+        let mut what = vec![
+            "C = A·A per matrix (A·Aᵀ when rectangular, A·B for A+B)".to_string(),
+            if cpu {
+                "median ms: our product on the CPU (inputs in host memory), over --reps runs"
+            } else {
+                "median ms: our product on the device, kernels only (inputs already there), over --reps runs"
+            }
+            .to_string(),
+            "GFLOPS = 2·nprod / time".to_string(),
+        ];
+        if self.compared {
+            what.push("other ms: the compared library's, same run; speedup = other / ours".into());
+        }
+        println!("{}", what.join("; "));
+        let mut header = format!(
+            "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6} {:>10} {:>8}",
+            "matrix", "rows", "nnz", "nprod", "nnz(C)", "ratio", "median ms", "GFLOPS"
+        );
+        if self.compared {
+            header += &format!(" {:>10} {:>8}", "other ms", "speedup");
+        }
+        if self.floor {
+            header += &format!(" {:>9} {:>8}", "floor ms", "x floor");
+        }
+        println!("{header}");
+    }
+
+    fn print_row(&self, r: &Record) {
+        let mut row = format!(
+            "{:<26} {:>9} {:>10} {:>13} {:>11} {:>6.2} {:>10.3} {:>8.2}",
+            r.matrix, r.rows, r.nnz, r.nprod, r.nnz_c, r.compression_ratio, r.median_ms, r.gflops
+        );
+        if self.compared {
+            let (other, speed) = r.compared.as_ref().map_or(("-".into(), "-".into()), |c| {
+                (format!("{:.3}", c.median_ms), format!("{:.2}x", c.speedup))
+            });
+            row += &format!(" {other:>10} {speed:>8}");
+        }
+        if self.floor {
+            let (floor, times) = r
+                .bandwidth_floor
+                .as_ref()
+                .map_or(("-".into(), "-".into()), |f| {
+                    (
+                        format!("{:.3}", f.floor_ms),
+                        format!("{:.1}x", f.times_floor),
+                    )
+                });
+            row += &format!(" {floor:>9} {times:>8}");
+        }
+        println!("{row}");
+        print_details(r);
+    }
+}
+
+/// The lines under a product's row: its phases, its check, its kernels.
+fn print_details(r: &Record) {
     let phases: Vec<String> = r
         .phases_ms
         .iter()

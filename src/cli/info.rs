@@ -15,9 +15,39 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: &InfoArgs) -> Result<(), CliError> {
-    let a = args.file.load::<f64>(args.seed)?;
+    use spgemm::mtx::{Field, Symmetry};
+    let (a, field, symmetry) = match &args.file {
+        MatrixSource::File(p) if !spgemm::files::is_npz(p) => {
+            let (h, a) = spgemm::mtx::read_path_with::<f64>(p, &Default::default())?;
+            let field = match h.field {
+                Field::Real => "real",
+                Field::Integer => "integer",
+                Field::Pattern => "pattern (every entry 1)",
+            };
+            let symmetry = match h.symmetry {
+                Symmetry::General => "general".to_string(),
+                Symmetry::Symmetric => format!("symmetric ({} entries stored)", h.entries),
+                Symmetry::SkewSymmetric => {
+                    format!("skew-symmetric ({} entries stored)", h.entries)
+                }
+            };
+            (a, field, symmetry)
+        }
+        MatrixSource::File(_) => (
+            args.file.load::<f64>(args.seed)?,
+            "numeric (.npz, read as f64)",
+            "general (.npz stores every entry)".to_string(),
+        ),
+        MatrixSource::Gen(_) => (
+            args.file.load::<f64>(args.seed)?,
+            "real (generated)",
+            "general".to_string(),
+        ),
+    };
     println!("matrix        {}", args.file.name());
     println!("size          {} x {}", a.nrows(), a.ncols());
+    println!("field         {field}");
+    println!("symmetry      {symmetry}");
     println!("nnz           {}", a.nnz());
     let explicit_zeros = a.values().iter().filter(|&&v| v == 0.0).count();
     println!("explicit 0s   {explicit_zeros}");

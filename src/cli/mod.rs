@@ -40,8 +40,11 @@ pub enum CliError {
     /// CuPy missing or failing).
     #[error("comparison: {0}")]
     Compare(String),
+    /// An argument is malformed (a generator spec).
+    #[error("{0}")]
+    Argument(String),
     /// Writing a report failed.
-    #[error("{path}: {message}")]
+    #[error("output {path}: {message}")]
     Output {
         /// File.
         path: String,
@@ -60,14 +63,16 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// C = A·B (B defaults to A), written as Matrix Market.
+    /// C = A·B (without B: A·A, or A·Aᵀ for a rectangular A), written as
+    /// .mtx, .mtx.gz or .npz by the output's extension.
     Multiply(MultiplyArgs),
     /// Time C = A·A (A·Aᵀ for rectangular A, A·B for A+B) per product, or
     /// the whole job (read, multiply, write) with --whole-job.
     Bench(bench::BenchArgs),
     /// Size, row-length histogram, products and compression ratio of A·A.
     Info(info::InfoArgs),
-    /// Write a synthetic matrix (stencil, R-MAT, Erdős–Rényi, long rows).
+    /// Write a synthetic matrix (stencil, R-MAT, Erdős–Rényi, long rows) as
+    /// .mtx, .mtx.gz or .npz.
     Gen(GenArgs),
     /// Results of several `bench --json` runs side by side: table and SVG chart.
     Report(report::ReportArgs),
@@ -127,13 +132,13 @@ enum Precision {
 struct MultiplyArgs {
     /// A: a .mtx, .mtx.gz or .npz file, or a generator such as gen:stencil7:32.
     a: MatrixSource,
-    /// B (defaults to A).
+    /// B, as A (without B: A·A, or A·Aᵀ when A is not square).
     b: Option<MatrixSource>,
     /// Output file for C (.mtx, .mtx.gz to compress, or .npz).
     #[arg(short, long)]
     output: PathBuf,
     /// Also write the times of the steps (read, upload, product, download,
-    /// write; milliseconds) as JSON to this file.
+    /// write; milliseconds) as JSON to this file (.json).
     #[arg(long)]
     timings: Option<PathBuf>,
     /// GPU backends: device memory to use per device (bytes; suffixes K,
@@ -173,14 +178,13 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Info(a) => info::run(&a),
         Command::Report(a) => report::run(&a),
         Command::Gen(a) => {
+            spgemm::files::check_output(&a.output, true)?;
             let spec = if a.spec.starts_with("gen:") {
                 a.spec.clone()
             } else {
                 format!("gen:{}", a.spec)
             };
-            let src: MatrixSource = spec
-                .parse()
-                .map_err(|m: String| spgemm_core::Error::Unsupported(m))?;
+            let src: MatrixSource = spec.parse().map_err(CliError::Argument)?;
             let m = src.load::<f64>(a.seed)?;
             spgemm::files::write(&a.output, &m, None)?;
             eprintln!(
@@ -240,15 +244,33 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
         memory_budget: args.memory_budget,
         ..GpuConfig::default()
     };
+    spgemm::files::check_output(&args.output, true)?;
+    if let Some(path) = &args.timings {
+        spgemm::files::check_output(path, false)?;
+    }
     let backend = open_backend(&args.common, options, args.common.verbose)?;
     let t = Instant::now();
     let a = args.a.load::<T>(args.common.seed)?;
     let b = match &args.b {
         Some(s) => Some(s.load::<T>(args.common.seed)?),
+        // A·Aᵀ for a rectangular A alone, as `bench` and `info` do.
+        None if a.nrows() != a.ncols() => {
+            eprintln!(
+                "A is {}x{}, not square: computing C = A·Aᵀ (give B for another product)",
+                a.nrows(),
+                a.ncols()
+            );
+            Some(a.transpose()?)
+        }
         None => None,
     };
     let read_ms = ms(t);
     let b_ref = b.as_ref().unwrap_or(&a);
+    let what = match &args.b {
+        Some(_) => "A·B",
+        None if b.is_some() => "A·Aᵀ",
+        None => "A·A",
+    };
     let stats = spgemm::stats::product_stats(&a, b_ref)?;
     let (c, times) = progress::Step::new("multiplying", None, false)
         .spin(|| backend.multiply_timed(&a, b_ref))?;
@@ -265,7 +287,7 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     let secs = times.multiply_ms / 1e3;
     eprintln!(
         "C = {}: {}x{}, nnz(C) {}, nprod {}, compression ratio {:.2}, {:.2} GFLOPS; read {}, upload {}, product {}, download {}, write {}; wrote {}",
-        if args.b.is_some() { "A·B" } else { "A·A" },
+        what,
         c.nrows(),
         c.ncols(),
         c.nnz(),

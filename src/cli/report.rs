@@ -77,6 +77,7 @@ fn load(files: &[PathBuf]) -> Result<Results, CliError> {
 }
 
 pub fn run(args: &ReportArgs) -> Result<(), CliError> {
+    spgemm::files::check_output(&args.output, false)?;
     let r = load(&args.files)?;
     println!("GFLOPS (2·nprod / time)");
     for (i, s) in r.series.iter().enumerate() {

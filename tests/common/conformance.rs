@@ -1,8 +1,9 @@
-//! The conformance suite, written once and instantiated per backend with
-//! [`conformance_suite!`]: every case runs the backend and the reference on
-//! the same input and compares them (structure exactly, values to rounding).
+//! The conformance suite, written once and run on every backend by the
+//! `backends` test binary ([`CASES`]): every case runs the backend and the
+//! reference on the same input and compares them (structure exactly,
+//! values to rounding).
 
-use spgemm::{CsrMatrix, Scalar};
+use spgemm::{generate, CsrMatrix, Scalar};
 
 /// Something that multiplies: a backend under test.
 pub trait Multiplier {
@@ -90,187 +91,190 @@ pub fn triplets<T: Scalar>(
     CsrMatrix::from_triplets(nrows, ncols, &r, &c, &v).expect("triplets")
 }
 
-/// Instantiates the conformance suite for a backend. `$open` is an
-/// expression giving `Option<impl Multiplier>`: `None` skips every test
-/// with a visible message (a GPU backend without a GPU), unless
-/// `SPGEMM_REQUIRE_GPU=1`, which turns the skip into a failure.
-#[macro_export]
-macro_rules! conformance_suite {
-    ($open:expr) => {
-        use $crate::common::conformance::{check, triplets, Multiplier};
-        use spgemm::generate;
-        use spgemm::CsrMatrix;
+/// One case of the suite, run on a backend.
+pub type Case = fn(&dyn Multiplier);
 
-        fn backend() -> Option<Box<dyn Multiplier>> {
-            let b: Option<Box<dyn Multiplier>> = $open;
-            if b.is_none() {
-                let required = std::env::var("SPGEMM_REQUIRE_GPU").is_ok_and(|v| v == "1");
-                assert!(!required, "SPGEMM_REQUIRE_GPU=1 but the backend could not be opened");
-                // Written to stderr directly, past libtest's capture, so the
-                // skip is visible in a normal `cargo test` run.
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "SKIPPED: backend not available on this machine (set SPGEMM_REQUIRE_GPU=1 to fail instead)");
-            }
-            b
-        }
+/// Every case of the suite, by name: each multiplies with the backend
+/// given and panics on a mismatch with the reference.
+pub const CASES: &[(&str, Case)] = &[
+    ("every_real_matrix_f64", every_real_matrix_f64),
+    ("real_matrices_f32", real_matrices_f32),
+    (
+        "seeded_random_square_and_rectangular",
+        seeded_random_square_and_rectangular,
+    ),
+    ("empty_matrix", empty_matrix),
+    (
+        "zero_rows_and_zero_inner_dimension",
+        zero_rows_and_zero_inner_dimension,
+    ),
+    ("empty_rows_between_full_ones", empty_rows_between_full_ones),
+    ("single_entry_rows", single_entry_rows),
+    ("one_dense_row", one_dense_row),
+    (
+        "rows_longer_than_the_largest_shared_table",
+        rows_longer_than_the_largest_shared_table,
+    ),
+    ("rectangular_a_times_b", rectangular_a_times_b),
+    ("pattern_and_symmetric_files", pattern_and_symmetric_files),
+    (
+        "explicit_zeros_in_input_are_kept",
+        explicit_zeros_in_input_are_kept,
+    ),
+    (
+        "values_that_cancel_stay_as_explicit_zeros",
+        values_that_cancel_stay_as_explicit_zeros,
+    ),
+    (
+        "duplicates_and_unsorted_columns_in_input",
+        duplicates_and_unsorted_columns_in_input,
+    ),
+    (
+        "dimension_mismatch_is_an_error",
+        dimension_mismatch_is_an_error,
+    ),
+];
 
-        #[test]
-        fn every_real_matrix_f64() {
-            let Some(m) = backend() else { return };
-            for name in $crate::common::real_matrices() {
-                let a = $crate::common::load::<f64>(&name);
-                let b = $crate::common::partner(&a);
-                check(m.as_ref(), &name, &a, &b);
-            }
-        }
+fn every_real_matrix_f64(m: &dyn Multiplier) {
+    for name in crate::common::real_matrices() {
+        let a = crate::common::load::<f64>(&name);
+        let b = crate::common::partner(&a);
+        check(m, &name, &a, &b);
+    }
+}
 
-        #[test]
-        fn real_matrices_f32() {
-            let Some(m) = backend() else { return };
-            for name in ["bcsstk16", "c-39", "lp_ship04l", "ca-GrQc", "mbeacxc"] {
-                let a = $crate::common::load::<f32>(name);
-                let b = $crate::common::partner(&a);
-                check(m.as_ref(), name, &a, &b);
-            }
-        }
+fn real_matrices_f32(m: &dyn Multiplier) {
+    for name in ["bcsstk16", "c-39", "lp_ship04l", "ca-GrQc", "mbeacxc"] {
+        let a = crate::common::load::<f32>(name);
+        let b = crate::common::partner(&a);
+        check(m, name, &a, &b);
+    }
+}
 
-        #[test]
-        fn seeded_random_square_and_rectangular() {
-            let Some(m) = backend() else { return };
-            for (seed, (rows, inner, cols, per_row)) in
-                [(97, 131, 89, 5), (1000, 1000, 1000, 12), (257, 3000, 64, 40), (4096, 777, 20000, 3), (300, 300, 300, 150)]
-                    .into_iter()
-                    .enumerate()
-            {
-                let a = generate::uniform::<f64>(rows, inner, per_row, seed as u64).unwrap();
-                let b = generate::uniform::<f64>(inner, cols, per_row, seed as u64 + 100).unwrap();
-                check(m.as_ref(), &format!("random {rows}x{inner}x{cols}"), &a, &b);
-                let a32 = a.map(|v| v as f32);
-                let b32 = b.map(|v| v as f32);
-                check(m.as_ref(), &format!("random f32 {rows}x{inner}x{cols}"), &a32, &b32);
-            }
-        }
+fn seeded_random_square_and_rectangular(m: &dyn Multiplier) {
+    for (seed, (rows, inner, cols, per_row)) in [
+        (97, 131, 89, 5),
+        (1000, 1000, 1000, 12),
+        (257, 3000, 64, 40),
+        (4096, 777, 20000, 3),
+        (300, 300, 300, 150),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let a = generate::uniform::<f64>(rows, inner, per_row, seed as u64).unwrap();
+        let b = generate::uniform::<f64>(inner, cols, per_row, seed as u64 + 100).unwrap();
+        check(m, &format!("random {rows}x{inner}x{cols}"), &a, &b);
+        let a32 = a.map(|v| v as f32);
+        let b32 = b.map(|v| v as f32);
+        check(m, &format!("random f32 {rows}x{inner}x{cols}"), &a32, &b32);
+    }
+}
 
-        #[test]
-        fn empty_matrix() {
-            let Some(m) = backend() else { return };
-            let a = CsrMatrix::<f64>::zeros(40, 40).unwrap();
-            let c = check(m.as_ref(), "empty", &a, &a);
-            assert_eq!(c.nnz(), 0);
-        }
+fn empty_matrix(m: &dyn Multiplier) {
+    let a = CsrMatrix::<f64>::zeros(40, 40).unwrap();
+    let c = check(m, "empty", &a, &a);
+    assert_eq!(c.nnz(), 0);
+}
 
-        #[test]
-        fn zero_rows_and_zero_inner_dimension() {
-            let Some(m) = backend() else { return };
-            let a = CsrMatrix::<f64>::zeros(0, 7).unwrap();
-            let b = generate::uniform::<f64>(7, 9, 3, 1).unwrap();
-            assert_eq!(check(m.as_ref(), "0 rows", &a, &b).shape(), (0, 9));
-            let a = CsrMatrix::<f64>::zeros(5, 0).unwrap();
-            let b = CsrMatrix::<f64>::zeros(0, 3).unwrap();
-            let c = check(m.as_ref(), "inner 0", &a, &b);
-            assert_eq!((c.shape(), c.nnz()), ((5, 3), 0));
-        }
+fn zero_rows_and_zero_inner_dimension(m: &dyn Multiplier) {
+    let a = CsrMatrix::<f64>::zeros(0, 7).unwrap();
+    let b = generate::uniform::<f64>(7, 9, 3, 1).unwrap();
+    assert_eq!(check(m, "0 rows", &a, &b).shape(), (0, 9));
+    let a = CsrMatrix::<f64>::zeros(5, 0).unwrap();
+    let b = CsrMatrix::<f64>::zeros(0, 3).unwrap();
+    let c = check(m, "inner 0", &a, &b);
+    assert_eq!((c.shape(), c.nnz()), ((5, 3), 0));
+}
 
-        #[test]
-        fn empty_rows_between_full_ones() {
-            let Some(m) = backend() else { return };
-            let full = generate::uniform::<f64>(200, 200, 20, 3).unwrap();
-            let a = full.clone().retain(|i, _, _| i % 3 == 0);
-            check(m.as_ref(), "empty rows", &a, &full);
-        }
+fn empty_rows_between_full_ones(m: &dyn Multiplier) {
+    let full = generate::uniform::<f64>(200, 200, 20, 3).unwrap();
+    let a = full.clone().retain(|i, _, _| i % 3 == 0);
+    check(m, "empty rows", &a, &full);
+}
 
-        #[test]
-        fn single_entry_rows() {
-            let Some(m) = backend() else { return };
-            let a = generate::uniform::<f64>(500, 400, 1, 4).unwrap();
-            let b = generate::uniform::<f64>(400, 300, 25, 5).unwrap();
-            check(m.as_ref(), "single-entry rows", &a, &b);
-        }
+fn single_entry_rows(m: &dyn Multiplier) {
+    let a = generate::uniform::<f64>(500, 400, 1, 4).unwrap();
+    let b = generate::uniform::<f64>(400, 300, 25, 5).unwrap();
+    check(m, "single-entry rows", &a, &b);
+}
 
-        #[test]
-        fn one_dense_row() {
-            let Some(m) = backend() else { return };
-            let n = 600u32;
-            let mut e: Vec<(usize, u32, f64)> = (0..n).map(|j| (7usize, j, 1.0 + j as f64)).collect();
-            e.extend((0..n as usize).map(|i| (i, (i as u32 * 7) % n, 2.0)));
-            let a = triplets::<f64>(n as usize, n as usize, &e);
-            check(m.as_ref(), "dense row", &a, &a);
-        }
+fn one_dense_row(m: &dyn Multiplier) {
+    let n = 600u32;
+    let mut e: Vec<(usize, u32, f64)> = (0..n).map(|j| (7usize, j, 1.0 + j as f64)).collect();
+    e.extend((0..n as usize).map(|i| (i, (i as u32 * 7) % n, 2.0)));
+    let a = triplets::<f64>(n as usize, n as usize, &e);
+    check(m, "dense row", &a, &a);
+}
 
-        #[test]
-        fn rows_longer_than_the_largest_shared_table() {
-            let Some(m) = backend() else { return };
-            // A few rows with 70,000 distinct output columns each: beyond
-            // every shared-memory table (Hopper's largest holds ~58,000 keys).
-            let a = generate::short_and_long_rows::<f64>(100_000, 2, 3, 700, 11).unwrap();
-            let b = generate::uniform::<f64>(100_000, 100_000, 180, 12).unwrap();
-            let c = check(m.as_ref(), "long rows", &a, &b);
-            assert!(c.max_row_nnz() > 60_000, "longest row of C has {}", c.max_row_nnz());
-        }
+fn rows_longer_than_the_largest_shared_table(m: &dyn Multiplier) {
+    // A few rows with 70,000 distinct output columns each: beyond
+    // every shared-memory table (Hopper's largest holds ~58,000 keys).
+    let a = generate::short_and_long_rows::<f64>(100_000, 2, 3, 700, 11).unwrap();
+    let b = generate::uniform::<f64>(100_000, 100_000, 180, 12).unwrap();
+    let c = check(m, "long rows", &a, &b);
+    assert!(
+        c.max_row_nnz() > 60_000,
+        "longest row of C has {}",
+        c.max_row_nnz()
+    );
+}
 
-        #[test]
-        fn rectangular_a_times_b() {
-            let Some(m) = backend() else { return };
-            let a = generate::uniform::<f64>(33, 1500, 30, 6).unwrap();
-            let b = generate::uniform::<f64>(1500, 71, 4, 7).unwrap();
-            assert_eq!(check(m.as_ref(), "33x1500 · 1500x71", &a, &b).shape(), (33, 71));
-        }
+fn rectangular_a_times_b(m: &dyn Multiplier) {
+    let a = generate::uniform::<f64>(33, 1500, 30, 6).unwrap();
+    let b = generate::uniform::<f64>(1500, 71, 4, 7).unwrap();
+    assert_eq!(check(m, "33x1500 · 1500x71", &a, &b).shape(), (33, 71));
+}
 
-        #[test]
-        fn pattern_and_symmetric_files() {
-            let Some(m) = backend() else { return };
-            for name in ["bcspwr10", "ca-GrQc", "karate", "494_bus", "nos4"] {
-                let a = $crate::common::load::<f64>(name);
-                check(m.as_ref(), name, &a, &a);
-            }
-        }
+fn pattern_and_symmetric_files(m: &dyn Multiplier) {
+    for name in ["bcspwr10", "ca-GrQc", "karate", "494_bus", "nos4"] {
+        let a = crate::common::load::<f64>(name);
+        check(m, name, &a, &a);
+    }
+}
 
-        #[test]
-        fn explicit_zeros_in_input_are_kept() {
-            let Some(m) = backend() else { return };
-            let a = triplets::<f64>(3, 3, &[(0, 0, 0.0), (0, 1, 2.0), (1, 1, 0.0), (2, 0, 1.0)]);
-            let c = check(m.as_ref(), "explicit zeros", &a, &a);
-            assert!(c.values().iter().any(|&v| v == 0.0));
-        }
+fn explicit_zeros_in_input_are_kept(m: &dyn Multiplier) {
+    let a = triplets::<f64>(3, 3, &[(0, 0, 0.0), (0, 1, 2.0), (1, 1, 0.0), (2, 0, 1.0)]);
+    let c = check(m, "explicit zeros", &a, &a);
+    assert!(c.values().contains(&0.0));
+}
 
-        #[test]
-        fn values_that_cancel_stay_as_explicit_zeros() {
-            let Some(m) = backend() else { return };
-            // Row 0 of A·B = 1·[1 1] + 1·[-1 1] = [0 2]: column 0 cancels exactly.
-            let a = triplets::<f64>(1, 2, &[(0, 0, 1.0), (0, 1, 1.0)]);
-            let b = triplets::<f64>(2, 2, &[(0, 0, 1.0), (0, 1, 1.0), (1, 0, -1.0), (1, 1, 1.0)]);
-            let c = check(m.as_ref(), "cancellation", &a, &b);
-            assert_eq!((c.col_indices(), c.values()), (&[0u32, 1][..], &[0.0, 2.0][..]));
-            assert_eq!(c.drop_explicit_zeros().nnz(), 1);
-        }
+fn values_that_cancel_stay_as_explicit_zeros(m: &dyn Multiplier) {
+    // Row 0 of A·B = 1·[1 1] + 1·[-1 1] = [0 2]: column 0 cancels exactly.
+    let a = triplets::<f64>(1, 2, &[(0, 0, 1.0), (0, 1, 1.0)]);
+    let b = triplets::<f64>(2, 2, &[(0, 0, 1.0), (0, 1, 1.0), (1, 0, -1.0), (1, 1, 1.0)]);
+    let c = check(m, "cancellation", &a, &b);
+    assert_eq!(
+        (c.col_indices(), c.values()),
+        (&[0u32, 1][..], &[0.0, 2.0][..])
+    );
+    assert_eq!(c.drop_explicit_zeros().nnz(), 1);
+}
 
-        #[test]
-        fn duplicates_and_unsorted_columns_in_input() {
-            let Some(m) = backend() else { return };
-            let sorted = generate::uniform::<f64>(300, 300, 10, 8).unwrap();
-            // Reverse every row and split each entry into two halves.
-            let (nr, nc, off, cols, vals) = sorted.clone().into_parts();
-            let (mut o2, mut c2, mut v2) = (vec![0usize], vec![], vec![]);
-            for i in 0..nr {
-                for p in (off[i]..off[i + 1]).rev() {
-                    c2.extend([cols[p], cols[p]]);
-                    v2.extend([vals[p] * 0.25, vals[p] * 0.75]);
-                }
-                o2.push(c2.len());
-            }
-            let messy = CsrMatrix::new(nr, nc, o2, c2, v2).unwrap();
-            assert!(!messy.is_sorted());
-            let c = check(m.as_ref(), "duplicates and unsorted", &messy, &messy);
-            let clean = check(m.as_ref(), "sorted", &sorted, &sorted);
-            assert!(c.same_structure(&clean));
+fn duplicates_and_unsorted_columns_in_input(m: &dyn Multiplier) {
+    let sorted = generate::uniform::<f64>(300, 300, 10, 8).unwrap();
+    // Reverse every row and split each entry into two halves.
+    let (nr, nc, off, cols, vals) = sorted.clone().into_parts();
+    let (mut o2, mut c2, mut v2) = (vec![0usize], vec![], vec![]);
+    for i in 0..nr {
+        for p in (off[i]..off[i + 1]).rev() {
+            c2.extend([cols[p], cols[p]]);
+            v2.extend([vals[p] * 0.25, vals[p] * 0.75]);
         }
+        o2.push(c2.len());
+    }
+    let messy = CsrMatrix::new(nr, nc, o2, c2, v2).unwrap();
+    assert!(!messy.is_sorted());
+    let c = check(m, "duplicates and unsorted", &messy, &messy);
+    let clean = check(m, "sorted", &sorted, &sorted);
+    assert!(c.same_structure(&clean));
+}
 
-        #[test]
-        fn dimension_mismatch_is_an_error() {
-            let Some(m) = backend() else { return };
-            let a = generate::uniform::<f64>(10, 20, 2, 1).unwrap();
-            let e = m.multiply_f64(&a, &a).unwrap_err();
-            assert!(e.contains("dimension mismatch") && e.contains("10x20"), "{e}");
-        }
-    };
+fn dimension_mismatch_is_an_error(m: &dyn Multiplier) {
+    let a = generate::uniform::<f64>(10, 20, 2, 1).unwrap();
+    let e = m.multiply_f64(&a, &a).unwrap_err();
+    assert!(
+        e.contains("dimension mismatch") && e.contains("10x20"),
+        "{e}"
+    );
 }

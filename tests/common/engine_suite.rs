@@ -2,9 +2,9 @@
 //! engine, plans, every long-row variant, both accumulators, the sorts,
 //! large outputs through the staging buffers), written once over
 //! `GpuEngine<D>` and instantiated per backend with [`engine_suite!`]:
-//! `engine_suite!(spgemm_cuda::open, spgemm::CudaDevice, "CUDA")`. Without
-//! a device every test skips with a message, unless
-//! `SPGEMM_REQUIRE_GPU=1`, which makes them fail instead.
+//! `engine_suite!(spgemm_cuda::open, spgemm::CudaDevice, "CUDA")` gives a
+//! module's `CASES`, which the `backends` test binary runs where the
+//! backend opens a device and reports as ignored elsewhere.
 
 #[macro_export]
 macro_rules! engine_suite {
@@ -12,24 +12,36 @@ macro_rules! engine_suite {
         use spgemm::generate;
         use spgemm::GpuConfig;
 
-        fn engine() -> Option<spgemm::gpu::GpuEngine<$device>> {
-            match $open(0) {
-                Ok(e) => Some(e),
-                Err(e) => {
-                    assert!(
-                        std::env::var("SPGEMM_REQUIRE_GPU").map_or(true, |v| v != "1"),
-                        "SPGEMM_REQUIRE_GPU=1 but: {e}"
-                    );
-                    use std::io::Write;
-                    let _ = writeln!(std::io::stderr(), concat!("SKIPPED: no ", $name, " GPU: {}"), e);
-                    None
-                }
-            }
+        /// The engine of GPU 0; the `backends` test binary runs these
+        /// cases only where one opens, so failing to open is a failure.
+        fn engine() -> spgemm::gpu::GpuEngine<$device> {
+            $open(0).unwrap_or_else(|e| panic!(concat!($name, " GPU 0: {}"), e))
         }
 
-        #[test]
+        /// Every case of the suite, by name.
+        pub const CASES: &[(&str, fn())] = &[
+            ("product_over_the_memory_budget_runs_in_chunks", product_over_the_memory_budget_runs_in_chunks),
+            ("chunks_of_uneven_work_and_empty_chunks_land_in_their_places", chunks_of_uneven_work_and_empty_chunks_land_in_their_places),
+            ("memory_budget_decides_between_whole_and_chunks", memory_budget_decides_between_whole_and_chunks),
+            ("one_engine_shared_by_threads_multiplying_at_once", one_engine_shared_by_threads_multiplying_at_once),
+            ("plan_reruns_numeric_with_new_values_and_refuses_other_structure", plan_reruns_numeric_with_new_values_and_refuses_other_structure),
+            ("every_long_row_variant_on_few_and_many_long_rows", every_long_row_variant_on_few_and_many_long_rows),
+            ("long_rows_split_by_products_whose_products_sit_in_few_entries", long_rows_split_by_products_whose_products_sit_in_few_entries),
+            ("ranked_and_dense_long_rows_of_a_narrow_c", ranked_and_dense_long_rows_of_a_narrow_c),
+            ("dense_accumulators_and_hash_tables_agree_on_a_narrow_c", dense_accumulators_and_hash_tables_agree_on_a_narrow_c),
+            ("packed_and_plain_symbolic_tables_agree_on_meshes", packed_and_plain_symbolic_tables_agree_on_meshes),
+            ("ranked_bitmaps_and_hash_tables_agree_on_a_c_of_middle_width", ranked_bitmaps_and_hash_tables_agree_on_a_c_of_middle_width),
+            ("rows_without_repeated_columns_around_the_distinct_bins_limit", rows_without_repeated_columns_around_the_distinct_bins_limit),
+            ("rows_of_thousands_of_entries_that_use_hubs_of_b", rows_of_thousands_of_entries_that_use_hubs_of_b),
+            ("every_sort_variant_and_output_rows_over_a_million_entries", every_sort_variant_and_output_rows_over_a_million_entries),
+            ("host_products_with_large_arrays_of_c_are_exact", host_products_with_large_arrays_of_c_are_exact),
+            ("host_products_computed_and_downloaded_in_many_chunks_of_rows", host_products_computed_and_downloaded_in_many_chunks_of_rows),
+            ("device_arrays_of_every_index_width_are_checked_where_they_lie", device_arrays_of_every_index_width_are_checked_where_they_lie),
+            ("device_products_answer_the_operands_checks_with_their_first_read", device_products_answer_the_operands_checks_with_their_first_read),
+        ];
+
         fn product_over_the_memory_budget_runs_in_chunks() {
-            let Some(e) = engine() else { return };
+            let e = engine();
             let a = generate::uniform::<f64>(20_000, 20_000, 10, 5).unwrap();
             let (c, chunks) = e.multiply_chunked(&a, &a, 8 << 20).unwrap();
             assert!(chunks >= 8, "{chunks} chunks");
@@ -40,9 +52,8 @@ macro_rules! engine_suite {
             assert!(err.to_string().contains("device bytes of B"), "{err}");
         }
 
-        #[test]
         fn chunks_of_uneven_work_and_empty_chunks_land_in_their_places() {
-            let Some(e) = engine() else { return };
+            let e = engine();
             // Rows 0..4000 with 40 entries, then 6000 empty rows (chunks
             // whose C has no entries), then rows of one entry: chunks of
             // very different sizes, finishing out of order, each
@@ -63,10 +74,9 @@ macro_rules! engine_suite {
             assert!((4000..10_000).all(|i| c.row(i).0.is_empty()));
         }
 
-        #[test]
         fn memory_budget_decides_between_whole_and_chunks() {
             use spgemm::gpu::Placement;
-            let Some(e) = engine() else { return };
+            let e = engine();
             let a = generate::uniform::<f64>(20_000, 20_000, 10, 6).unwrap();
             let small = e.with_config(GpuConfig {
                 memory_budget: Some(8 << 20),
@@ -78,7 +88,7 @@ macro_rules! engine_suite {
                 "{how:?}"
             );
             spgemm::verify::check_product(&a, &a, &c).unwrap().unwrap();
-            let Some(e) = engine() else { return };
+            let e = engine();
             let (whole, how) = e
                 .with_config(GpuConfig {
                     memory_budget: Some(1 << 30),
@@ -90,13 +100,12 @@ macro_rules! engine_suite {
             assert!(whole.same_structure(&c));
         }
 
-        #[test]
         fn one_engine_shared_by_threads_multiplying_at_once() {
             fn send_sync<T: Send + Sync>() {}
             send_sync::<spgemm::gpu::GpuEngine<$device>>();
             send_sync::<spgemm::gpu::GpuMatrix<$device, f64>>();
             send_sync::<spgemm::gpu::GpuPlan<$device, f64>>();
-            let Some(e) = engine() else { return };
+            let e = engine();
             let e = std::sync::Arc::new(e);
             let handles: Vec<_> = (0..8u64)
                 .map(|seed| {
@@ -128,9 +137,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn plan_reruns_numeric_with_new_values_and_refuses_other_structure() {
-            let Some(e) = engine() else { return };
+            let e = engine();
             let a = generate::uniform::<f64>(3000, 3000, 12, 1).unwrap();
             let ga = e.upload(&a).unwrap();
             let plan = e.symbolic(&ga, &ga).unwrap();
@@ -156,10 +164,9 @@ macro_rules! engine_suite {
             assert!(err.to_string().contains("structure"), "{err}");
         }
 
-        #[test]
         fn every_long_row_variant_on_few_and_many_long_rows() {
             use spgemm::gpu::LongRows;
-            let Some(e) = engine() else { return };
+            let e = engine();
             use spgemm::device::Device;
             let sms = e.device().properties().multiprocessor_count as usize;
             // Few long rows (kernel 8's case under Auto when C is wide), and
@@ -182,12 +189,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn long_rows_split_by_products_whose_products_sit_in_few_entries() {
             use spgemm::gpu::{LongRows, SliceSplit};
-            if engine().is_none() {
-                return;
-            }
             // B (k × n): 10 hub rows of 30,000 entries, 990 empty rows, the
             // rest of 2. A: four rows of 20,000 entries whose first 10 are
             // the hubs (nearly all their products in 0.05% of the entries)
@@ -229,10 +232,9 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn ranked_and_dense_long_rows_of_a_narrow_c() {
             use spgemm::gpu::LongRows;
-            let Some(e) = engine() else { return };
+            let e = engine();
             use spgemm::device::Device;
             let sms = e.device().properties().multiprocessor_count as usize;
             // Three long rows per multiprocessor in a C 300,000 wide (a
@@ -267,12 +269,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn dense_accumulators_and_hash_tables_agree_on_a_narrow_c() {
             use spgemm::gpu::Accumulator;
-            if engine().is_none() {
-                return;
-            }
             // C 12,000 columns wide: a bitmap of 375 words, a dense row of
             // doubles in 94 KB, so the bins with a block per row (rows of about
             // 900 products) accumulate densely under Auto, beside the global
@@ -296,12 +294,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn packed_and_plain_symbolic_tables_agree_on_meshes() {
             use spgemm::gpu::Accumulator;
-            if engine().is_none() {
-                return;
-            }
             // B packed into words of 32 columns (KokkosKernels §3.2): a
             // 27-point stencil's rows are runs of three columns (a third of
             // its entries), the 3-dof FEM matrix's runs of nine in rows of
@@ -327,12 +321,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn ranked_bitmaps_and_hash_tables_agree_on_a_c_of_middle_width() {
             use spgemm::gpu::Accumulator;
-            if engine().is_none() {
-                return;
-            }
             // R-MAT 15 with the milder skew: C 32,768 columns wide, a bitmap
             // of 1,024 words but a dense row of doubles in 266 KB, so the
             // bins of rows from a few hundred entries on (tables of at least
@@ -357,12 +347,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn rows_without_repeated_columns_around_the_distinct_bins_limit() {
             use spgemm::gpu::Accumulator;
-            if engine().is_none() {
-                return;
-            }
             // Row j of B holds columns 7j..7j+7 (every third row empty), so
             // a row of A with k entries has up to 7k products in distinct
             // columns: rows of A with 1 to 120 entries give rows of C of up
@@ -405,11 +391,7 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn rows_of_thousands_of_entries_that_use_hubs_of_b() {
-            if engine().is_none() {
-                return;
-            }
             // B: 40 hubs (rows of 2,500 entries) among 3,000 rows of 12.
             // A: rows of 12 entries, 3 of them hubs. Rows of C of about
             // 7,500 entries fall in the shared bins of the longest rows,
@@ -444,9 +426,8 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn every_sort_variant_and_output_rows_over_a_million_entries() {
-            let Some(e) = engine() else { return };
+            let e = engine();
             use spgemm::gpu::SortVariant;
             // Rows of C in every short-row bin (3 to 12 entries of A a row:
             // 9 to 144 products) and in the one-row bins (40 a row), with a
@@ -501,12 +482,11 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn host_products_with_large_arrays_of_c_are_exact() {
             // C of 7.3 million entries: its columns and values (29 and 58 MB)
             // come back in chunks of rows, each through the pinned staging
             // buffers in several pieces, while later chunks compute.
-            let Some(e) = engine() else { return };
+            let e = engine();
             let a = generate::stencil_3d::<f64>(40, 27, 5).unwrap();
             let c = e.multiply_host(&a, &a).unwrap();
             assert!(c.nnz() * 8 > 32 << 20);
@@ -519,16 +499,12 @@ macro_rules! engine_suite {
                 .unwrap();
         }
 
-        #[test]
         fn host_products_computed_and_downloaded_in_many_chunks_of_rows() {
             // Each product once in one chunk and once in the most chunks
             // (chunks of 1 byte: MAX_DOWNLOAD_CHUNKS of them): rows counts
             // that are no multiple of the chunk alignment, long rows (ranked
             // bitmaps in shared memory, and without them dense rows in
             // global memory), a rectangular pair, empty rows and an empty C.
-            if engine().is_none() {
-                return;
-            }
             for accumulator in [
                 spgemm::gpu::Accumulator::Auto,
                 spgemm::gpu::Accumulator::Unranked,
@@ -624,10 +600,9 @@ macro_rules! engine_suite {
             (bufs, arrays)
         }
 
-        #[test]
         fn device_arrays_of_every_index_width_are_checked_where_they_lie() {
             use spgemm::gpu::IndexWidth::{I32, I64};
-            let Some(e) = engine() else { return };
+            let e = engine();
             let a = generate::uniform::<f64>(700, 500, 9, 31).unwrap();
             let b = generate::uniform::<f64>(500, 300, 7, 32).unwrap();
             let gb = e.upload(&b).unwrap();
@@ -715,10 +690,9 @@ macro_rules! engine_suite {
             }
         }
 
-        #[test]
         fn device_products_answer_the_operands_checks_with_their_first_read() {
             use spgemm::gpu::IndexWidth::{I32, I64};
-            let Some(e) = engine() else { return };
+            let e = engine();
             let wide = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
             let cols = |m: &spgemm::CsrMatrix<f64>| m.col_indices().iter().map(|&c| c as i64).collect::<Vec<_>>();
             let a = generate::uniform::<f64>(700, 500, 9, 41).unwrap();

@@ -4,6 +4,7 @@
 
 pub mod conformance;
 pub mod engine_suite;
+pub mod fuzz_checks;
 
 use spgemm::{CsrMatrix, Scalar};
 use std::path::PathBuf;
@@ -79,16 +80,82 @@ pub fn partner<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
     }
 }
 
+/// Why GPU tests of backend `kind` cannot run on this machine (the backend
+/// not compiled in, no driver, no device), or `None` when its GPU 0 opens;
+/// probed once per backend and process.
+pub fn gpu_missing(kind: spgemm::BackendKind) -> Option<String> {
+    use std::sync::OnceLock;
+    static CUDA: OnceLock<Option<String>> = OnceLock::new();
+    static HIP: OnceLock<Option<String>> = OnceLock::new();
+    let probe = || {
+        spgemm::Backend::select_with(kind, &spgemm::GpuConfig::default())
+            .err()
+            .map(|e| e.to_string())
+    };
+    match kind {
+        spgemm::BackendKind::Cuda => CUDA.get_or_init(probe).clone(),
+        spgemm::BackendKind::Hip => HIP.get_or_init(probe).clone(),
+        other => Some(format!("{other:?} is not a GPU backend")),
+    }
+}
+
+/// A test named `name` on backend `kind`. CPU tests always run. GPU tests
+/// run where [`gpu_missing`] finds the backend's GPU, are reported as
+/// ignored with the reason elsewhere, and fail instead under
+/// `SPGEMM_REQUIRE_GPU=1` (for GPU machines, where a missing GPU is a
+/// fault).
+pub fn trial(
+    kind: spgemm::BackendKind,
+    name: String,
+    test: impl FnOnce() + Send + 'static,
+) -> libtest_mimic::Trial {
+    use libtest_mimic::{Completion, Trial};
+    if kind == spgemm::BackendKind::Cpu {
+        return Trial::test(name, move || {
+            test();
+            Ok(())
+        });
+    }
+    Trial::ignorable_test(name, move || match gpu_missing(kind) {
+        None => {
+            test();
+            Ok(Completion::Completed)
+        }
+        Some(why) if std::env::var("SPGEMM_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            Err(format!("SPGEMM_REQUIRE_GPU=1 but {why}").into())
+        }
+        Some(why) => Ok(Completion::ignored_with(why)),
+    })
+}
+
+/// Opens a backend under test, or says why it cannot.
+pub type Opener = fn() -> Result<Box<dyn conformance::Multiplier>, String>;
+
+/// The conformance suite's cases ([`conformance::CASES`]) as tests named
+/// `{prefix}::{case}` of backend `kind`, each on a multiplier from `open`.
+pub fn conformance_trials(
+    kind: spgemm::BackendKind,
+    prefix: &str,
+    open: Opener,
+) -> Vec<libtest_mimic::Trial> {
+    conformance::CASES
+        .iter()
+        .map(|&(case, run)| {
+            trial(kind, format!("{prefix}::{case}"), move || {
+                let m = open().unwrap_or_else(|e| panic!("opening the backend: {e}"));
+                run(m.as_ref())
+            })
+        })
+        .collect()
+}
+
 /// The GPU backend `kind` with `options` on `devices` (the first list that
-/// opens), as a conformance multiplier; `None`, with the reason on stderr,
-/// when none opens (the suite then skips, or fails under
-/// `SPGEMM_REQUIRE_GPU=1`).
-#[allow(dead_code)] // used by the GPU conformance tests only
+/// opens), as a conformance multiplier, or the last list's error.
 pub fn open_gpu(
     kind: spgemm::BackendKind,
     options: &spgemm::GpuConfig,
     device_lists: &[&[usize]],
-) -> Option<Box<dyn conformance::Multiplier>> {
+) -> Result<Box<dyn conformance::Multiplier>, String> {
     let mut why = String::from("no device list");
     for devices in device_lists {
         let options = spgemm::GpuConfig {
@@ -96,26 +163,25 @@ pub fn open_gpu(
             ..options.clone()
         };
         match spgemm::Backend::select_with(kind, &options) {
-            Ok((b, _)) => return Some(Box::new(b)),
+            Ok((b, _)) => return Ok(Box::new(b)),
             Err(e) => why = e.to_string(),
         }
     }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{kind:?} backend unavailable: {why}");
-    None
+    Err(why)
 }
 
-/// The register-aware seed's accumulators in both phases' short-row bins
-/// (`sort`: [`Register`](spgemm::gpu::SortVariant::Register), reg-sort;
+/// The register-aware accumulators (Liu, He, Liu and Tan, "Register-Aware
+/// Optimizations for Parallel Sparse Matrix-Matrix Multiplication", §3.1,
+/// §3.3) in both phases' short-row bins (`sort`:
+/// [`Register`](spgemm::gpu::SortVariant::Register), reg-sort;
 /// [`RegisterHash`](spgemm::gpu::SortVariant::RegisterHash), reg-hash) on
 /// GPU 0 of backend `kind`, with hash tables in every other bin (no dense
 /// accumulators), so that every short row runs them or, in the numeric
 /// phase, falls back to the hash tables.
-#[allow(dead_code)] // used by the GPU conformance tests only
 pub fn open_registers(
     kind: spgemm::BackendKind,
     sort: spgemm::gpu::SortVariant,
-) -> Option<Box<dyn conformance::Multiplier>> {
+) -> Result<Box<dyn conformance::Multiplier>, String> {
     let options = spgemm::GpuConfig {
         sort,
         accumulator: spgemm::gpu::Accumulator::Hash,
@@ -124,31 +190,8 @@ pub fn open_registers(
     open_gpu(kind, &options, &[&[0]])
 }
 
-/// The conformance suite under both register-aware accumulators
-/// ([`open_registers`]) on backend `$kind`: modules `suite_register_sort`
-/// and `suite_register_hash`.
-#[macro_export]
-macro_rules! register_suites {
-    ($kind:expr) => {
-        mod suite_register_sort {
-            $crate::conformance_suite!($crate::common::open_registers(
-                $kind,
-                spgemm::gpu::SortVariant::Register
-            ));
-        }
-
-        mod suite_register_hash {
-            $crate::conformance_suite!($crate::common::open_registers(
-                $kind,
-                spgemm::gpu::SortVariant::RegisterHash
-            ));
-        }
-    };
-}
-
 /// A seeded xorshift generator of indices: each call `next(k)` gives one
 /// in `0..k` (test matrices with a chosen shape, independent of `rand`).
-#[allow(dead_code)] // used by the GPU engine tests only
 pub fn xorshift(seed: u64) -> impl FnMut(usize) -> u32 {
     let mut state = seed;
     move |k| {

@@ -96,11 +96,13 @@ impl Structure {
             col_indices: m.col_indices().to_vec(),
         }
     }
-    fn matches<T: Scalar>(&self, m: CsrView<'_, T>) -> bool {
-        self.nrows == m.nrows()
-            && self.ncols == m.ncols()
-            && self.row_offsets == m.row_offsets()
-            && self.col_indices == m.col_indices()
+    fn view(&self) -> spgemm_core::structure::Structure<'_> {
+        spgemm_core::structure::Structure {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_offsets: &self.row_offsets,
+            col_indices: &self.col_indices,
+        }
     }
 }
 
@@ -223,15 +225,10 @@ impl CpuBackend {
         b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
         let (a, b) = (a.into(), b.into());
-        for (name, s, m) in [("A", &plan.a, a.nrows()), ("B", &plan.b, b.nrows())] {
-            let matrix = if name == "A" { a } else { b };
-            if !s.matches(matrix) {
+        for (name, s, m) in [("A", &plan.a, a), ("B", &plan.b, b)] {
+            if let Some(what) = s.view().difference(&m.structure()) {
                 return Err(Error::StructureMismatch(format!(
-                    "{name} ({m} rows, {} entries) differs from the {}x{} matrix with {} entries the plan was built for",
-                    matrix.nnz(),
-                    s.nrows,
-                    s.ncols,
-                    s.col_indices.len()
+                    "{name} is not the matrix the plan was built for: it {what}"
                 )));
             }
         }

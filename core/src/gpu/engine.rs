@@ -487,10 +487,9 @@ pub(super) fn plan_matches<D: Device, T: Scalar>(
     b: &GpuMatrix<D, T>,
 ) -> Result<()> {
     for (name, r, m) in [("A", &plan.a, a), ("B", &plan.b, b)] {
-        if !r.matches(m) {
+        if let Some(what) = r.difference(m) {
             return Err(Error::StructureMismatch(format!(
-                "{name} ({}x{}, {} entries) does not have the structure of the {}x{} matrix the plan was built for",
-                m.nrows, m.ncols, m.nnz, r.nrows, r.ncols
+                "{name} is not the matrix the plan was built for: it {what}"
             )));
         }
     }

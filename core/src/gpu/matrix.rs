@@ -68,7 +68,7 @@ impl<D: Device, T: Scalar> GpuMatrix<D, T> {
     }
     /// Whether `self` and `other` share their structure (offsets and columns).
     pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
-        GpuMatrixRef::of(self).matches(other)
+        GpuMatrixRef::of(self).difference(other).is_none()
     }
     /// Device addresses of the row offsets (`nrows + 1` × `u64`), column
     /// indices (`nnz` × `u32`) and values (`nnz` × `T`); 0 for an empty
@@ -204,13 +204,37 @@ impl<D: Device> GpuMatrixRef<D> {
             structure: m.structure.clone(),
         }
     }
-    /// Same shape, and the same structure arrays (shared), or equal host
-    /// copies of them.
-    pub(super) fn matches<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> bool {
-        self.nrows == m.nrows
-            && self.ncols == m.ncols
-            && (Arc::ptr_eq(&self.structure, &m.structure)
-                || matches!((&self.structure.host, &m.structure.host), (Some(x), Some(y)) if x == y))
+    /// `None` when `m` has this shape and the same structure arrays
+    /// (shared) or equal host copies of them; otherwise what differs, in
+    /// words: the shape, the entries, the first differing row (from the
+    /// host copies), or that device-resident structures are compared only
+    /// by identity.
+    pub(super) fn difference<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Option<String> {
+        use crate::structure::Structure as S;
+        fn view(nrows: usize, ncols: usize, host: &(Vec<usize>, Vec<u32>)) -> S<'_> {
+            S {
+                nrows,
+                ncols,
+                row_offsets: &host.0,
+                col_indices: &host.1,
+            }
+        }
+        if (m.nrows, m.ncols) != (self.nrows, self.ncols) {
+            return Some(format!(
+                "is {}x{}, not {}x{}",
+                m.nrows, m.ncols, self.nrows, self.ncols
+            ));
+        }
+        if Arc::ptr_eq(&self.structure, &m.structure) {
+            return None;
+        }
+        match (&self.structure.host, &m.structure.host) {
+            (Some(x), Some(y)) => view(self.nrows, self.ncols, x).difference(&view(m.nrows, m.ncols, y)),
+            _ => Some(format!(
+                "({} entries) shares no structure arrays with it, and one of the two has no host copy to compare row by row",
+                m.nnz
+            )),
+        }
     }
 }
 

@@ -45,7 +45,9 @@ pub fn write_path_with<T: Scalar>(
         source,
     };
     let mut file = std::fs::File::create(path).map_err(io)?;
-    let gz = path.extension().is_some_and(|e| e == "gz");
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     write_pieces(&mut file, m, gz, progress).map_err(io)?;
     file.flush().map_err(io)
 }

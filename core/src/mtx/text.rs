@@ -157,7 +157,7 @@ fn parse_banner(no: u64, line: &[u8]) -> Result<(bool, Field, Symmetry)> {
         "pattern" if coordinate => Field::Pattern,
         "complex" => {
             return Err(Error::Unsupported(
-                "complex values are not supported yet".into(),
+                "line 1: complex values are not supported (only real, integer and pattern)".into(),
             ))
         }
         f => return Err(parse_err(no, format!("unknown or invalid field '{f}'"))),
@@ -168,7 +168,7 @@ fn parse_banner(no: u64, line: &[u8]) -> Result<(bool, Field, Symmetry)> {
         "skew-symmetric" => Symmetry::SkewSymmetric,
         "hermitian" => {
             return Err(Error::Unsupported(
-                "hermitian matrices are complex, which is not supported yet".into(),
+                "line 1: hermitian matrices are complex, which is not supported (only real, integer and pattern)".into(),
             ))
         }
         s => return Err(parse_err(no, format!("unknown symmetry '{s}'"))),

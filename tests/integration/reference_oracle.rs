@@ -1,7 +1,7 @@
 //! The reference SpGEMM against an independent oracle, `sprs`, on every
 //! real matrix and on seeded random ones.
 
-mod common;
+use crate::common;
 
 use spgemm::{generate, reference, CsrMatrix};
 use std::collections::BTreeMap;

@@ -101,8 +101,8 @@ fn symmetric_file_with_both_triangles() {
 fn complex_is_refused_until_supported() {
     let e = parse("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n");
     assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data/matrices/young1c.mtx.gz");
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/matrices/young1c.mtx.gz");
     let e = mtx::read_path::<f64>(&path).unwrap_err();
     assert!(e.to_string().contains("complex"), "{e}");
 }

@@ -1,24 +1,35 @@
 //! The conformance suite on the CPU backend (with its own thread pool of 2
 //! and with the hash accumulator forced, so both accumulators are covered).
 
-mod common;
+use crate::common::{self, conformance::Multiplier};
+use spgemm::BackendKind::Cpu;
 
-mod dense_accumulator {
-    crate::conformance_suite!(Some(Box::new(spgemm::Backend::Cpu(
-        spgemm::CpuBackend::with_threads(2).unwrap()
-    ))));
+fn dense_accumulator() -> Result<Box<dyn Multiplier>, String> {
+    let cpu = spgemm::CpuBackend::with_threads(2).map_err(|e| e.to_string())?;
+    Ok(Box::new(spgemm::Backend::Cpu(cpu)))
 }
 
-mod hash_accumulator {
-    crate::conformance_suite!(Some(Box::new(spgemm::Backend::Cpu(
-        spgemm::CpuBackend::with_threads(3)
-            .unwrap()
-            .with_dense_cutoff(0)
-    ))));
+fn hash_accumulator() -> Result<Box<dyn Multiplier>, String> {
+    let cpu = spgemm::CpuBackend::with_threads(3).map_err(|e| e.to_string())?;
+    Ok(Box::new(spgemm::Backend::Cpu(cpu.with_dense_cutoff(0))))
+}
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let mut t = common::conformance_trials(Cpu, "cpu::dense_accumulator", dense_accumulator);
+    t.extend(common::conformance_trials(
+        Cpu,
+        "cpu::hash_accumulator",
+        hash_accumulator,
+    ));
+    t.push(common::trial(
+        Cpu,
+        "cpu::one_backend_shared_by_threads_multiplying_at_once".into(),
+        one_backend_shared_by_threads_multiplying_at_once,
+    ));
+    t
 }
 
 /// One backend shared by several host threads multiplying at once.
-#[test]
 fn one_backend_shared_by_threads_multiplying_at_once() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<spgemm::CpuBackend>();

@@ -3,7 +3,7 @@
 //! multiply to the same C as our own matrices while reading the other
 //! library's arrays in place, and what does not fit is an error.
 
-mod common;
+use crate::common;
 
 use faer::sparse::{SparseRowMat, SymbolicSparseRowMat};
 use spgemm::error::Error;

@@ -1,7 +1,7 @@
 //! `spgemm bench` on products of two matrices and on whole jobs, and the
 //! comparisons that cannot run.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

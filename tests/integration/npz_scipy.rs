@@ -4,7 +4,7 @@
 //! rows) read back equal to what SciPy holds, and files we write load in
 //! SciPy equal to ours. Needs python3 with SciPy (`.ci/run` installs it).
 
-mod common;
+use crate::common;
 
 use spgemm::CsrMatrix;
 use std::process::Command;

@@ -1,27 +1,34 @@
 //! Device memory running out on the CUDA backend: a product that no longer
 //! fits switches to chunks instead of failing. Its own test binary (its
-//! own process), since it fills the GPU's memory. Skipped without the
-//! `cuda` feature or a GPU, unless `SPGEMM_REQUIRE_GPU=1`.
+//! own process), since it fills the GPU's memory; reported as ignored
+//! without the `cuda` feature or a GPU, and failed then under
+//! `SPGEMM_REQUIRE_GPU=1` (the `backends` binary's runner).
+
+#[path = "common/mod.rs"]
+mod common;
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    #[cfg(feature = "cuda")]
+    let test = out_of_memory::whole_product_out_of_device_memory_is_redone_in_chunks;
+    // Never run: without the feature the CUDA backend never opens.
+    #[cfg(not(feature = "cuda"))]
+    let test = || unreachable!("the CUDA backend is not compiled in");
+    let trial = common::trial(
+        spgemm::BackendKind::Cuda,
+        "whole_product_out_of_device_memory_is_redone_in_chunks".into(),
+        test,
+    );
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
 
 #[cfg(feature = "cuda")]
 mod out_of_memory {
     use spgemm::gpu::Placement;
     use spgemm_core::device::{Device, DeviceBuffer};
 
-    #[test]
-    fn whole_product_out_of_device_memory_is_redone_in_chunks() {
-        let e = match spgemm_cuda::open(0) {
-            Ok(e) => e,
-            Err(e) => {
-                assert!(
-                    std::env::var("SPGEMM_REQUIRE_GPU").map_or(true, |v| v != "1"),
-                    "SPGEMM_REQUIRE_GPU=1 but: {e}"
-                );
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "SKIPPED: no CUDA GPU: {e}");
-                return;
-            }
-        };
+    pub fn whole_product_out_of_device_memory_is_redone_in_chunks() {
+        let e = spgemm_cuda::open(0).expect("CUDA GPU 0");
         // C has about 67 M entries (800 MB); B about 100 MB.
         let a = spgemm::generate::erdos_renyi::<f64>(1 << 20, 8, 3).unwrap();
         let dev = e.device();

@@ -1,8 +1,7 @@
 //! Replays the fuzz corpus and every saved crash input (`fuzz/corpus/`,
 //! `fuzz/regressions/`) through the fuzz targets' checks, on stable Rust.
 
-#[path = "common/fuzz_checks.rs"]
-mod fuzz_checks;
+use crate::common::fuzz_checks;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! small chunks) against the sequential one, and files written in every
 //! format (`.mtx`, `.mtx.gz`, `.npz`) read back exactly.
 
-mod common;
+use crate::common;
 
 use spgemm::mtx::{self, ReadOptions};
 use spgemm::CsrMatrix;

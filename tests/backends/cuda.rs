@@ -1,0 +1,81 @@
+//! The conformance and engine-level suites on the CUDA backend, run where
+//! it opens GPU 0 (see `main.rs`): `SPGEMM_REQUIRE_GPU=1 cargo test
+//! --release --features cuda --test backends cuda::` on a GPU machine.
+
+use crate::common::{self, conformance::Multiplier};
+use spgemm::gpu::{Accumulator, LongRows, SortVariant};
+use spgemm::BackendKind::Cuda;
+use spgemm::GpuConfig;
+
+fn default_options() -> Result<Box<dyn Multiplier>, String> {
+    common::open_gpu(Cuda, &GpuConfig::default(), &[&[0]])
+}
+
+/// Two engines splitting A's rows: GPUs 0 and 1 when there are two, else
+/// two engines on GPU 0 (the same splitting and stacking either way).
+fn two_devices() -> Result<Box<dyn Multiplier>, String> {
+    common::open_gpu(Cuda, &GpuConfig::default(), &[&[0, 1], &[0, 0]])
+}
+
+/// The DCU paper's table (the one gfx906 uses: 9 + 9 bins, 12,288 keys and
+/// 4,096 pairs filling 48 KB, whole-table bitonic sort, a global symbolic
+/// bin) run on this GPU, with every row past its shared tables through the
+/// DCU's sorted global hash (kernel 8): the HIP backend's logic checked on
+/// a device we have. Hash tables in every bin (no dense accumulators), so
+/// the paper's paths run on narrow matrices too.
+fn dcu_paper_table() -> Result<Box<dyn Multiplier>, String> {
+    let options = GpuConfig {
+        table: spgemm::table::TableConfig::DcuPaper,
+        long_rows: LongRows::SortedHash,
+        accumulator: Accumulator::Hash,
+        ..Default::default()
+    };
+    common::open_gpu(Cuda, &options, &[&[0]])
+}
+
+/// OpSparse's V100 table, with the longest rows through the in-place
+/// global hash (DCU kernel 9) and hash tables in every bin.
+fn v100_paper_table() -> Result<Box<dyn Multiplier>, String> {
+    let options = GpuConfig {
+        table: spgemm::table::TableConfig::V100Paper,
+        long_rows: LongRows::InPlaceHash,
+        accumulator: Accumulator::Hash,
+        ..Default::default()
+    };
+    common::open_gpu(Cuda, &options, &[&[0]])
+}
+
+/// The register-aware accumulators (`--sort register`, `register-hash`).
+fn register_sort() -> Result<Box<dyn Multiplier>, String> {
+    common::open_registers(Cuda, SortVariant::Register)
+}
+
+fn register_hash() -> Result<Box<dyn Multiplier>, String> {
+    common::open_registers(Cuda, SortVariant::RegisterHash)
+}
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let suites: [(&str, common::Opener); 6] = [
+        ("cuda::default", default_options),
+        ("cuda::two_devices", two_devices),
+        ("cuda::dcu_paper_table", dcu_paper_table),
+        ("cuda::v100_paper_table", v100_paper_table),
+        ("cuda::register_sort", register_sort),
+        ("cuda::register_hash", register_hash),
+    ];
+    let conformance = suites
+        .into_iter()
+        .flat_map(|(prefix, open)| common::conformance_trials(Cuda, prefix, open));
+    #[cfg(feature = "cuda")]
+    let engine = engine_level::CASES
+        .iter()
+        .map(|&(case, run)| common::trial(Cuda, format!("cuda::engine::{case}"), run));
+    #[cfg(not(feature = "cuda"))]
+    let engine = std::iter::empty();
+    conformance.chain(engine).collect()
+}
+
+#[cfg(feature = "cuda")]
+mod engine_level {
+    crate::engine_suite!(spgemm_cuda::open, spgemm::CudaDevice, "CUDA");
+}

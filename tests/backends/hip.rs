@@ -1,0 +1,68 @@
+//! The conformance and engine-level suites on the HIP backend (AMD GPUs,
+//! Hygon DCU), run where it opens GPU 0 (see `main.rs`): on a DCU,
+//! `SPGEMM_REQUIRE_GPU=1 cargo test --release --features hip --test
+//! backends hip::`.
+
+use crate::common::{self, conformance::Multiplier};
+use spgemm::gpu::{Accumulator, LongRows, SortVariant};
+use spgemm::BackendKind::Hip;
+use spgemm::GpuConfig;
+
+fn default_options() -> Result<Box<dyn Multiplier>, String> {
+    common::open_gpu(Hip, &GpuConfig::default(), &[&[0]])
+}
+
+/// Every row past the shared tables through one of the DCU paper's two
+/// global variants (kernel 8, sorted; kernel 9, in place), whatever the
+/// row count, and hash tables in every bin (the paper's kernels on narrow
+/// matrices too).
+fn with_long_rows(long_rows: LongRows) -> Result<Box<dyn Multiplier>, String> {
+    let options = GpuConfig {
+        long_rows,
+        accumulator: Accumulator::Hash,
+        ..Default::default()
+    };
+    common::open_gpu(Hip, &options, &[&[0]])
+}
+
+fn sorted_global_hash() -> Result<Box<dyn Multiplier>, String> {
+    with_long_rows(LongRows::SortedHash)
+}
+
+fn in_place_global_hash() -> Result<Box<dyn Multiplier>, String> {
+    with_long_rows(LongRows::InPlaceHash)
+}
+
+/// The register-aware accumulators (`--sort register`, `register-hash`).
+fn register_sort() -> Result<Box<dyn Multiplier>, String> {
+    common::open_registers(Hip, SortVariant::Register)
+}
+
+fn register_hash() -> Result<Box<dyn Multiplier>, String> {
+    common::open_registers(Hip, SortVariant::RegisterHash)
+}
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let suites: [(&str, common::Opener); 5] = [
+        ("hip::default", default_options),
+        ("hip::sorted_global_hash", sorted_global_hash),
+        ("hip::in_place_global_hash", in_place_global_hash),
+        ("hip::register_sort", register_sort),
+        ("hip::register_hash", register_hash),
+    ];
+    let conformance = suites
+        .into_iter()
+        .flat_map(|(prefix, open)| common::conformance_trials(Hip, prefix, open));
+    #[cfg(feature = "hip")]
+    let engine = engine_level::CASES
+        .iter()
+        .map(|&(case, run)| common::trial(Hip, format!("hip::engine::{case}"), run));
+    #[cfg(not(feature = "hip"))]
+    let engine = std::iter::empty();
+    conformance.chain(engine).collect()
+}
+
+#[cfg(feature = "hip")]
+mod engine_level {
+    crate::engine_suite!(spgemm_hip::open, spgemm::HipDevice, "HIP");
+}

@@ -1,0 +1,26 @@
+//! Every backend against the CPU reference: the conformance suite
+//! (`tests/common/conformance.rs`) on the CPU, CUDA and HIP backends under
+//! several configurations, and the engine-level suite on each GPU backend.
+//!
+//! Its own test runner (libtest-mimic), so that a GPU test that cannot run
+//! here is reported as ignored, with the reason, instead of passing: where
+//! the backend opens GPU 0 its tests run; elsewhere they are ignored, and
+//! under `SPGEMM_REQUIRE_GPU=1` they fail instead. The usual test flags
+//! work (a name filter, `--exact`, `--test-threads`, `--list`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cpu;
+mod cuda;
+mod hip;
+mod plans;
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let mut trials = cpu::trials();
+    trials.extend(cuda::trials());
+    trials.extend(hip::trials());
+    trials.extend(plans::trials());
+    libtest_mimic::run(&args, trials).exit();
+}
