@@ -4,15 +4,40 @@
 //! resident blocks each bin assumes.
 //!
 //! NVRTC 13 compiles for sm_90 (Hopper table); NVRTC 12 for sm_70 (the
-//! V100 table of the OpSparse paper). Without NVRTC the test is skipped
-//! with a message, unless `SPGEMM_REQUIRE_NVRTC=1`.
+//! V100 table of the OpSparse paper). Without NVRTC the tests are
+//! reported as ignored, with the reason (libtest-mimic's runner), unless
+//! `SPGEMM_REQUIRE_NVRTC=1`, which fails them instead.
 
+use libtest_mimic::{Completion, Trial};
 use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
 use spgemm_core::gpu::program;
 use spgemm_core::gpu::SortVariant;
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
 use std::io::Write;
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![
+        Trial::ignorable_test("every_kernel_compiles_and_fits_its_table", || {
+            Ok(every_kernel_compiles_and_fits_its_table())
+        }),
+        Trial::ignorable_test("kernels_compile_for_sm70_with_the_cuda12_nvrtc", || {
+            Ok(kernels_compile_for_sm70_with_the_cuda12_nvrtc())
+        }),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// An ignored test, with the reason; a failure under
+/// `SPGEMM_REQUIRE_NVRTC=1`.
+fn skip(why: &str) -> Completion {
+    assert!(
+        std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
+        "SPGEMM_REQUIRE_NVRTC=1 but {why}"
+    );
+    Completion::ignored_with(why)
+}
 
 fn hopper() -> DeviceProperties {
     DeviceProperties {
@@ -66,15 +91,9 @@ fn parse(log: &str) -> HashMap<String, (u32, u32, u32, u32)> {
     out
 }
 
-#[test]
-fn every_kernel_compiles_and_fits_its_table() {
+fn every_kernel_compiles_and_fits_its_table() -> Completion {
     if !spgemm_cuda::nvrtc::present() {
-        assert!(
-            std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
-            "SPGEMM_REQUIRE_NVRTC=1 but NVRTC cannot be loaded"
-        );
-        let _ = writeln!(std::io::stderr(), "SKIPPED: NVRTC not found (pip install nvidia-cuda-nvrtc and add its lib folder to LD_LIBRARY_PATH)");
-        return;
+        return skip("NVRTC not found (pip install nvidia-cuda-nvrtc and add its lib folder to LD_LIBRARY_PATH)");
     }
     let (major, _) = spgemm_cuda::nvrtc::version().unwrap();
     let props = hopper();
@@ -182,20 +201,17 @@ fn every_kernel_compiles_and_fits_its_table() {
             }
         }
     }
+    Completion::Completed
 }
 
 /// The same check with the CUDA 12 NVRTC (sm_70, the V100 table): NVRTC is
 /// loaded once per process, so this runs the test above in a child process
 /// whose library path holds the NVRTC 12 named by `SPGEMM_NVRTC12_LIB`.
-#[test]
-fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() {
+fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() -> Completion {
     let Some(dir) = std::env::var_os("SPGEMM_NVRTC12_LIB") else {
-        assert!(
-            std::env::var("SPGEMM_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
-            "SPGEMM_REQUIRE_NVRTC=1 but SPGEMM_NVRTC12_LIB is not set"
+        return skip(
+            "SPGEMM_NVRTC12_LIB not set (a folder with libnvrtc.so from nvidia-cuda-nvrtc-cu12)",
         );
-        let _ = writeln!(std::io::stderr(), "SKIPPED: SPGEMM_NVRTC12_LIB not set (a folder with libnvrtc.so from nvidia-cuda-nvrtc-cu12)");
-        return;
     };
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
@@ -214,4 +230,5 @@ fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() {
         text.contains("sm_70 spgemm_v100-paper_f64"),
         "the child did not compile for sm_70 (NVRTC 12 not loaded?):\n{text}"
     );
+    Completion::Completed
 }

@@ -1,13 +1,14 @@
 //! The hand-written declarations of the HIP runtime and rocSPARSE checked
 //! against the installed ROCm: every constant against the value its header
 //! gives (a small C program compiled against the headers prints them), and
-//! every symbol against the shared library. Skipped without the headers
-//! unless `SPGEMM_REQUIRE_HIPRTC=1` (CI installs libamdhip64-dev and
-//! librocsparse-dev).
+//! every symbol against the shared library. Reported as ignored, with the
+//! reason, without the headers or libraries, unless
+//! `SPGEMM_REQUIRE_HIPRTC=1` (CI installs libamdhip64-dev and
+//! librocsparse-dev), which fails them instead.
 
+use libtest_mimic::{Completion, Trial};
 use spgemm_hip::runtime::{attribute, pool_attribute, status};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -22,15 +23,43 @@ fn include_dir() -> Option<PathBuf> {
     })
 }
 
-fn skip(why: &str) {
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let tests: [(&str, fn() -> Completion); 4] = [
+        (
+            "constants_match_the_installed_headers",
+            constants_match_the_installed_headers,
+        ),
+        (
+            "every_runtime_symbol_is_in_libamdhip64",
+            every_runtime_symbol_is_in_libamdhip64,
+        ),
+        (
+            "every_hiprtc_symbol_is_in_its_library",
+            every_hiprtc_symbol_is_in_its_library,
+        ),
+        (
+            "every_rocsparse_symbol_is_in_librocsparse",
+            every_rocsparse_symbol_is_in_librocsparse,
+        ),
+    ];
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| Trial::ignorable_test(name, move || Ok(test())))
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// An ignored test, with the reason (libtest-mimic's runner); a failure
+/// under `SPGEMM_REQUIRE_HIPRTC=1`.
+fn skip(why: &str) -> Completion {
     assert!(
         std::env::var("SPGEMM_REQUIRE_HIPRTC").map_or(true, |v| v != "1"),
         "SPGEMM_REQUIRE_HIPRTC=1 but {why}"
     );
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {why} (Debian: apt install libamdhip64-dev librocsparse-dev)"
-    );
+    Completion::ignored_with(format!(
+        "{why} (Debian: apt install libamdhip64-dev librocsparse-dev)"
+    ))
 }
 
 /// `name value` lines printed by a C program compiled against the headers.
@@ -70,8 +99,7 @@ fn header_values(include: &PathBuf, names: &[&str]) -> HashMap<String, i64> {
         .collect()
 }
 
-#[test]
-fn constants_match_the_installed_headers() {
+fn constants_match_the_installed_headers() -> Completion {
     let Some(include) = include_dir() else {
         return skip("the HIP and rocSPARSE headers were not found");
     };
@@ -162,9 +190,10 @@ fn constants_match_the_installed_headers() {
             include.display()
         );
     }
+    Completion::Completed
 }
 
-fn symbols_resolve(libraries: &[&str], symbols: &[&str]) {
+fn symbols_resolve(libraries: &[&str], symbols: &[&str]) -> Completion {
     // SAFETY: loading the libraries runs their initialisers only.
     let Some(lib) = libraries
         .iter()
@@ -177,23 +206,21 @@ fn symbols_resolve(libraries: &[&str], symbols: &[&str]) {
         let found = unsafe { lib.get::<*const ()>(s.as_bytes()) };
         assert!(found.is_ok(), "{s} missing from {libraries:?}");
     }
+    Completion::Completed
 }
 
-#[test]
-fn every_runtime_symbol_is_in_libamdhip64() {
+fn every_runtime_symbol_is_in_libamdhip64() -> Completion {
     symbols_resolve(
         &spgemm_hip::runtime::LIBRARIES,
         spgemm_hip::runtime::SYMBOLS,
     );
 }
 
-#[test]
-fn every_hiprtc_symbol_is_in_its_library() {
+fn every_hiprtc_symbol_is_in_its_library() -> Completion {
     symbols_resolve(&spgemm_hip::hiprtc::LIBRARIES, spgemm_hip::hiprtc::SYMBOLS);
 }
 
-#[test]
-fn every_rocsparse_symbol_is_in_librocsparse() {
+fn every_rocsparse_symbol_is_in_librocsparse() -> Completion {
     symbols_resolve(
         &spgemm_hip::rocsparse::LIBRARIES,
         spgemm_hip::rocsparse::SYMBOLS,

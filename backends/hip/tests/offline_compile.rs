@@ -10,9 +10,10 @@
 //! paper uses, 64 KB per compute unit) with the DCU paper's table (`dcu-paper`), and
 //! gfx90a (MI200 class: 64 KB per block and per compute unit) with the
 //! derived `mi200` table. Needs libamdhip64 (hiprtc) and `llvm-readelf`
-//! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is skipped
-//! with a message, unless `SPGEMM_REQUIRE_HIPRTC=1`.
+//! (Debian: `libamdhip64-dev`, `hipcc`); without them the test is reported
+//! as ignored, with the reason, unless `SPGEMM_REQUIRE_HIPRTC=1`.
 
+use libtest_mimic::Completion;
 use spgemm_core::gpu::program;
 use spgemm_core::gpu::SortVariant;
 use spgemm_core::table::KernelTable;
@@ -90,15 +91,25 @@ fn kernel_metadata(notes: &str) -> HashMap<String, HashMap<String, u64>> {
     out
 }
 
-#[test]
-fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let trial = libtest_mimic::Trial::ignorable_test(
+        "every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table",
+        || Ok(every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table()),
+    );
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
+
+/// Reported as ignored, with the reason, without hiprtc or llvm-readelf;
+/// failed instead under `SPGEMM_REQUIRE_HIPRTC=1`.
+fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completion {
     let (true, Some(readelf)) = (spgemm_hip::hiprtc::present(), llvm_tool("llvm-readelf")) else {
+        let why = "hiprtc (libamdhip64) or llvm-readelf not found (Debian: apt install libamdhip64-dev hipcc)";
         assert!(
             std::env::var("SPGEMM_REQUIRE_HIPRTC").map_or(true, |v| v != "1"),
-            "SPGEMM_REQUIRE_HIPRTC=1 but hiprtc (libamdhip64) or llvm-readelf is missing"
+            "SPGEMM_REQUIRE_HIPRTC=1 but {why}"
         );
-        let _ = writeln!(std::io::stderr(), "SKIPPED: hiprtc (libamdhip64) or llvm-readelf not found (Debian: apt install libamdhip64-dev hipcc)");
-        return;
+        return Completion::ignored_with(why);
     };
     let dir = std::env::temp_dir().join(format!("spgemm-hip-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -210,4 +221,5 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    Completion::Completed
 }
