@@ -213,16 +213,16 @@ fn every_runtime_symbol_is_in_libamdhip64() -> Completion {
     symbols_resolve(
         &spgemm_hip::runtime::LIBRARIES,
         spgemm_hip::runtime::SYMBOLS,
-    );
+    )
 }
 
 fn every_hiprtc_symbol_is_in_its_library() -> Completion {
-    symbols_resolve(&spgemm_hip::hiprtc::LIBRARIES, spgemm_hip::hiprtc::SYMBOLS);
+    symbols_resolve(&spgemm_hip::hiprtc::LIBRARIES, spgemm_hip::hiprtc::SYMBOLS)
 }
 
 fn every_rocsparse_symbol_is_in_librocsparse() -> Completion {
     symbols_resolve(
         &spgemm_hip::rocsparse::LIBRARIES,
         spgemm_hip::rocsparse::SYMBOLS,
-    );
+    )
 }
