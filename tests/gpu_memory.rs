@@ -16,7 +16,7 @@ fn main() {
     let test = || unreachable!("the CUDA backend is not compiled in");
     let trial = common::trial(
         spgemm::BackendKind::Cuda,
-        "whole_product_out_of_device_memory_is_redone_in_chunks".into(),
+        "cuda::whole_product_out_of_device_memory_is_redone_in_chunks".into(),
         test,
     );
     libtest_mimic::run(&args, vec![trial]).exit();

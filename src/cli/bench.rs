@@ -83,7 +83,7 @@ pub struct BenchArgs {
     /// with --whole-job, run the whole job's product within it.
     #[arg(long, value_parser = parse_bytes)]
     memory_budget: Option<usize>,
-    /// Write the results as a JSON array to this file.
+    /// Write the results as a JSON array to this file (.json).
     #[arg(long)]
     json: Option<PathBuf>,
 }

@@ -69,7 +69,8 @@ enum Command {
     /// Time C = A·A (A·Aᵀ for rectangular A, A·B for A+B) per product, or
     /// the whole job (read, multiply, write) with --whole-job.
     Bench(bench::BenchArgs),
-    /// Size, row-length histogram, products and compression ratio of A·A.
+    /// Shape, field, symmetry, row-length histogram, products and
+    /// compression ratio of A·A (A·Aᵀ for a rectangular A).
     Info(info::InfoArgs),
     /// Write a synthetic matrix (stencil, R-MAT, Erdős–Rényi, long rows) as
     /// .mtx, .mtx.gz or .npz.

@@ -1,6 +1,6 @@
 //! The conformance and engine-level suites on the CUDA backend, run where
 //! it opens GPU 0 (see `main.rs`): `SPGEMM_REQUIRE_GPU=1 cargo test
-//! --release --features cuda --test backends cuda::` on a GPU machine.
+//! --release --features cuda --test backends -- cuda::` on a GPU machine.
 
 use crate::common::{self, conformance::Multiplier};
 use spgemm::gpu::{Accumulator, LongRows, SortVariant};

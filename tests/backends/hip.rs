@@ -1,7 +1,7 @@
 //! The conformance and engine-level suites on the HIP backend (AMD GPUs,
 //! Hygon DCU), run where it opens GPU 0 (see `main.rs`): on a DCU,
 //! `SPGEMM_REQUIRE_GPU=1 cargo test --release --features hip --test
-//! backends hip::`.
+//! backends -- hip::`.
 
 use crate::common::{self, conformance::Multiplier};
 use spgemm::gpu::{Accumulator, LongRows, SortVariant};

@@ -5,8 +5,11 @@
 //! Its own test runner (libtest-mimic), so that a GPU test that cannot run
 //! here is reported as ignored, with the reason, instead of passing: where
 //! the backend opens GPU 0 its tests run; elsewhere they are ignored, and
-//! under `SPGEMM_REQUIRE_GPU=1` they fail instead. The usual test flags
-//! work (a name filter, `--exact`, `--test-threads`, `--list`).
+//! under `SPGEMM_REQUIRE_GPU=1` they fail instead. Every test's name
+//! starts with its backend (`cpu::`, `cuda::`, `hip::`), so that a GPU
+//! machine runs its own with a filter: `SPGEMM_REQUIRE_GPU=1 cargo test
+//! --features cuda --test backends -- cuda::`. The usual test flags work
+//! (a name filter, `--exact`, `--test-threads`, `--list`).
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -10,12 +10,12 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     vec![
         common::trial(
             BackendKind::Cpu,
-            "plans::cpu_plans_rerun_the_numeric_phase".into(),
+            "cpu::plans::rerun_the_numeric_phase".into(),
             cpu_plans_rerun_the_numeric_phase,
         ),
         common::trial(
             BackendKind::Cuda,
-            "plans::cuda_plans_rerun_the_numeric_phase_and_stay_with_their_backend".into(),
+            "cuda::plans::rerun_the_numeric_phase_and_stay_with_their_backend".into(),
             cuda_plans_rerun_the_numeric_phase_and_stay_with_their_backend,
         ),
     ]
