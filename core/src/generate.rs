@@ -119,8 +119,9 @@ pub fn erdos_renyi<T: Scalar>(n: usize, per_row: usize, seed: u64) -> Result<Csr
 }
 
 /// `nrows` square rows of `short` random columns, plus `nlong` rows (evenly
-/// spread) of `long` random columns: the load-imbalance case of
-/// ALGORITHM.md ("What peers get wrong").
+/// spread) of `long` random columns: the load-imbalance case on which
+/// OpSparse's global-memory path for long rows took about 3 s where
+/// cuSPARSE took 6 ms (H200, 524,288 rows with 24 of 40,000 entries).
 ///
 /// # Errors
 /// As [`uniform`].

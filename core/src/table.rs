@@ -63,7 +63,7 @@ const BLOCK_SIZES: [u32; 5] = [64, 128, 256, 512, 1024];
 /// entries) took 4.0–4.2 ms on an H100, with 256 slots 2.6–2.7 ms. The two
 /// smaller keep odd sizes and key·107 mod size: the 7-point stencil's
 /// (rows of 25 entries) took 1.8 ms in 63 slots and 2.05–2.08 ms in 64
-/// (`docs/benchmarks/h100-bandwidth-floor.md`, stop 28).
+/// (`docs/benchmarks/short-rows-profile-h100-2026-11-25.md`).
 const SMALL_BLOCK_THREADS: u32 = 256;
 const SMALL_BINS: [(u32, u32, u32); 4] =
     [(8, 32, 31), (16, 64, 63), (32, 128, 128), (64, 256, 256)];
@@ -322,7 +322,7 @@ impl KernelTable {
         }
     }
 
-    /// The table of the DCU paper (DCU §5.4, Tables 2–3; ALGORITHM.md):
+    /// The table of the DCU paper (DCU §5.4, Tables 2–3):
     /// 48 KB per block, wavefront 64. Symbolic: 9 bins, 8 shared kernels
     /// and a global one; kernel 0 gives 16 short rows to a block, a group of
     /// 8 threads each, kernel 1 one wavefront (64 threads) per row, kernels

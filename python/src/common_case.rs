@@ -3,7 +3,7 @@
 //! the caller's current stream taken in one call, where the package's
 //! Python took 15-40 µs ahead of a CuPy product and 60-110 µs ahead of a
 //! PyTorch one, all of it before the first kernel (H100 host,
-//! `docs/benchmarks/h100-python.md`). Anything else (another format or
+//! `docs/benchmarks/python-h100-2026-11-24.md`). Anything else (another format or
 //! layout, values of two types or neither float32 nor float64, a strided
 //! array, other index types, wrong lengths, operands on two devices or of
 //! mismatched shapes) is declined, and the package's general path converts

@@ -1,5 +1,5 @@
 // The checks behind the fuzz targets (`fuzz/fuzz_targets/`), shared with
-// the regression test `tests/fuzz_regressions.rs`, which replays the corpus
+// the regression test `tests/integration/fuzz_regressions.rs`, which replays the corpus
 // and every saved crash input on stable Rust in CI. Each check panics only
 // on a bug: bad input must come back as an error.
 

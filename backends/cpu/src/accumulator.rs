@@ -99,7 +99,8 @@ pub(crate) struct CompressedRows {
 
 impl CompressedRows {
     /// Packs `b`'s rows; `None` unless that removes more than 15% of the
-    /// entries (ALGORITHM.md, "Compressed symbolic").
+    /// entries (Deveci et al., "Multi-threaded sparse matrix-matrix
+    /// multiplication for many-core and GPU architectures", §3.2).
     pub(crate) fn of<T: Scalar>(b: &CsrView<'_, T>) -> Option<Self> {
         const ROWS: usize = 1024;
         // Pack chunks of rows in parallel, then concatenate.

@@ -39,7 +39,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// Default largest number of columns of C for the dense accumulator
-/// (measured: see `docs/benchmarks/cpu-dense-cutoff.md`).
+/// (measured: see `docs/benchmarks/cpu-dense-cutoff-dev-2core-2026-11-21.md`).
 pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 20;
 /// Chunks per thread: enough to even out the products the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;

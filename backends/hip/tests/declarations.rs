@@ -25,7 +25,8 @@ fn include_dir() -> Option<PathBuf> {
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let tests: [(&str, fn() -> Completion); 4] = [
+    type Test = fn() -> Completion;
+    let tests: [(&str, Test); 4] = [
         (
             "constants_match_the_installed_headers",
             constants_match_the_installed_headers,

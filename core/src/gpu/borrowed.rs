@@ -115,7 +115,7 @@ impl<D: Device> GpuEngine<D> {
     /// with setup's counters, the product's first read, and setup indexes
     /// nothing when there is one. One host wait fewer than borrowing
     /// first: on an H100 a wait costs about 20 µs, 2% of a 1 ms product
-    /// (`docs/benchmarks/h100-python.md`).
+    /// (`docs/benchmarks/python-h100-2026-11-24.md`).
     ///
     /// # Errors
     /// As [`GpuEngine::borrow_device`] for the first operand with a fault

@@ -133,7 +133,7 @@ pub(super) unsafe fn run_checks<D: Device>(
 /// beside its binning counters
 /// ([`Meta::faults`](super::meta::Meta::faults)), read with them,
 /// so that the checks cost no wait of their own (about 25 µs of a product
-/// near 1 ms from Python on an H100, `docs/benchmarks/h100-python.md`).
+/// near 1 ms from Python on an H100, `docs/benchmarks/python-h100-2026-11-24.md`).
 pub(super) struct PendingChecks<D: Device> {
     /// The fault words first (two per operand), then the row-start bitmaps.
     scratch: DeviceArray<D, u64>,

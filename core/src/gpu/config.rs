@@ -75,8 +75,8 @@ pub enum SortVariant {
     /// few hundred entries, bitonic on rows of thousands; `docs/benchmarks/`).
     #[default]
     Auto,
-    /// The register-aware seed's reg-sort (§3.1, §3.4; the power-law
-    /// issue's part 1) in the short-row bins that allow it
+    /// The reg-sort of Liu et al.'s register-aware SpGEMM (Register-aware
+    /// §3.1, §3.4) in the short-row bins that allow it
     /// ([`SortVariant::registers`]), elsewhere as [`SortVariant::Auto`]: a
     /// row's products are expanded into its table's shared memory, loaded
     /// [`REG_PER_LANE`] to a lane, sorted by a bitonic network of register
@@ -85,10 +85,10 @@ pub enum SortVariant {
     /// the runs. In the numeric phase a block whose rows do not all fit
     /// takes the hash tables and the rank sort. Not in
     /// [`SortVariant::Auto`]: measured slower on an H100
-    /// (`docs/benchmarks/h100-register-sort.md`).
+    /// (`docs/benchmarks/register-sort-h100-2026-11-25.md`).
     Register,
-    /// The register-aware seed's reg-hash (§3.3; the power-law issue's
-    /// part 1) in the bins of [`SortVariant::Register`], elsewhere as
+    /// The reg-hash of Liu et al.'s register-aware SpGEMM (Register-aware
+    /// §3.3) in the bins of [`SortVariant::Register`], elsewhere as
     /// [`SortVariant::Auto`]: a row's products are expanded as for the
     /// register sort and shared out evenly, [`REG_PER_LANE`] to a lane, so
     /// that each lane inserts its own share into the hash table from
@@ -97,15 +97,15 @@ pub enum SortVariant {
     /// like one a choice of the short-row bins' kernels. In the numeric
     /// phase a block whose rows do not all fit walks B as usual. Not in
     /// [`SortVariant::Auto`]: measured slower on an H100
-    /// (`docs/benchmarks/h100-register-sort.md`).
+    /// (`docs/benchmarks/register-sort-h100-2026-11-25.md`).
     RegisterHash,
 }
 
 /// Products a lane holds in the register sort of
 /// [`SortVariant::Register`] (`SPGEMM_REG_PER_LANE` in the kernels): a
 /// short-row bin of `r` lanes per row takes it for rows of at most `r`
-/// times this many products (the register-aware seed's register vectors
-/// of 8, §3.4, halved for the 32 registers a thread of the short-row bins
+/// times this many products (the register vectors of 8 of Register-aware
+/// §3.4, halved for the 32 registers a thread of the short-row bins
 /// has).
 pub const REG_PER_LANE: u32 = 4;
 
@@ -171,7 +171,7 @@ pub enum LongRows {
     /// entries when a block holds C's bitmap (under [`Accumulator::Auto`]),
     /// and [`LongRows::Dense`] for the longer ones (or all, when the bitmap
     /// does not fit or the accumulator is another). Measured on
-    /// an H100 (`h100-ranked-bitmaps.md`): R-MAT 18 187 -> 87-97 ms,
+    /// an H100 (`ranked-bitmaps-h100-2026-11-24.md`): R-MAT 18 187 -> 87-97 ms,
     /// R-MAT 17 (Graph500) 48 -> 34-35 ms; short rows + 24 rows of C of
     /// about 200,000 entries, which ranked bitmaps would give one block
     /// each (5.1 ms), unchanged at 4.1 ms;
@@ -179,7 +179,7 @@ pub enum LongRows {
     /// numeric phase, [`LongRows::SortedHash`] for up to 8 rows per
     /// multiprocessor, [`LongRows::InPlaceHash`] for more (the DCU paper
     /// chooses by row count too, DCU §5.4; the measurements behind the
-    /// threshold are in `docs/benchmarks/h200-long-rows.md`).
+    /// threshold are in `docs/benchmarks/long-rows-h200-2026-11-21.md`).
     #[default]
     Auto,
     /// A bitmap (symbolic) or a dense value array and bitmap (numeric) per
@@ -218,12 +218,12 @@ crate::choices::named_choices!(LongRows, "long-row variant", {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SliceSplit {
     /// Slices of equal numbers of entries of A. Measured against
-    /// [`SliceSplit::Products`] on an H100 (`h100-slices-by-products.md`):
+    /// [`SliceSplit::Products`] on an H100 (`slices-by-products-h100-2026-11-25.md`):
     /// R-MAT 18 (Graph500) 99-100 ms against 114-116 ms, the other
     /// power-law and long-row products within 3-6% either way.
     #[default]
     Entries,
-    /// Slices of about equal products (the power-law issue's part 4; the
+    /// Slices of about equal products (the
     /// first entries of an R-MAT row select B's hub rows): a kernel finds
     /// each row's bounds by a scan of its entries' products before the
     /// slices run.
@@ -282,7 +282,7 @@ pub enum Accumulator {
     /// whose tables and masks fit, outside a memory budget): a word
     /// inserted per run of a row's columns, a row's count the bits of its
     /// masks. Not in [`Accumulator::Auto`]: measured on an H100 it made
-    /// most products slower (`docs/benchmarks/h100-packed-symbolic.md`).
+    /// most products slower (`docs/benchmarks/packed-symbolic-h100-2026-11-24.md`).
     Packed,
 }
 

@@ -87,7 +87,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// a bitmap has room for every column). Measured on an H100 against the
     /// last bin's hash table and its overflow to the global bitmaps: R-MAT
     /// 18's symbolic phase 57 -> 7 ms, R-MAT 16-17 (Graph500) 8-12% faster
-    /// in all, the other products of the CUDA issue unchanged.
+    /// in all, the other products of the H200 table unchanged.
     pub(super) fn symbolic_dense(&self, i: usize) -> bool {
         let t = self.launcher.table();
         let words = self.dense_words();
@@ -190,7 +190,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// 0 otherwise. Measured on
     /// an H100 against the global paths of [`LongRows::Auto`](super::config::LongRows::Auto) (dense
     /// accumulators in global memory, rows split into slices over blocks):
-    /// see `docs/benchmarks/h100-ranked-bitmaps.md`.
+    /// see `docs/benchmarks/ranked-bitmaps-h100-2026-11-24.md`.
     pub(super) fn ranked_long_max(&self) -> u32 {
         let p = self.device().properties();
         let t = self.launcher.table();

@@ -97,8 +97,7 @@ pub enum Kernel {
     /// in a global hash table (OpSparse kernel 8, DCU §5.4).
     SymbolicGlobal,
     /// `spgemm_slice_bounds`: where the slices of long rows start, so that
-    /// slices over blocks hold about equal products (the power-law issue's
-    /// part 4).
+    /// slices over blocks hold about equal products.
     SliceBounds,
     /// `spgemm_symbolic_dense`: nnz(i) of rows past the last shared table
     /// by a global bitmap, rows split into slices over blocks.

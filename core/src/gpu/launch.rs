@@ -105,7 +105,7 @@ impl<D: Device> Launcher<'_, D> {
     /// checks' faults, nnz(C)) go through the engine's page-locked buffer,
     /// which the driver copies into without staging: on an H100 a 1 KB
     /// read after a kernel took 27 µs into pinned memory and 31 µs into
-    /// pageable memory (`docs/benchmarks/h100-python.md`), and a product
+    /// pageable memory (`docs/benchmarks/python-h100-2026-11-24.md`), and a product
     /// waits on two or three of them.
     ///
     /// # Errors

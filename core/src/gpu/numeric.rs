@@ -28,7 +28,7 @@ const SORTED_ROWS_PER_SM: usize = 8;
 /// Entries up to which [`LongRows::Auto`]'s ranked bitmaps with the values
 /// in C take a long row (one block each); longer rows keep the dense
 /// slices, so that a few huge rows are not the tail. Swept on an H100
-/// (ms; `h100-ranked-bitmaps.md`): R-MAT 18 154 / 121 / 87 / 84 with
+/// (ms; `ranked-bitmaps-h100-2026-11-24.md`): R-MAT 18 154 / 121 / 87 / 84 with
 /// limits of 32 Ki / 64 Ki / 128 Ki entries / none, short rows + 24 rows
 /// of 40,000 (C rows of about 200,000) 4.1 / 4.2 / 4.2 / 5.1, R-MAT 17
 /// (Graph500) 42.7 / 34.7 / 34.7 / 34.7.

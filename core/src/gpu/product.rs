@@ -146,8 +146,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// the `n` rows listed at `bins` start, on `stream`
     /// ([`Kernel::SliceBounds`], one launch for the rows of every batch):
     /// `n · (slices + 1)` entries of a fresh array, absolute positions in
-    /// A's entries chosen so that the slices hold about equal products
-    /// (the power-law issue's part 4); a batch starting at row `start`
+    /// A's entries chosen so that the slices hold about equal products; a batch starting at row `start`
     /// finds its own at [`bounds_at`]. The array is to be kept until the
     /// slices' kernels are launched after it on `stream`. None under
     /// [`SliceSplit::Entries`] (the kernels then cut equal stretches of

@@ -1,6 +1,6 @@
 
-// Register-aware sort of short rows (the register-aware seed's reg-sort,
-// §3.1; the power-law issue's part 1), for the short-row bins whose rows
+// Register-aware sort of short rows (Liu et al.'s reg-sort, Register-aware
+// §3.1), for the short-row bins whose rows
 // are at most a warp's lanes (`--sort register`; appended to spgemm.cuh):
 // a row's products are expanded into its table's space in shared memory in
 // the order of its entries, loaded SPGEMM_REG_PER_LANE to a lane
@@ -235,7 +235,7 @@ __device__ __forceinline__ bool numeric_registers(const u64* arpt, const u32* ac
     return true;
 }
 
-// The register-aware seed's reg-hash (§3.3; `--sort register-hash`): a
+// Liu et al.'s reg-hash (Register-aware §3.3; `--sort register-hash`): a
 // row's products are expanded and shared out evenly to the lanes'
 // registers as for the register sort (expand_and_load), then inserted
 // from the registers into the hash table (cleared in between) instead of

@@ -361,9 +361,9 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
 
 // Rows whose products all have different columns (nnz = nprod, the
 // symbolic phase's bit), of at most SPGEMM_DISTINCT_PER_LANE (from the
-// host) · warp width entries: expand-sort-compress with nothing to compress (the power-law
-// issue's "low-compression rows without atomics"; the register-aware seed's
-// observation, §3, that such rows waste a hash table's probes). One warp
+// host) · warp width entries: expand-sort-compress with nothing to compress
+// (low-compression rows without atomics; Register-aware §3 observes that
+// such rows waste a hash table's probes). One warp
 // per row: the warp scans the lengths of the rows of B its entries of A
 // select (a shuffle scan), so every product has its own position in the
 // warp's stretch of shared memory with no hashing and no atomic; each lane

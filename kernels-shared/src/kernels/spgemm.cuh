@@ -424,8 +424,7 @@ __device__ __forceinline__ u32 widen_group(u32 g, u64 a_len, u32 row_threads) {
 // block's threads (a hub of a power-law graph) is walked by the whole
 // block instead: every warp finds it, by ballot over all the row's
 // entries, and takes its own stretch of that row of B, so one warp does
-// not walk a hub alone while the others wait (the power-law issue's part
-// 4; Nsight Compute on an H100: R-MAT 17's numeric bin of the longest
+// not walk a hub alone while the others wait (Nsight Compute on an H100: R-MAT 17's numeric bin of the longest
 // shared rows took 9.4 of 33 ms). Elsewhere it spills at 32 registers.
 // `f(column, value)` is called once per product (`column` B's entry: a
 // column index, or a packed word and mask in the packed symbolic tables).
