@@ -12,6 +12,8 @@ work on that stream sees C complete."""
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from . import _spgemm
@@ -191,6 +193,42 @@ def _structure(kind: str, m):
     return m.crow_indices(), m.col_indices()
 
 
+def _difference(kind: str, shape, got, want_shape, want) -> str | None:
+    """None when ``got`` (row offsets, column indices on the device) is the
+    structure ``want`` of a ``want_shape`` matrix; otherwise what differs,
+    in the library's words: the shape, the number of entries, or the first
+    row whose columns differ. Only called to check a plan's operands; its
+    device reads happen only on a mismatch."""
+    if tuple(shape) != tuple(want_shape):
+        return f"is {shape[0]}x{shape[1]}, not {want_shape[0]}x{want_shape[1]}"
+    if got[1].shape[0] != want[1].shape[0]:
+        return f"has {got[1].shape[0]} entries, not {want[1].shape[0]}"
+    if _same(kind, got[0], want[0]) and _same(kind, got[1], want[1]):
+        return None
+    if kind == "cupy":
+        import cupy
+
+        wide = lambda x: x.astype(cupy.int64)
+        first = lambda mask: int(cupy.flatnonzero(mask)[0])
+        host = lambda x: [int(v) for v in x.get()]
+    else:
+        wide = lambda x: x.long()
+        first = lambda mask: int(mask.nonzero()[0, 0])
+        host = lambda x: [int(v) for v in x.cpu()]
+    offsets, want_offsets = wide(got[0]), wide(want[0])
+    if not _same(kind, offsets, want_offsets):
+        row = first(offsets != want_offsets) - 1
+    else:
+        entry = first(wide(got[1]) != wide(want[1]))
+        row = bisect.bisect_right(host(want_offsets), entry) - 1
+    o, w = host(offsets[row : row + 2]), host(want_offsets[row : row + 2])
+    shown = lambda c: "[" + ", ".join(map(str, c[:6])) + (f", … {len(c) - 6} more]" if len(c) > 6 else "]")
+    return (
+        f"differs first in row {row}: columns {shown(host(got[1][o[0] : o[1]]))} "
+        f"where the plan's has {shown(host(want[1][w[0] : w[1]]))}"
+    )
+
+
 def _same(kind: str, x, y) -> bool:
     """Whether two device index arrays hold the same values: the same
     memory (by address and length), or equal entries."""
@@ -217,6 +255,7 @@ class DevicePlan:
         self._kind, self._dtype, self._device = kind, dtype, device
         self._square = b is a
         self._structures = (_structure(kind, a), None if b is a else _structure(kind, b))
+        self._shapes = (tuple(a.shape), tuple(b.shape))
         self._nnz = (oa[2], ob[2])
 
     @property
@@ -226,12 +265,13 @@ class DevicePlan:
     def numeric(self, a, b):
         if (b is a) != self._square:
             raise ValueError("structure mismatch: the plan was built for " + ("A @ A" if self._square else "A @ B"))
-        for name, m, want in (("A", a, self._structures[0]), ("B", b, self._structures[1])):
+        operands = (("A", a, self._structures[0], self._shapes[0]), ("B", b, self._structures[1], self._shapes[1]))
+        for name, m, want, want_shape in operands:
             if want is None:
                 continue
-            got = _structure(self._kind, m)
-            if not (_same(self._kind, got[0], want[0]) and _same(self._kind, got[1], want[1])):
-                raise ValueError(f"structure mismatch: {name} does not have the structure the plan was built for")
+            what = _difference(self._kind, tuple(m.shape), _structure(self._kind, m), want_shape, want)
+            if what is not None:
+                raise ValueError(f"structure mismatch: {name} is not the matrix the plan was built for: it {what}")
         values = [self._values(m) for m in ((a,) if self._square else (a, b))]
         for v, n in zip(values, self._nnz):
             if v.shape[0] != n:

@@ -322,8 +322,18 @@ def test_plans_on_device_matrices(cupy, torch):
     g2 = ga.copy()
     g2.data *= -2.0  # the same structure in other arrays, new values
     assert_product(sp.csr_array(plan.numeric(g2, gb).get()), -2.0 * a, b, 1e-12)
-    with pytest.raises(ValueError, match="structure mismatch: A"):
+    with pytest.raises(ValueError, match="structure mismatch: A is not the matrix the plan was built for: it "):
         plan.numeric(to_cupy(random(400, 300, 0.03, 53)), gb)
+    moved = ga.copy()
+    row = next(i for i in range(400) if a.indptr[i + 1] > a.indptr[i] and a.indices[a.indptr[i + 1] - 1] != 299)
+    moved.indices[int(a.indptr[row + 1]) - 1] = 299  # the last entry of one row in another column
+    cols = [int(c) for c in a.indices[a.indptr[row] : a.indptr[row + 1]]]
+    show = lambda c: "[" + ", ".join(map(str, c[:6])) + (f", … {len(c) - 6} more]" if len(c) > 6 else "]")
+    want = f"it differs first in row {row}: columns {show(cols[:-1] + [299])} where the plan's has {show(cols)}"
+    with pytest.raises(ValueError, match=re.escape(want)):
+        plan.numeric(moved, gb)
+    with pytest.raises(ValueError, match=re.escape("B is not the matrix the plan was built for: it is 300x201, not 300x200")):
+        plan.numeric(ga, to_cupy(random(300, 201, 0.03, 52)))
     with pytest.raises(TypeError, match="built for cupy matrices"):
         plan.numeric(a, b)
     ta = to_torch(torch, a)

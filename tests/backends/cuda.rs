@@ -55,24 +55,23 @@ fn register_hash() -> Result<Box<dyn Multiplier>, String> {
 }
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let suites: [(&str, common::Opener); 6] = [
-        ("cuda::default", default_options),
-        ("cuda::two_devices", two_devices),
-        ("cuda::dcu_paper_table", dcu_paper_table),
-        ("cuda::v100_paper_table", v100_paper_table),
-        ("cuda::register_sort", register_sort),
-        ("cuda::register_hash", register_hash),
-    ];
-    let conformance = suites
-        .into_iter()
-        .flat_map(|(prefix, open)| common::conformance_trials(Cuda, prefix, open));
     #[cfg(feature = "cuda")]
-    let engine = engine_level::CASES
-        .iter()
-        .map(|&(case, run)| common::trial(Cuda, format!("cuda::engine::{case}"), run));
+    let engine = engine_level::CASES;
     #[cfg(not(feature = "cuda"))]
-    let engine = std::iter::empty();
-    conformance.chain(engine).collect()
+    let engine = &[];
+    common::gpu_backend_trials(
+        Cuda,
+        "cuda",
+        &[
+            ("default", default_options),
+            ("two_devices", two_devices),
+            ("dcu_paper_table", dcu_paper_table),
+            ("v100_paper_table", v100_paper_table),
+            ("register_sort", register_sort),
+            ("register_hash", register_hash),
+        ],
+        engine,
+    )
 }
 
 #[cfg(feature = "cuda")]

@@ -43,23 +43,22 @@ fn register_hash() -> Result<Box<dyn Multiplier>, String> {
 }
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let suites: [(&str, common::Opener); 5] = [
-        ("hip::default", default_options),
-        ("hip::sorted_global_hash", sorted_global_hash),
-        ("hip::in_place_global_hash", in_place_global_hash),
-        ("hip::register_sort", register_sort),
-        ("hip::register_hash", register_hash),
-    ];
-    let conformance = suites
-        .into_iter()
-        .flat_map(|(prefix, open)| common::conformance_trials(Hip, prefix, open));
     #[cfg(feature = "hip")]
-    let engine = engine_level::CASES
-        .iter()
-        .map(|&(case, run)| common::trial(Hip, format!("hip::engine::{case}"), run));
+    let engine = engine_level::CASES;
     #[cfg(not(feature = "hip"))]
-    let engine = std::iter::empty();
-    conformance.chain(engine).collect()
+    let engine = &[];
+    common::gpu_backend_trials(
+        Hip,
+        "hip",
+        &[
+            ("default", default_options),
+            ("sorted_global_hash", sorted_global_hash),
+            ("in_place_global_hash", in_place_global_hash),
+            ("register_sort", register_sort),
+            ("register_hash", register_hash),
+        ],
+        engine,
+    )
 }
 
 #[cfg(feature = "hip")]

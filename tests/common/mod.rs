@@ -149,6 +149,24 @@ pub fn conformance_trials(
         .collect()
 }
 
+/// The tests of GPU backend `kind`, named `{name}::{suite}::{case}`: the
+/// conformance suite under each configuration of `suites`, then the
+/// engine-level cases of `engine` (`{name}::engine::{case}`).
+pub fn gpu_backend_trials(
+    kind: spgemm::BackendKind,
+    name: &str,
+    suites: &[(&str, Opener)],
+    engine: &[(&str, fn())],
+) -> Vec<libtest_mimic::Trial> {
+    let conformance = suites
+        .iter()
+        .flat_map(|&(suite, open)| conformance_trials(kind, &format!("{name}::{suite}"), open));
+    let engine = engine
+        .iter()
+        .map(|&(case, run)| trial(kind, format!("{name}::engine::{case}"), run));
+    conformance.chain(engine).collect()
+}
+
 /// The GPU backend `kind` with `options` on `devices` (the first list that
 /// opens), as a conformance multiplier, or the last list's error.
 pub fn open_gpu(

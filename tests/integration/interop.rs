@@ -168,13 +168,13 @@ fn unsorted_rows_are_refused_by_the_sorted_only_libraries() {
 }
 
 #[test]
-fn the_readme_shows_the_interop_example_as_it_is_built() {
+fn the_library_guide_shows_the_interop_example_as_it_is_built() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/library.md")).unwrap();
     let example = std::fs::read_to_string(root.join("examples/interop.rs")).unwrap();
     let body = &example[example.find("use spgemm::interop").unwrap()..];
     assert!(
-        readme.contains(body),
-        "README.md differs from examples/interop.rs"
+        guide.contains(body),
+        "docs/library.md differs from examples/interop.rs"
     );
 }
