@@ -31,7 +31,7 @@ pub fn read<T: Scalar>(path: impl AsRef<Path>, opts: &ReadOptions<'_>) -> Result
     }
 }
 
-/// The formats [`write`] writes, chosen by the file name's extension.
+/// The formats [`write()`] writes, chosen by the file name's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     /// `.mtx`: Matrix Market text.
