@@ -153,8 +153,10 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     }
     /// Largest number of entries in any row (0 for a matrix without rows).
     pub fn max_row_nnz(&self) -> usize {
+        // On all cores: a hypersparse matrix has far more rows than entries.
         self.row_offsets
-            .windows(2)
+            .par_windows(2)
+            .with_min_len(1 << 14)
             .map(|w| w[1] - w[0])
             .max()
             .unwrap_or(0)

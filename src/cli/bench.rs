@@ -4,7 +4,7 @@
 use super::bench_gpu::{Chunked, Devices};
 use super::source::{MatrixSource, Operands};
 use super::whole_job::{self, PythonJob};
-use super::{open_backend, scipy, CliError, Common};
+use super::{open_backend, python, CliError, Common};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -93,6 +93,9 @@ enum Compare {
     /// SciPy's `A @ B` (scipy.sparse, through python3); with --whole-job,
     /// SciPy's mmread, `A @ B` and mmwrite.
     Scipy,
+    /// SuiteSparse:GraphBLAS's plus-times `mxm` on all the host's cores
+    /// (python-graphblas, through python3).
+    Graphblas,
     /// With --whole-job: SciPy's mmread and mmwrite around CuPy's `A @ B`
     /// on the GPU (uploads and download included).
     ScipyCupy,
@@ -321,7 +324,7 @@ fn check_compare(backend: &Backend, args: &BenchArgs) -> Result<(), CliError> {
         (Some(Compare::Scipy), true) if gpu => {
             "--whole-job on a GPU backend compares with --compare scipy-cupy"
         }
-        (Some(Compare::Cusparse | Compare::Rocsparse), true) => {
+        (Some(Compare::Cusparse | Compare::Rocsparse | Compare::Graphblas), true) => {
             "--whole-job compares with Python (--compare scipy-cupy or scipy)"
         }
         (Some(Compare::Cusparse), _) if backend.name() != "cuda" => {
@@ -510,8 +513,13 @@ fn bench_one<T: Scalar>(
         None
     };
     let compared = match args.compare {
-        Some(Compare::Scipy) => {
-            let s = scipy_product(ops, &a, args)?;
+        Some(peer @ (Compare::Scipy | Compare::Graphblas)) => {
+            let peer = if peer == Compare::Scipy {
+                python::Peer::Scipy
+            } else {
+                python::Peer::Graphblas
+            };
+            let s = python_product(peer, ops, &a, args)?;
             Some(Compared {
                 library: s.version,
                 median_ms: s.median_ms,
@@ -576,13 +584,14 @@ fn bench_one<T: Scalar>(
     })
 }
 
-/// SciPy's `A @ B` on the same files (generated matrices written to
+/// `peer`'s product on the same files (generated matrices written to
 /// temporary files first).
-fn scipy_product<T: Scalar>(
+fn python_product<T: Scalar>(
+    peer: python::Peer,
     ops: &Operands,
     a: &CsrMatrix<T>,
     args: &BenchArgs,
-) -> Result<scipy::PythonTiming, CliError> {
+) -> Result<python::PythonTiming, CliError> {
     let mut tmp = Vec::new();
     let mut path = |src: &MatrixSource, m: Option<&CsrMatrix<T>>| -> Result<PathBuf, CliError> {
         match src {
@@ -608,7 +617,9 @@ fn scipy_product<T: Scalar>(
         _ => None,
     };
     let r = match (pa, pb.transpose()) {
-        (Ok(pa), Ok(pb)) => scipy::product(&pa, pb.as_deref(), args.reps, args.warmup, T::NAME),
+        (Ok(pa), Ok(pb)) => {
+            python::product(peer, &pa, pb.as_deref(), args.reps, args.warmup, T::NAME)
+        }
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
     for p in tmp {

@@ -6,8 +6,8 @@ mod bench;
 mod bench_gpu;
 mod info;
 mod progress;
+mod python;
 mod report;
-mod scipy;
 mod source;
 mod whole_job;
 

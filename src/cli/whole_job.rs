@@ -5,7 +5,7 @@
 //! SciPy does all three) in the same run, on the same files.
 
 use super::bench::median;
-use super::scipy::{self, PythonTiming};
+use super::python::{self, PythonTiming};
 use super::source::{MatrixSource, Operands};
 use super::CliError;
 use serde::Serialize;
@@ -214,7 +214,7 @@ fn run_in<T: Scalar>(
         Some(job) => {
             let mut timings: Vec<PythonTiming> = Vec::new();
             for _ in 0..reps.max(1) {
-                timings.push(scipy::whole_job(
+                timings.push(python::whole_job(
                     &a_path,
                     b_path.as_deref(),
                     &theirs_out,

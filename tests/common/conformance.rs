@@ -110,6 +110,10 @@ pub const CASES: &[(&str, Case)] = &[
     ),
     ("empty_rows_between_full_ones", empty_rows_between_full_ones),
     ("single_entry_rows", single_entry_rows),
+    (
+        "hypersparse_rows_mostly_empty_or_single",
+        hypersparse_rows_mostly_empty_or_single,
+    ),
     ("one_dense_row", one_dense_row),
     (
         "rows_longer_than_the_largest_shared_table",
@@ -197,6 +201,50 @@ fn single_entry_rows(m: &dyn Multiplier) {
     let a = generate::uniform::<f64>(500, 400, 1, 4).unwrap();
     let b = generate::uniform::<f64>(400, 300, 25, 5).unwrap();
     check(m, "single-entry rows", &a, &b);
+}
+
+/// Most rows empty, most of the rest a single entry (a hypersparse matrix
+/// of 2^17 rows and 2^16 entries, as its square and times a B with
+/// unsorted rows and repeated columns, so that single entries of A meet
+/// rows of B that are not C's rows as they stand), with explicit zeros.
+fn hypersparse_rows_mostly_empty_or_single(m: &dyn Multiplier) {
+    let n = 1usize << 17;
+    let mut next = crate::common::xorshift(0x5eed_0f_4a11);
+    let e: Vec<(usize, u32, f64)> = (0..n / 2)
+        .map(|k| {
+            let v = if k % 97 == 0 {
+                0.0
+            } else {
+                1.0 + (k % 7) as f64
+            };
+            (next(n) as usize, next(n), v)
+        })
+        .collect();
+    let a = triplets::<f64>(n, n, &e);
+    assert!(a.row_offsets().windows(2).filter(|w| w[1] == w[0]).count() > n / 2);
+    let c = check(m, "hypersparse squared", &a, &a);
+    assert!(c.nnz() > 0);
+    // B: every row reversed and its first entry repeated.
+    let (nr, nc, off, cols, vals) = a.clone().into_parts();
+    let (mut o2, mut c2, mut v2) = (vec![0usize], vec![], vec![]);
+    for i in 0..nr {
+        for p in (off[i]..off[i + 1]).rev() {
+            c2.push(cols[p]);
+            v2.push(vals[p]);
+        }
+        if off[i + 1] > off[i] {
+            c2.push(cols[off[i]]);
+            v2.push(0.5);
+        }
+        o2.push(c2.len());
+    }
+    let messy = CsrMatrix::new(nr, nc, o2, c2, v2).unwrap();
+    check(
+        m,
+        "hypersparse times unsorted rows with repeats",
+        &a,
+        &messy,
+    );
 }
 
 fn one_dense_row(m: &dyn Multiplier) {

@@ -65,6 +65,7 @@ fn comparisons_that_cannot_run_are_errors() {
         &["--compare", "scipy-cupy"][..],
         &["--compare", "cusparse"][..],
         &["--whole-job", "--compare", "rocsparse"][..],
+        &["--whole-job", "--compare", "graphblas"][..],
     ] {
         let r = spgemm()
             .args(["bench", "--backend", "cpu", "--reps", "1", "gen:er:50:3"])
@@ -75,6 +76,41 @@ fn comparisons_that_cannot_run_are_errors() {
         assert!(!r.status.success(), "{args:?} succeeded");
         assert!(stderr.contains("error: comparison:"), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
+/// Products beside SuiteSparse:GraphBLAS's plus-times `mxm` in the same
+/// run (the README's test command installs python-graphblas), on a
+/// hypersparse product and a product of two matrices: the same nnz(C).
+#[test]
+fn products_beside_graphblas() {
+    let out = tmp("graphblas.json");
+    let r = spgemm()
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--reps",
+            "1",
+            "--compare",
+            "graphblas",
+        ])
+        .args(["gen:er:3000:1", "gen:poisson7:6+gen:sa-p:6"])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for row in json(&out) {
+        let peer = &row["compared"];
+        assert!(
+            peer["library"]
+                .as_str()
+                .unwrap()
+                .starts_with("SuiteSparse:GraphBLAS"),
+            "{row}"
+        );
+        assert_eq!(peer["nnz_c"], row["nnz_c"], "{row}");
+        assert!(peer["speedup"].as_f64().unwrap() > 0.0, "{row}");
     }
 }
 

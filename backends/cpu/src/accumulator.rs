@@ -9,8 +9,9 @@ use std::mem::MaybeUninit;
 
 /// Accumulates the products of one row of A with the rows of B it selects.
 pub(crate) trait Accumulator<T: Scalar> {
-    /// Number of distinct columns of `A(i,:)·B` for the row given by `acols`.
-    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize;
+    /// Number of distinct columns of `A(i,:)·B` for the row given by
+    /// `acols`, whose products number `nprod`.
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, nprod: usize) -> usize;
     /// Writes the sorted row `A(i,:)·B` into the front of `cols`/`vals`
     /// and returns how many entries it wrote (the row's count).
     fn fill(
@@ -150,7 +151,7 @@ impl CompressedRows {
 }
 
 impl<T: Scalar> Accumulator<T> for Dense<T> {
-    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize {
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, _nprod: usize) -> usize {
         let s = self.next_stamp();
         let mut n = 0;
         for &k in acols {
@@ -230,6 +231,15 @@ impl<T: Scalar> Accumulator<T> for Dense<T> {
 
 const EMPTY: u32 = u32::MAX;
 
+/// Products of the row of A given by `acols` with B.
+fn row_products<T: Scalar>(acols: &[u32], b: &CsrView<'_, T>) -> usize {
+    let off = b.row_offsets();
+    acols
+        .iter()
+        .map(|&k| off[k as usize + 1] - off[k as usize])
+        .sum()
+}
+
 /// Hash accumulator: linear probing in a power-of-two table of at least
 /// twice the row's products.
 pub(crate) struct Hash<T> {
@@ -249,10 +259,10 @@ impl<T: Scalar> Hash<T> {
         }
     }
 
-    /// Makes the table large enough for `nprod` keys; returns the shift that
-    /// maps a 64-bit product hash to a slot.
-    fn prepare(&mut self, nprod: usize) -> u32 {
-        let size = (2 * nprod).next_power_of_two().max(16);
+    /// Makes the table large enough for `keys` keys (at most half full);
+    /// returns the shift that maps a 64-bit product hash to a slot.
+    fn prepare(&mut self, keys: usize) -> u32 {
+        let size = (2 * keys).next_power_of_two().max(16);
         if self.keys.len() < size {
             self.keys = vec![EMPTY; size];
             self.vals = vec![T::ZERO; size];
@@ -286,17 +296,9 @@ impl<T: Scalar> Hash<T> {
     }
 }
 
-fn row_products<T: Scalar>(acols: &[u32], b: &CsrView<'_, T>) -> usize {
-    let off = b.row_offsets();
-    acols
-        .iter()
-        .map(|&k| off[k as usize + 1] - off[k as usize])
-        .sum()
-}
-
 impl<T: Scalar> Accumulator<T> for Hash<T> {
-    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>) -> usize {
-        let shift = self.prepare(row_products(acols, b));
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, nprod: usize) -> usize {
+        let shift = self.prepare(nprod);
         for &k in acols {
             for &j in b.row(k as usize).0 {
                 self.slot(j, shift);
@@ -315,6 +317,9 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
         cols: &mut [MaybeUninit<u32>],
         vals: &mut [MaybeUninit<T>],
     ) -> usize {
+        // Sized by the row's products, not by its count: never more keys
+        // than the table holds (the offsets read here are the ones the
+        // loop below reads again, from the cache).
         let shift = self.prepare(row_products(acols, b));
         for (&k, &av) in acols.iter().zip(avals) {
             let (bc, bv) = b.row(k as usize);

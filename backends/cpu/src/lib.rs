@@ -12,6 +12,13 @@
 //! 4. **Numeric.** Each row is accumulated again and written sorted into its
 //!    slot of C.
 //!
+//! Rows with no products, and rows of A with one entry when B's rows are
+//! sorted without repeats, need no accumulator in either phase: their
+//! count is their products, and a single entry's row of C is its row of B
+//! scaled (the direct rows of the DCU paper's GPU kernels, §5.3). On
+//! hypersparse inputs, where most rows are such rows, the work follows nnz,
+//! not the row count.
+//!
 //! C keeps every structurally produced entry even when its value cancels to
 //! zero (as cuSPARSE and OpSparse do); [`CsrMatrix::drop_explicit_zeros`]
 //! removes them. The [`CpuPlan`] returned by the symbolic phase runs the
@@ -28,11 +35,12 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+mod rows;
 
 use accumulator::{Accumulator, CompressedRows, Dense, Hash};
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
-use spgemm_core::error::{try_filled, try_with_capacity};
+use spgemm_core::error::try_with_capacity;
 use spgemm_core::stats::{product_stats, ProductStats};
 use spgemm_core::{CsrMatrix, CsrView, Error, Result, Scalar};
 use std::mem::MaybeUninit;
@@ -249,8 +257,8 @@ impl CpuBackend {
             total_nprod: total,
             ..
         } = product_stats(a, b)?;
-        let chunks = split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
-        let mut counts = try_filled(a.nrows() + 1, 0usize, "C row offsets")?;
+        let chunks = rows::split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+        let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
         {
             let mut slices = Vec::with_capacity(chunks.len());
             let mut rest = &mut counts[1..];
@@ -261,6 +269,7 @@ impl CpuBackend {
             }
             let dense = self.dense(b.ncols());
             let compressed = if dense { CompressedRows::of(&b) } else { None };
+            let shortcuts = Shortcuts::of(&b);
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 let rows = r.clone();
                 match (&compressed, dense) {
@@ -270,14 +279,17 @@ impl CpuBackend {
                             *o = acc.count_compressed(a.row(i).0, cb);
                         }
                     }
-                    (None, true) => count_rows(&mut Dense::<T>::new(b.ncols()), a, b, rows, out),
-                    (None, false) => count_rows(&mut Hash::<T>::new(), a, b, rows, out),
+                    (None, true) => {
+                        let mut acc = Dense::<T>::new(b.ncols());
+                        shortcuts.count_rows(&mut acc, a, b, rows, &nprod, out)
+                    }
+                    (None, false) => {
+                        shortcuts.count_rows(&mut Hash::<T>::new(), a, b, rows, &nprod, out)
+                    }
                 }
             });
         }
-        for i in 0..a.nrows() {
-            counts[i + 1] += counts[i];
-        }
+        rows::prefix_sum(&mut counts);
         Ok((counts, chunks, total))
     }
 
@@ -304,22 +316,16 @@ impl CpuBackend {
             &mut vals.spare_capacity_mut()[..nnz],
         );
         let dense = self.dense(b.ncols());
+        let shortcuts = Shortcuts::of(&b);
         let written: usize = chunks
             .par_iter()
             .zip(parts)
             .map(|(r, (c, v))| {
                 if dense {
-                    fill_rows(
-                        &mut Dense::<T>::new(b.ncols()),
-                        a,
-                        b,
-                        r.clone(),
-                        &offsets,
-                        c,
-                        v,
-                    )
+                    let mut acc = Dense::<T>::new(b.ncols());
+                    shortcuts.fill_rows(&mut acc, a, b, r.clone(), &offsets, c, v)
                 } else {
-                    fill_rows(&mut Hash::<T>::new(), a, b, r.clone(), &offsets, c, v)
+                    shortcuts.fill_rows(&mut Hash::<T>::new(), a, b, r.clone(), &offsets, c, v)
                 }
             })
             .sum();
@@ -364,73 +370,86 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
     let _ = v;
 }
 
-fn count_rows<T: Scalar>(
-    acc: &mut impl Accumulator<T>,
-    a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
-    rows: Range<usize>,
-    out: &mut [usize],
-) {
-    for (i, o) in rows.zip(out) {
-        *o = acc.count(a.row(i).0, &b);
-    }
+/// Rows of C computed without an accumulator: rows with no products are
+/// empty and cost nothing past the row's offsets, and a row of A with one
+/// entry selects one row of B, which (when B's rows are sorted without
+/// repeats) is the row of C scaled, so it is counted from its products and
+/// copied, not hashed. On hypersparse inputs, where most rows of A are
+/// empty or single entries, this makes the work proportional to nnz
+/// rather than to the row count times an accumulator's set-up.
+struct Shortcuts {
+    /// Every row of B is strictly increasing (one parallel pass over B).
+    b_sorted: bool,
 }
 
-fn fill_rows<T: Scalar>(
-    acc: &mut impl Accumulator<T>,
-    a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
-    rows: Range<usize>,
-    offsets: &[usize],
-    cols: &mut [MaybeUninit<u32>],
-    vals: &mut [MaybeUninit<T>],
-) -> usize {
-    let base = offsets[rows.start];
-    let mut written = 0;
-    for i in rows {
-        let r = offsets[i] - base..offsets[i + 1] - base;
-        let (ac, av) = a.row(i);
-        let n = acc.fill(ac, av, &b, &mut cols[r.clone()], &mut vals[r.clone()]);
-        written += n.min(r.len());
+impl Shortcuts {
+    fn of<T: Scalar>(b: &CsrView<'_, T>) -> Self {
+        let b_sorted = (0..b.nrows())
+            .into_par_iter()
+            .with_min_len(4096)
+            .all(|k| b.row(k).0.windows(2).all(|w| w[0] < w[1]));
+        Self { b_sorted }
     }
-    written
-}
 
-/// Splits rows into at most `parts` contiguous ranges of about equal work,
-/// where a row's work is its products plus one (so empty rows count too).
-fn split_by_work(nprod: &[u64], parts: usize) -> Vec<Range<usize>> {
-    let n = nprod.len();
-    let total: u64 = nprod.iter().sum::<u64>() + n as u64;
-    let parts = parts.max(1) as u64;
-    let mut out = Vec::new();
-    let (mut start, mut acc, mut next) = (0usize, 0u64, total.div_ceil(parts));
-    for (i, &p) in nprod.iter().enumerate() {
-        acc += p + 1;
-        if acc >= next || i + 1 == n {
-            out.push(start..i + 1);
-            start = i + 1;
-            while next <= acc {
-                next += total.div_ceil(parts);
-            }
+    fn count_rows<T: Scalar>(
+        &self,
+        acc: &mut impl Accumulator<T>,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        rows: Range<usize>,
+        nprod: &[u64],
+        out: &mut [usize],
+    ) {
+        for (i, o) in rows.zip(out) {
+            let acols = a.row(i).0;
+            let p = nprod[i] as usize;
+            *o = if p == 0 || (acols.len() == 1 && self.b_sorted) {
+                p
+            } else {
+                acc.count(acols, &b, p)
+            };
         }
     }
-    out
+
+    #[allow(clippy::too_many_arguments)]
+    fn fill_rows<T: Scalar>(
+        &self,
+        acc: &mut impl Accumulator<T>,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        rows: Range<usize>,
+        offsets: &[usize],
+        cols: &mut [MaybeUninit<u32>],
+        vals: &mut [MaybeUninit<T>],
+    ) -> usize {
+        let base = offsets[rows.start];
+        let mut written = 0;
+        for i in rows {
+            let r = offsets[i] - base..offsets[i + 1] - base;
+            if r.is_empty() {
+                continue;
+            }
+            let (ac, av) = a.row(i);
+            let (c, v) = (&mut cols[r.clone()], &mut vals[r.clone()]);
+            let n = if ac.len() == 1 && self.b_sorted {
+                let (bc, bv) = b.row(ac[0] as usize);
+                for ((&j, &x), (cj, vj)) in bc.iter().zip(bv).zip(c.iter_mut().zip(v.iter_mut())) {
+                    cj.write(j);
+                    vj.write(av[0] * x);
+                }
+                bc.len()
+            } else {
+                acc.fill(ac, av, &b, c, v)
+            };
+            written += n.min(r.len());
+        }
+        written
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn split_covers_all_rows_by_work() {
-        let r = split_by_work(&[100, 0, 0, 0, 100, 0], 2);
-        assert_eq!(r, vec![0..3, 3..6]); // work 103 + 103 of 206
-        assert!(split_by_work(&[], 4).is_empty());
-        let r = split_by_work(&[1; 10], 3);
-        assert_eq!(r.first().unwrap().start, 0);
-        assert_eq!(r.last().unwrap().end, 10);
-        assert!(r.windows(2).all(|w| w[0].end == w[1].start));
-    }
 
     #[test]
     fn hash_and_dense_agree() {

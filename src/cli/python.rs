@@ -1,9 +1,10 @@
 //! The Python equivalents that `spgemm bench` compares against, run through
 //! `python3` in the same run: SciPy's SpGEMM (`A @ B` on `scipy.sparse`
-//! CSR matrices), and the whole job of a Python user — `scipy.io.mmread`
-//! (fast_matrix_market inside), `A @ B` on the CPU (SciPy) or on the GPU
-//! (CuPy, `cupyx.scipy.sparse`, with uploads and the download of C), and
-//! `scipy.io.mmwrite`.
+//! CSR matrices), SuiteSparse:GraphBLAS's plus-times `mxm` (through
+//! python-graphblas, on all the host's cores), and the whole job of a
+//! Python user — `scipy.io.mmread` (fast_matrix_market inside), `A @ B` on
+//! the CPU (SciPy) or on the GPU (CuPy, `cupyx.scipy.sparse`, with uploads
+//! and the download of C), and `scipy.io.mmwrite`.
 
 use super::CliError;
 use std::path::Path;
@@ -38,6 +39,29 @@ for _ in range(max(reps, 1)):
     C = A @ B
     ts.append(time.perf_counter() - t)
 print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nnz), "version": "scipy " + scipy.__version__}))
+"#;
+
+/// Times SuiteSparse:GraphBLAS's `C = A ⊕.⊗ B` with the plus-times
+/// semiring (python-graphblas, the matrices converted from SciPy once,
+/// before timing): warm-up runs, then the median of timed runs.
+const GRAPHBLAS: &str = r#"
+import graphblas as gb
+pa, pb, reps, warm, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
+GA = gb.io.from_scipy_sparse(A)
+GB = GA if B is A else gb.io.from_scipy_sparse(B)
+plus_times = gb.semiring.plus_times
+C = None
+for _ in range(warm):
+    C = GA.mxm(GB, plus_times).new()
+ts = []
+for _ in range(max(reps, 1)):
+    t = time.perf_counter()
+    C = GA.mxm(GB, plus_times).new()
+    ts.append(time.perf_counter() - t)
+v = ".".join(map(str, gb.ss.about["library_version"]))
+print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nvals),
+                  "version": f"SuiteSparse:GraphBLAS {v} ({gb.ss.config['nthreads']} threads)"}))
 "#;
 
 /// Times a user's whole job: read A (and B), multiply (CuPy on the GPU
@@ -112,11 +136,23 @@ fn path_arg(p: Option<&Path>) -> String {
     p.map_or_else(|| "-".to_string(), |p| p.display().to_string())
 }
 
-/// Times SciPy's `A @ B` on the files `a` and `b` (B: A or Aᵀ when `None`).
+/// The library a product is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// SciPy's `A @ B`.
+    Scipy,
+    /// SuiteSparse:GraphBLAS's plus-times `mxm`.
+    Graphblas,
+}
+
+/// Times `peer`'s product on the files `a` and `b` (B: A or Aᵀ when
+/// `None`).
 ///
 /// # Errors
-/// [`CliError::Compare`] when python3 or SciPy is missing or fails.
+/// [`CliError::Compare`] when python3, SciPy or python-graphblas is
+/// missing or fails.
 pub fn product(
+    peer: Peer,
     a: &Path,
     b: Option<&Path>,
     reps: usize,
@@ -130,7 +166,11 @@ pub fn product(
         warmup.to_string(),
         precision.to_string(),
     ];
-    let v = run(PRODUCT, &args)?;
+    let script = match peer {
+        Peer::Scipy => PRODUCT,
+        Peer::Graphblas => GRAPHBLAS,
+    };
+    let v = run(script, &args)?;
     Ok(PythonTiming {
         median_ms: number(&v, "median_ms")?,
         steps_ms: [0.0; 3],
