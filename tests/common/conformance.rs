@@ -209,7 +209,7 @@ fn single_entry_rows(m: &dyn Multiplier) {
 /// rows of B that are not C's rows as they stand), with explicit zeros.
 fn hypersparse_rows_mostly_empty_or_single(m: &dyn Multiplier) {
     let n = 1usize << 17;
-    let mut next = crate::common::xorshift(0x5eed_0f_4a11);
+    let mut next = crate::common::xorshift(0x005e_ed0f_4a11);
     let e: Vec<(usize, u32, f64)> = (0..n / 2)
         .map(|k| {
             let v = if k % 97 == 0 {
