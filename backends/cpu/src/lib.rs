@@ -85,6 +85,17 @@ pub struct CpuPlan {
     c_row_offsets: Vec<usize>,
     chunks: Vec<Range<usize>>,
     total_nprod: u64,
+    /// B's rows sorted without repeats (structural, so the plan keeps it).
+    shortcuts: Shortcuts,
+}
+
+/// The symbolic phase's results: C's row offsets, the row chunks, the
+/// products in all, and the row shortcuts B allows.
+struct Symbolic {
+    offsets: Vec<usize>,
+    chunks: Vec<Range<usize>>,
+    total_nprod: u64,
+    shortcuts: Shortcuts,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -193,8 +204,8 @@ impl CpuBackend {
     ) -> Result<CsrMatrix<T>> {
         let (a, b) = (a.into(), b.into());
         self.run(|| {
-            let (offsets, chunks, _) = self.symbolic_parts(a, b)?;
-            self.numeric_parts(a, b, offsets, &chunks)
+            let s = self.symbolic_parts(a, b)?;
+            self.numeric_parts(a, b, s.offsets, &s.chunks, &s.shortcuts)
         })
     }
 
@@ -209,13 +220,14 @@ impl CpuBackend {
     ) -> Result<CpuPlan> {
         let (a, b) = (a.into(), b.into());
         self.run(|| {
-            let (c_row_offsets, chunks, total_nprod) = self.symbolic_parts(a, b)?;
+            let s = self.symbolic_parts(a, b)?;
             Ok(CpuPlan {
                 a: Structure::of(a),
                 b: Structure::of(b),
-                c_row_offsets,
-                chunks,
-                total_nprod,
+                c_row_offsets: s.offsets,
+                chunks: s.chunks,
+                total_nprod: s.total_nprod,
+                shortcuts: s.shortcuts,
             })
         })
     }
@@ -240,18 +252,17 @@ impl CpuBackend {
                 )));
             }
         }
-        self.run(|| self.numeric_parts(a, b, plan.c_row_offsets.clone(), &plan.chunks))
+        self.run(|| {
+            let offsets = plan.c_row_offsets.clone();
+            self.numeric_parts(a, b, offsets, &plan.chunks, &plan.shortcuts)
+        })
     }
 
     fn dense(&self, ncols: usize) -> bool {
         ncols <= self.dense_cutoff
     }
 
-    fn symbolic_parts<T: Scalar>(
-        &self,
-        a: CsrView<'_, T>,
-        b: CsrView<'_, T>,
-    ) -> Result<(Vec<usize>, Vec<Range<usize>>, u64)> {
+    fn symbolic_parts<T: Scalar>(&self, a: CsrView<'_, T>, b: CsrView<'_, T>) -> Result<Symbolic> {
         let ProductStats {
             nprod,
             total_nprod: total,
@@ -259,6 +270,7 @@ impl CpuBackend {
         } = product_stats(a, b)?;
         let chunks = rows::split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
         let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
+        let shortcuts = Shortcuts::of(&b);
         {
             let mut slices = Vec::with_capacity(chunks.len());
             let mut rest = &mut counts[1..];
@@ -269,7 +281,6 @@ impl CpuBackend {
             }
             let dense = self.dense(b.ncols());
             let compressed = if dense { CompressedRows::of(&b) } else { None };
-            let shortcuts = Shortcuts::of(&b);
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 let rows = r.clone();
                 match (&compressed, dense) {
@@ -290,7 +301,12 @@ impl CpuBackend {
             });
         }
         rows::prefix_sum(&mut counts);
-        Ok((counts, chunks, total))
+        Ok(Symbolic {
+            offsets: counts,
+            chunks,
+            total_nprod: total,
+            shortcuts,
+        })
     }
 
     fn numeric_parts<T: Scalar>(
@@ -299,6 +315,7 @@ impl CpuBackend {
         b: CsrView<'_, T>,
         offsets: Vec<usize>,
         chunks: &[Range<usize>],
+        shortcuts: &Shortcuts,
     ) -> Result<CsrMatrix<T>> {
         let nnz = *offsets.last().unwrap_or(&0);
         // C's arrays are written once, in parallel, straight into their
@@ -316,7 +333,6 @@ impl CpuBackend {
             &mut vals.spare_capacity_mut()[..nnz],
         );
         let dense = self.dense(b.ncols());
-        let shortcuts = Shortcuts::of(&b);
         let written: usize = chunks
             .par_iter()
             .zip(parts)
@@ -377,6 +393,7 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
 /// copied, not hashed. On hypersparse inputs, where most rows of A are
 /// empty or single entries, this makes the work proportional to nnz
 /// rather than to the row count times an accumulator's set-up.
+#[derive(Clone, Debug)]
 struct Shortcuts {
     /// Every row of B is strictly increasing (one parallel pass over B).
     b_sorted: bool,
