@@ -1,0 +1,240 @@
+//! Running a distributed product: the algorithm chosen, what it moved and
+//! how long its phases took.
+
+use crate::comm::Traffic;
+use crate::dist_csr::DistCsr;
+use crate::local::LocalProduct;
+use crate::model::{grid_side, Algorithm};
+use crate::one_d::{self, Fetch};
+use crate::partition::Partition;
+use crate::wire::{rows_bytes, triplets_bytes, COUNT_BYTES, HEADER_BYTES};
+use crate::{two_d, Error, Result};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde::Serialize;
+use spgemm_core::Scalar;
+use std::time::Instant;
+
+/// Which algorithm to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Choice {
+    /// The one whose busiest rank moves the fewest bytes of A and B,
+    /// predicted from the structure before any row moves (2D only on a
+    /// square number of ranks).
+    #[default]
+    Auto,
+    /// [`Algorithm::OneD`].
+    OneD,
+    /// [`Algorithm::TwoD`].
+    TwoD,
+}
+
+impl std::str::FromStr for Choice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "1d" => Ok(Self::OneD),
+            "2d" => Ok(Self::TwoD),
+            _ => Err(format!("unknown algorithm '{s}' (auto, 1d, 2d)")),
+        }
+    }
+}
+
+/// How to run a distributed product.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// The algorithm.
+    pub algorithm: Choice,
+    /// 1D: overlap the fetch with the product of the rows of B the rank
+    /// holds, or not.
+    pub fetch: Fetch,
+}
+
+/// What one rank did in a distributed product.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunStats {
+    /// The algorithm run.
+    pub algorithm: Algorithm,
+    /// Bytes of A and B (and the 1D requests) sent and received.
+    pub inputs: Traffic,
+    /// Bytes of C sent and received (2D: C back to A's row owners).
+    pub c: Traffic,
+    /// `auto`: the predicted bytes of A and B of the busiest rank, 1D and
+    /// 2D (the 2D figure is `u64::MAX` where the ranks are not a square).
+    pub predicted: Option<(u64, u64)>,
+    /// Milliseconds moving A and B (1D: the part not hidden behind the
+    /// local product).
+    pub fetch_ms: f64,
+    /// Milliseconds in local products.
+    pub local_ms: f64,
+    /// Milliseconds assembling fetched rows, adding partial products and
+    /// (2D) returning C.
+    pub merge_ms: f64,
+    /// Milliseconds in all.
+    pub total_ms: f64,
+}
+
+impl RunStats {
+    pub(crate) fn new(algorithm: Algorithm) -> Self {
+        Self {
+            algorithm,
+            inputs: Traffic::default(),
+            c: Traffic::default(),
+            predicted: None,
+            fetch_ms: 0.0,
+            local_ms: 0.0,
+            merge_ms: 0.0,
+            total_ms: 0.0,
+        }
+    }
+}
+
+/// Milliseconds since `t`.
+pub(crate) fn elapsed_ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The same error on every rank unless A's columns are B's rows and both
+/// are split over this communicator's ranks.
+pub(crate) fn check_shapes<T: Scalar>(
+    comm: &SimpleCommunicator,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+) -> Result<()> {
+    let p = comm.size() as usize;
+    if a.ncols() != b.nrows() {
+        return Err(Error::Argument(format!(
+            "A is {}x{} and B {}x{}: A's columns must be B's rows",
+            a.nrows(),
+            a.ncols(),
+            b.nrows(),
+            b.ncols()
+        )));
+    }
+    for (name, m) in [("A", a), ("B", b)] {
+        if m.row_partition().parts() != p {
+            return Err(Error::Argument(format!(
+                "{name} is split over {} ranks; the communicator has {p}",
+                m.row_partition().parts()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `C = A·B` over the ranks of `comm`, each rank's products by `backend`;
+/// C has A's row partition. Collective.
+///
+/// # Errors
+/// On every rank, the same ([`Error::Rank`] naming the first rank at
+/// fault where one rank failed): shapes, a 2D run on a number of ranks
+/// that is not a square, a local product's failure.
+pub fn multiply<T: Scalar>(
+    comm: &SimpleCommunicator,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+    backend: &dyn LocalProduct<T>,
+    options: Options,
+) -> Result<(DistCsr<T>, RunStats)> {
+    match options.algorithm {
+        Choice::OneD => one_d::multiply(comm, a, b, backend, options.fetch),
+        Choice::TwoD => two_d::multiply(comm, a, b, backend),
+        Choice::Auto => {
+            let start = Instant::now();
+            check_shapes(comm, a, b)?;
+            let p = comm.size() as usize;
+            let mut stats = RunStats::new(Algorithm::OneD);
+            let replies = one_d::ask(comm, a, b, &mut stats)?;
+            if p == 1 || grid_side(p).is_none() {
+                return one_d::finish(comm, a, b, backend, options.fetch, replies, stats, start);
+            }
+            // This rank's 1D bytes: the requests moved, the replies it
+            // sends and (told by their senders) receives.
+            let sizes: Vec<u64> = replies.iter().map(|m| m.len() as u64 * 8).collect();
+            let mut incoming = vec![0u64; p];
+            comm.all_to_all_into(&sizes[..], &mut incoming[..]);
+            let counts = COUNT_BYTES * (p as u64 - 1);
+            let one = stats.inputs.sent
+                + stats.inputs.received
+                + 2 * counts
+                + sizes.iter().sum::<u64>()
+                + incoming.iter().sum::<u64>();
+            let two = two_d_input_bytes(comm, a, b)?;
+            let (mut one_max, mut two_max) = (0u64, 0u64);
+            comm.all_reduce_into(&one, &mut one_max, SystemOperation::max());
+            comm.all_reduce_into(&two, &mut two_max, SystemOperation::max());
+            if two_max < one_max {
+                let (c, mut s) = two_d::multiply(comm, a, b, backend)?;
+                s.predicted = Some((one_max, two_max));
+                s.total_ms = crate::run::elapsed_ms(start);
+                Ok((c, s))
+            } else {
+                stats.predicted = Some((one_max, two_max));
+                one_d::finish(comm, a, b, backend, options.fetch, replies, stats, start)
+            }
+        }
+    }
+}
+
+/// The bytes of A and B this rank would send and receive in 2D SUMMA
+/// ([`crate::model::Model::two_d`]'s rule from the distributed structure:
+/// an all-to-all of entry counts and a sum of block sizes). Collective;
+/// `ranks` is a square.
+fn two_d_input_bytes<T: Scalar>(
+    comm: &SimpleCommunicator,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+) -> Result<u64> {
+    let (p, r) = (comm.size() as usize, comm.rank() as usize);
+    let q = grid_side(p).ok_or_else(|| Error::not_square(p))?;
+    let vb = std::mem::size_of::<T>() as u64;
+    let (m, k, n) = (a.nrows(), b.nrows(), b.ncols());
+    let (gm, gk, gn) = (
+        Partition::even(m, q)?,
+        Partition::even(k, q)?,
+        Partition::even(n, q)?,
+    );
+    let count = |x: &DistCsr<T>, gr: &Partition, gc: &Partition| {
+        let mut c = vec![0u64; p];
+        let first = x.global_rows().start;
+        for i in 0..x.local().nrows() {
+            let bi = gr.owner(first + i as u64);
+            for &col in x.local().row(i).0 {
+                c[bi * q + gc.owner(x.col_map()[col as usize])] += 1;
+            }
+        }
+        c
+    };
+    let (to_a, to_b) = (count(a, &gm, &gk), count(b, &gk, &gn));
+    let (mut from_a, mut from_b) = (vec![0u64; p], vec![0u64; p]);
+    comm.all_to_all_into(&to_a[..], &mut from_a[..]);
+    comm.all_to_all_into(&to_b[..], &mut from_b[..]);
+    let mut bytes = 4 * COUNT_BYTES * (p as u64 - 1);
+    for x in (0..p).filter(|&x| x != r) {
+        bytes += triplets_bytes(to_a[x], m, k, vb) + triplets_bytes(from_a[x], m, k, vb);
+        bytes += triplets_bytes(to_b[x], k, n, vb) + triplets_bytes(from_b[x], k, n, vb);
+    }
+    let (mut a_blocks, mut b_blocks) = (vec![0u64; p], vec![0u64; p]);
+    comm.all_reduce_into(&to_a[..], &mut a_blocks[..], SystemOperation::sum());
+    comm.all_reduce_into(&to_b[..], &mut b_blocks[..], SystemOperation::sum());
+    let (i, j) = (r / q, r % q);
+    let a_msg =
+        |s: usize| HEADER_BYTES + rows_bytes(gm.size(i), a_blocks[i * q + s], gk.size(s), vb);
+    let b_msg =
+        |s: usize| HEADER_BYTES + rows_bytes(gk.size(s), b_blocks[s * q + j], gn.size(j), vb);
+    for s in 0..q {
+        bytes += if s == j {
+            (q as u64 - 1) * a_msg(s)
+        } else {
+            a_msg(s)
+        };
+        bytes += if s == i {
+            (q as u64 - 1) * b_msg(s)
+        } else {
+            b_msg(s)
+        };
+    }
+    Ok(bytes)
+}

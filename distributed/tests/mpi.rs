@@ -1,0 +1,432 @@
+//! Distributed products under `mpirun --oversubscribe -n 1…4`, against
+//! the single-process reference.
+//!
+//! Each trial starts `mpirun` on this same binary with `SPGEMM_MPI_CASE`
+//! naming the case; the ranks run it and exit non-zero on a failure. A run
+//! that takes longer than its timeout is killed and fails the trial, so a
+//! hang is a failure, not a stuck test.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use spgemm_core::{CsrMatrix, CsrView};
+use spgemm_cpu::CpuBackend;
+use spgemm_distributed::one_d::Fetch;
+use spgemm_distributed::{
+    multiply, Choice, DistCsr, Error, LocalProduct, Model, Options, Partition,
+};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+use wait_timeout::ChildExt;
+
+type Case = fn(&SimpleCommunicator) -> Result<(), String>;
+
+const CASES: &[(&str, Case)] = &[
+    ("real_matrices_1d", |c| real_matrices(c, Choice::OneD)),
+    ("real_matrices_2d", |c| real_matrices(c, Choice::TwoD)),
+    ("real_matrices_auto", |c| real_matrices(c, Choice::Auto)),
+    ("random_rectangular_uneven_partitions", random_rectangular),
+    ("more_ranks_than_rows", more_ranks_than_rows),
+    ("model_predicts_bytes_moved", model_predicts_bytes_moved),
+    ("scatter_gather_round_trip", scatter_gather_round_trip),
+    ("dimension_mismatch_on_every_rank", dimension_mismatch),
+    ("bad_part_on_one_rank_fails_all", bad_part_on_one_rank),
+    ("local_product_failure_fails_all", local_failure_on_one_rank),
+];
+
+/// Longest a run may take before it counts as hung.
+const TIMEOUT: Duration = Duration::from_secs(240);
+
+fn main() {
+    if let Ok(case) = std::env::var("SPGEMM_MPI_CASE") {
+        std::process::exit(worker(&case));
+    }
+    let mut args = Arguments::from_args();
+    // One mpirun at a time: the ranks of one already oversubscribe CI's
+    // cores.
+    args.test_threads.get_or_insert(1);
+    let trials = CASES
+        .iter()
+        .flat_map(|&(name, _)| {
+            (1..=4).map(move |p| {
+                Trial::test(format!("mpi::{name}::ranks{p}"), move || launch(name, p))
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// Runs `case` on `ranks` ranks under mpirun.
+fn launch(case: &str, ranks: usize) -> Result<(), Failed> {
+    let exe = std::env::current_exe()?;
+    let log = std::env::temp_dir().join(format!(
+        "spgemm-mpi-{}-{case}-{ranks}.log",
+        std::process::id()
+    ));
+    let out = std::fs::File::create(&log)?;
+    let mut child = Command::new("mpirun")
+        .args(["--oversubscribe", "-n", &ranks.to_string()])
+        .arg(&exe)
+        .env("SPGEMM_MPI_CASE", case)
+        // Containers and CI run as root; OpenMPI refuses it unless told.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .spawn()
+        .map_err(|e| format!("mpirun could not start ({e}); OpenMPI's mpirun must be on PATH"))?;
+    let status = child.wait_timeout(TIMEOUT)?;
+    let text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let result = match status {
+        None => {
+            child.kill()?;
+            child.wait()?;
+            Err(format!("hung: no exit after {TIMEOUT:?}\n{}", text()).into())
+        }
+        Some(s) if !s.success() => Err(format!("{s}\n{}", text()).into()),
+        Some(_) => Ok(()),
+    };
+    let _ = std::fs::remove_file(&log);
+    result
+}
+
+/// The rank side: runs `case`, prints its failure, returns the exit code.
+fn worker(case: &str) -> i32 {
+    let Some(universe) = mpi::initialize() else {
+        eprintln!("MPI did not initialise");
+        return 2;
+    };
+    let world = universe.world();
+    let Some(&(_, run)) = CASES.iter().find(|(n, _)| *n == case) else {
+        eprintln!("no case {case}");
+        return 2;
+    };
+    match run(&world) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("rank {}: {e}", world.rank());
+            1
+        }
+    }
+}
+
+fn matrices_dir() -> PathBuf {
+    std::env::var_os("SPGEMM_MATRICES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/matrices"))
+}
+
+/// Rows `range` of `m` with global columns: this rank's part.
+fn part(m: &CsrMatrix<f64>, range: std::ops::Range<u64>) -> (Vec<usize>, Vec<u64>, Vec<f64>) {
+    let (lo, hi) = (range.start as usize, range.end as usize);
+    let o = m.row_offsets();
+    let offsets = o[lo..=hi].iter().map(|x| x - o[lo]).collect();
+    let cols = m.col_indices()[o[lo]..o[hi]]
+        .iter()
+        .map(|&c| u64::from(c))
+        .collect();
+    (offsets, cols, m.values()[o[lo]..o[hi]].to_vec())
+}
+
+/// `m`, held by every rank, split by `rows`.
+fn distribute(
+    comm: &SimpleCommunicator,
+    m: &CsrMatrix<f64>,
+    rows: &Partition,
+) -> Result<DistCsr<f64>, String> {
+    let (o, c, v) = part(m, rows.range(comm.rank() as usize));
+    DistCsr::from_local(comm, m.ncols() as u64, o, c, v).map_err(|e| e.to_string())
+}
+
+/// Gathers `c` and checks it on rank 0 against the reference `a·b`.
+fn check(
+    comm: &SimpleCommunicator,
+    a: &CsrMatrix<f64>,
+    b: &CsrMatrix<f64>,
+    c: &DistCsr<f64>,
+    what: &str,
+) -> Result<(), String> {
+    let whole = c.gather(comm, 0).map_err(|e| e.to_string())?;
+    if let Some(whole) = whole {
+        spgemm_core::verify::check_product(a, b, &whole)
+            .map_err(|e| e.to_string())?
+            .map_err(|m| format!("{what}: {m}"))?;
+    }
+    Ok(())
+}
+
+fn read(name: &str) -> CsrMatrix<f64> {
+    spgemm_core::files::read(
+        matrices_dir().join(format!("{name}.mtx.gz")),
+        &Default::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let cpu = CpuBackend::new();
+    for name in [
+        "west0067",
+        "bcsstk08",
+        "ca-GrQc",
+        "email-Eu-core",
+        "lp_afiro",
+        "Goodwin_010",
+    ] {
+        let a = read(name);
+        let b = if a.nrows() == a.ncols() {
+            a.clone()
+        } else {
+            a.transpose().unwrap()
+        };
+        let da = distribute(comm, &a, &Partition::even(a.nrows() as u64, p).unwrap())?;
+        let db = distribute(comm, &b, &Partition::even(b.nrows() as u64, p).unwrap())?;
+        let options = Options {
+            algorithm,
+            fetch: Fetch::Whole,
+        };
+        match multiply(comm, &da, &db, &cpu, options) {
+            Ok((c, _)) => check(comm, &a, &b, &c, name)?,
+            Err(e) if algorithm == Choice::TwoD && (p == 2 || p == 3) => {
+                let text = e.to_string();
+                if !text.contains("square number of ranks") {
+                    return Err(format!("{name}: 2D on {p} ranks: unexpected error: {text}"));
+                }
+            }
+            Err(e) => return Err(format!("{name}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Sizes of `p` uneven parts of `n`, some empty, from `seed`.
+fn uneven(n: u64, p: usize, seed: u64) -> Partition {
+    let mut rng = spgemm_core::generate::SplitMix64::new(seed, 7);
+    let mut cuts: Vec<u64> = (0..p - 1).map(|_| rng.below(n + 1)).collect();
+    if p > 1 {
+        cuts[0] = 0; // the first rank holds no rows
+    }
+    cuts.sort_unstable();
+    let mut sizes = Vec::with_capacity(p);
+    let mut at = 0;
+    for c in cuts.into_iter().chain([n]) {
+        sizes.push(c - at);
+        at = c;
+    }
+    Partition::from_sizes(&sizes).unwrap()
+}
+
+fn random_rectangular(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let cpu = CpuBackend::new();
+    let a = spgemm_core::generate::uniform::<f64>(300, 170, 6, 11).unwrap();
+    let b = spgemm_core::generate::uniform::<f64>(170, 230, 5, 12).unwrap();
+    let da = distribute(comm, &a, &uneven(300, p, 1))?;
+    let db = distribute(comm, &b, &uneven(170, p, 2))?;
+    let mut runs = vec![
+        (Choice::OneD, Fetch::Whole),
+        (Choice::OneD, Fetch::Overlap),
+        (Choice::Auto, Fetch::Overlap),
+    ];
+    if spgemm_distributed::model::grid_side(p).is_some() {
+        runs.push((Choice::TwoD, Fetch::Whole));
+    }
+    for (algorithm, fetch) in runs {
+        let (c, _) = multiply(comm, &da, &db, &cpu, Options { algorithm, fetch })
+            .map_err(|e| e.to_string())?;
+        if c.row_partition() != da.row_partition() {
+            return Err("C is not split as A".into());
+        }
+        check(comm, &a, &b, &c, &format!("{algorithm:?} {fetch:?}"))?;
+    }
+    Ok(())
+}
+
+fn more_ranks_than_rows(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let a = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 2.0, 3.0]).unwrap();
+    let da = distribute(comm, &a, &Partition::even(2, p).unwrap())?;
+    for algorithm in [Choice::OneD, Choice::Auto] {
+        let (c, _) = multiply(
+            comm,
+            &da,
+            &da,
+            &CpuBackend::new(),
+            Options {
+                algorithm,
+                ..Options::default()
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        check(comm, &a, &a, &c, "2x2")?;
+    }
+    Ok(())
+}
+
+fn model_predicts_bytes_moved(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let cpu = CpuBackend::new();
+    let cases = [
+        (
+            "stencil",
+            spgemm_core::generate::stencil_3d::<f64>(9, 27, 3).unwrap(),
+            false,
+        ),
+        (
+            "rmat",
+            spgemm_core::generate::rmat::<f64>(9, 8, 4).unwrap(),
+            true,
+        ),
+    ];
+    for (name, a, uneven_rows) in cases {
+        let n = a.nrows() as u64;
+        let rows = if uneven_rows {
+            uneven(n, p, 5)
+        } else {
+            Partition::even(n, p).unwrap()
+        };
+        let da = distribute(comm, &a, &rows)?;
+        let model =
+            Model::new(a.view().structure(), a.view().structure(), 8).map_err(|e| e.to_string())?;
+        let mut algorithms = vec![Choice::OneD];
+        if spgemm_distributed::model::grid_side(p).is_some() {
+            algorithms.push(Choice::TwoD);
+        }
+        for algorithm in algorithms {
+            let (_, stats) = multiply(
+                comm,
+                &da,
+                &da,
+                &cpu,
+                Options {
+                    algorithm,
+                    fetch: Fetch::Overlap,
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            let predicted = match algorithm {
+                Choice::TwoD => model.two_d(&rows, &rows),
+                _ => model.one_d(&rows, &rows),
+            }
+            .map_err(|e| e.to_string())?;
+            let mine = &predicted.per_rank[comm.rank() as usize];
+            let pairs = [
+                ("sent", stats.inputs.sent + stats.c.sent, mine.sent()),
+                (
+                    "received",
+                    stats.inputs.received + stats.c.received,
+                    mine.received(),
+                ),
+            ];
+            for (what, moved, model) in pairs {
+                let off = moved.abs_diff(model) as f64 / model.max(1) as f64;
+                if off > 0.05 {
+                    return Err(format!(
+                        "{name} {algorithm:?}: rank {} {what} {moved} bytes, the model says {model} ({:.1}% off)",
+                        comm.rank(),
+                        off * 100.0
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scatter_gather_round_trip(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let root = p - 1;
+    let a = read("bcsstk08");
+    let rows = uneven(a.nrows() as u64, p, 9);
+    let held = (comm.rank() as usize == root).then_some(&a);
+    let d = DistCsr::scatter(comm, root, held, Some(&rows)).map_err(|e| e.to_string())?;
+    if d.row_partition() != &rows {
+        return Err("scatter ignored the partition".into());
+    }
+    if let Some(back) = d.gather(comm, root).map_err(|e| e.to_string())? {
+        if back != a {
+            return Err("gather(scatter(A)) != A".into());
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` when `r` failed on this rank with `expected` in its message.
+fn expect_error<T>(r: Result<T, Error>, expected: &str) -> Result<(), String> {
+    match r {
+        Ok(_) => Err(format!("no error; expected one saying '{expected}'")),
+        Err(e) if e.to_string().contains(expected) => Ok(()),
+        Err(e) => Err(format!("error '{e}'; expected one saying '{expected}'")),
+    }
+}
+
+fn dimension_mismatch(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let a = spgemm_core::generate::uniform::<f64>(40, 30, 3, 1).unwrap();
+    let b = spgemm_core::generate::uniform::<f64>(31, 20, 3, 2).unwrap();
+    let da = distribute(comm, &a, &Partition::even(40, p).unwrap())?;
+    let db = distribute(comm, &b, &Partition::even(31, p).unwrap())?;
+    for algorithm in [Choice::OneD, Choice::TwoD, Choice::Auto] {
+        let r = multiply(
+            comm,
+            &da,
+            &db,
+            &CpuBackend::new(),
+            Options {
+                algorithm,
+                ..Options::default()
+            },
+        );
+        expect_error(r, "A is 40x30 and B 31x20")?;
+    }
+    Ok(())
+}
+
+fn bad_part_on_one_rank(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let last = p - 1;
+    let (offsets, mut cols, values) = (vec![0, 2], vec![0u64, 3], vec![1.0, 2.0]);
+    if comm.rank() as usize == last {
+        cols[1] = 99; // outside the 10 columns
+    }
+    let r = DistCsr::from_local(comm, 10, offsets, cols, values);
+    expect_error(
+        r,
+        &format!("rank {last} of {p}: local row 0: column 99 is outside the matrix's 10 columns"),
+    )
+}
+
+/// A backend that fails on one rank.
+struct FailsOn(usize);
+
+impl LocalProduct<f64> for FailsOn {
+    fn multiply(&self, a: CsrView<'_, f64>, b: CsrView<'_, f64>) -> Result<CsrMatrix<f64>, String> {
+        if a.nrows() > 0 && std::env::var("OMPI_COMM_WORLD_RANK").ok() == Some(self.0.to_string()) {
+            return Err("device out of memory (simulated)".into());
+        }
+        CpuBackend::new().multiply(a, b).map_err(|e| e.to_string())
+    }
+}
+
+fn local_failure_on_one_rank(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let last = p - 1;
+    let a = spgemm_core::generate::uniform::<f64>(60, 60, 4, 3).unwrap();
+    let da = distribute(comm, &a, &Partition::even(60, p).unwrap())?;
+    let mut algorithms = vec![Choice::OneD];
+    if spgemm_distributed::model::grid_side(p).is_some() {
+        algorithms.push(Choice::TwoD);
+    }
+    for algorithm in algorithms {
+        for fetch in [Fetch::Whole, Fetch::Overlap] {
+            let r = multiply(comm, &da, &da, &FailsOn(last), Options { algorithm, fetch });
+            expect_error(
+                r,
+                &format!("rank {last} of {p}: local product: device out of memory (simulated)"),
+            )?;
+        }
+    }
+    Ok(())
+}
