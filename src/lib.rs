@@ -9,6 +9,7 @@
 //! | CSR matrix | [`CsrMatrix`], borrowed: [`CsrView`] |
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
+//! | over MPI ranks, and its model | [`distributed`] |
 //! | reuse the structure | [`Backend::symbolic`], [`Backend::numeric`] |
 //! | Matrix Market files | [`mtx`] |
 //! | SciPy `.npz` files | [`npz`] |
@@ -39,6 +40,9 @@ pub use spgemm_core::{
     CsrMatrix, CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
+/// Distributed products over MPI (feature `mpi`) and the model of their
+/// communication (always): see the crate `spgemm-distributed`.
+pub use spgemm_distributed as distributed;
 
 mod plan;
 pub use plan::Plan;
@@ -57,6 +61,9 @@ pub enum Error {
         /// The backend it was given to.
         used: &'static str,
     },
+    /// A distributed product failed (on every rank alike).
+    #[error(transparent)]
+    Distributed(#[from] spgemm_distributed::Error),
     /// The requested backend cannot run here.
     #[error("backend '{backend}' is not available: {reason}")]
     BackendUnavailable {
@@ -324,6 +331,18 @@ impl Backend {
             #[cfg(feature = "hip")]
             Backend::Hip(m) => Ok(m.multiply_host(a, b)?),
         }
+    }
+}
+
+/// A rank's products in a distributed product run by this backend.
+#[cfg(feature = "mpi")]
+impl<T: Scalar> distributed::LocalProduct<T> for Backend {
+    fn multiply(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+    ) -> std::result::Result<CsrMatrix<T>, String> {
+        Backend::multiply(self, a, b).map_err(|e| e.to_string())
     }
 }
 

@@ -29,6 +29,17 @@ pub enum Fetch {
     Whole,
 }
 
+impl std::str::FromStr for Fetch {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "overlap" => Ok(Self::Overlap),
+            "whole" => Ok(Self::Whole),
+            _ => Err(format!("unknown fetch '{s}' (whole, overlap)")),
+        }
+    }
+}
+
 /// The entries of `a` whose columns `keep` maps to a new column (below
 /// `ncols`), in that column.
 fn select_columns<T: Scalar>(

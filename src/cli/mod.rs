@@ -4,6 +4,7 @@ mod bench;
 #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
 // used by the GPU features
 mod bench_gpu;
+mod distributed;
 mod info;
 mod progress;
 mod python;
@@ -77,6 +78,10 @@ enum Command {
     Gen(GenArgs),
     /// Results of several `bench --json` runs side by side: table and SVG chart.
     Report(report::ReportArgs),
+    /// Predict a distributed product over P ranks from the structure
+    /// alone: bytes each rank sends and receives, memory and products, 1D
+    /// and 2D, for P up to thousands (no MPI needed).
+    PlanDistributed(distributed::PlanArgs),
 }
 
 /// Options shared by the commands that multiply.
@@ -147,6 +152,25 @@ struct MultiplyArgs {
     /// device memory.
     #[arg(long, value_parser = bench::parse_bytes)]
     memory_budget: Option<usize>,
+    /// Run over the ranks of `mpirun -n P spgemm multiply ... --distributed`:
+    /// rank 0 reads and scatters A's and B's rows, each rank multiplies on
+    /// its GPU (the node-local rank picks one of --devices) or the CPU,
+    /// rank 0 gathers and writes C.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    distributed: bool,
+    /// With --distributed: auto (the algorithm whose busiest rank moves
+    /// the fewest bytes of A and B), 1d (rows of B fetched) or 2d (sparse
+    /// SUMMA on a square number of ranks).
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value = "auto")]
+    algorithm: spgemm::distributed::Choice,
+    /// With --distributed and 1D: whole (one product after the fetch) or
+    /// overlap (the rows of B a rank holds multiplied while the others
+    /// arrive).
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value = "whole")]
+    fetch: spgemm::distributed::one_d::Fetch,
     #[command(flatten)]
     common: Common,
 }
@@ -168,6 +192,11 @@ struct GenArgs {
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        #[cfg(feature = "mpi")]
+        Command::Multiply(a) if a.distributed => match a.common.precision {
+            Precision::F64 => distributed::multiply::<f64>(&a),
+            Precision::F32 => distributed::multiply::<f32>(&a),
+        },
         Command::Multiply(a) => match a.common.precision {
             Precision::F64 => multiply::<f64>(&a),
             Precision::F32 => multiply::<f32>(&a),
@@ -178,6 +207,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         },
         Command::Info(a) => info::run(&a),
         Command::Report(a) => report::run(&a),
+        Command::PlanDistributed(a) => distributed::plan(&a),
         Command::Gen(a) => {
             spgemm::files::check_output(&a.output, true)?;
             let spec = if a.spec.starts_with("gen:") {

@@ -10,6 +10,8 @@ mod common;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
+mod cli_distributed;
+#[cfg(feature = "cli")]
 mod cli_edges;
 #[cfg(feature = "cli")]
 mod cli_products;

@@ -1,0 +1,115 @@
+//! `spgemm plan-distributed` and, with the `mpi` feature,
+//! `mpirun -n P spgemm multiply --distributed` against one process.
+
+use crate::common;
+
+#[test]
+fn plan_distributed_predicts_both_algorithms_and_writes_json() {
+    let json = common::temp_file("cli", "plan.json");
+    let r = common::spgemm_command()
+        .args([
+            "plan-distributed",
+            "gen:stencil27:12",
+            "--ranks",
+            "2,4,9",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // 1D at 2, 4 and 9 ranks, 2D at the squares 4 and 9.
+    assert_eq!(
+        out.lines().filter(|l| l.contains(" 1d")).count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.contains(" 2d")).count(),
+        2,
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(text.matches("\"auto_picks\"").count(), 5, "{text}");
+    let r = common::spgemm_command()
+        .args(["plan-distributed", "gen:stencil7:4", "--ranks", "0"])
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("at least 1"));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_multiply_distributed_matches_one_process() {
+    use std::process::Command;
+    let a = common::matrices_dir().join("bcsstk08.mtx.gz");
+    let one = common::temp_file("cli", "dist_one.mtx");
+    let r = common::spgemm_command()
+        .args(["multiply", "--backend", "cpu"])
+        .arg(&a)
+        .arg("-o")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let expected = spgemm::mtx::read_path::<f64>(&one).unwrap();
+    for (ranks, algorithm) in [(2, "1d"), (3, "auto"), (4, "2d")] {
+        let out = common::temp_file("cli", &format!("dist_{ranks}.mtx"));
+        let r = Command::new("mpirun")
+            .args(["--oversubscribe", "-n", &ranks.to_string()])
+            .arg(env!("CARGO_BIN_EXE_spgemm"))
+            .args([
+                "multiply",
+                "--backend",
+                "cpu",
+                "--distributed",
+                "--algorithm",
+                algorithm,
+            ])
+            .arg(&a)
+            .arg("-o")
+            .arg(&out)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{ranks} ranks: {err}");
+        assert!(err.contains(&format!("on {ranks} ranks")), "{err}");
+        let got = spgemm::mtx::read_path::<f64>(&out).unwrap();
+        assert_eq!(got.col_indices(), expected.col_indices());
+        // Sums in another order: checked against the reference with its
+        // error bound (entries that cancel to about 0 included).
+        let m = spgemm::mtx::read_path::<f64>(&a).unwrap();
+        spgemm::verify::check_product(&m, &m, &got)
+            .unwrap()
+            .unwrap();
+    }
+    // 2D on 3 ranks: one clear error, from rank 0 only.
+    let r = Command::new("mpirun")
+        .args(["--oversubscribe", "-n", "3"])
+        .arg(env!("CARGO_BIN_EXE_spgemm"))
+        .args([
+            "multiply",
+            "--backend",
+            "cpu",
+            "--distributed",
+            "--algorithm",
+            "2d",
+        ])
+        .arg(&a)
+        .arg("-o")
+        .arg(common::temp_file("cli", "dist_bad.mtx"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success());
+    assert!(
+        err.contains("2D SUMMA needs a square number of ranks"),
+        "{err}"
+    );
+}
