@@ -8,6 +8,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use rayon::prelude::*;
 use spgemm_core::{CsrMatrix, CsrView, Scalar};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A sparse matrix of `nrows × ncols` (64-bit global sizes) whose rows are
 /// split over the ranks of a communicator in contiguous blocks
@@ -28,29 +29,88 @@ pub struct DistCsr<T> {
 }
 
 /// `cols` (global, below `ncols`) as indices into the sorted list of the
-/// distinct ones, and that list.
-/// `row_offsets` locate an entry's row for the error.
+/// distinct ones, and that list. `row_offsets` locate an entry's row for
+/// the error.
+///
+/// Where the columns are not far sparser than their range, a bitmap of
+/// the range marks them and each index is its bit's rank (a popcount
+/// after a prefix sum over words), in parallel; otherwise a sort.
 pub(crate) fn compact(
     cols: &[u64],
     ncols: u64,
     row_offsets: &[usize],
 ) -> Result<(Vec<u32>, Vec<u64>)> {
-    if let Some(at) = cols.iter().position(|&c| c >= ncols) {
+    const CHUNK: usize = 1 << 15;
+    let largest = cols
+        .par_chunks(CHUNK)
+        .map(|c| c.iter().copied().max().unwrap_or(0))
+        .max();
+    if largest.is_some_and(|m| m >= ncols) {
+        let at = cols
+            .iter()
+            .position(|&c| c >= ncols)
+            .expect("a column is out of range");
         let row = row_offsets.partition_point(|&o| o <= at).saturating_sub(1);
         return Err(Error::Argument(format!(
             "local row {row}: column {} is outside the matrix's {ncols} columns",
             cols[at]
         )));
     }
+    let words = ncols.div_ceil(64);
+    if words > 4 * cols.len() as u64 + 4096 {
+        return compact_by_sorting(cols);
+    }
+    let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    cols.par_chunks(CHUNK).for_each(|chunk| {
+        for &c in chunk {
+            bits[(c / 64) as usize].fetch_or(1 << (c % 64), Ordering::Relaxed);
+        }
+    });
+    let bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
+    let mut before = Vec::with_capacity(bits.len());
+    let mut at = 0u64;
+    for w in &bits {
+        before.push(at);
+        at += u64::from(w.count_ones());
+    }
+    if at > u64::from(u32::MAX) {
+        return Err(too_many_columns(at));
+    }
+    let mut map = Vec::with_capacity(at as usize);
+    for (i, &w) in bits.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            map.push(i as u64 * 64 + u64::from(w.trailing_zeros()));
+            w &= w - 1;
+        }
+    }
+    let mut local = vec![0u32; cols.len()];
+    local
+        .par_chunks_mut(CHUNK)
+        .zip(cols.par_chunks(CHUNK))
+        .for_each(|(out, cols)| {
+            for (o, &c) in out.iter_mut().zip(cols) {
+                let (i, b) = ((c / 64) as usize, c % 64);
+                *o = (before[i] + u64::from((bits[i] & ((1u64 << b) - 1)).count_ones())) as u32;
+            }
+        });
+    Ok((local, map))
+}
+
+fn too_many_columns(n: u64) -> Error {
+    Error::Argument(format!(
+        "one rank's rows use {n} distinct columns; at most {} are supported",
+        u32::MAX
+    ))
+}
+
+/// [`compact`] by sorting a copy of the columns.
+fn compact_by_sorting(cols: &[u64]) -> Result<(Vec<u32>, Vec<u64>)> {
     let mut map = cols.to_vec();
     map.par_sort_unstable();
     map.dedup();
     if map.len() > u32::MAX as usize {
-        return Err(Error::Argument(format!(
-            "one rank's rows use {} distinct columns; at most {} are supported",
-            map.len(),
-            u32::MAX
-        )));
+        return Err(too_many_columns(map.len() as u64));
     }
     let local = cols
         .par_iter()
@@ -127,11 +187,19 @@ impl<T: Scalar> DistCsr<T> {
         local: CsrMatrix<T>,
         col_map: Vec<u64>,
     ) -> Result<Self> {
-        let mut used = vec![false; col_map.len()];
-        for &c in local.col_indices() {
-            used[c as usize] = true;
-        }
-        if used.iter().all(|&u| u) {
+        let used: Vec<AtomicU64> = (0..col_map.len().div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        local.col_indices().par_chunks(1 << 15).for_each(|chunk| {
+            for &c in chunk {
+                used[c as usize / 64].fetch_or(1 << (c % 64), Ordering::Relaxed);
+            }
+        });
+        let all = used
+            .iter()
+            .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
+            .sum::<u64>();
+        if all == col_map.len() as u64 {
             return Ok(Self {
                 ncols,
                 rows,
@@ -206,9 +274,17 @@ impl<T: Scalar> DistCsr<T> {
             }
         }
         let received = comm::exchange(comm, messages, &mut traffic)?;
-        let part = read_rows::<T>(&received[root], root, partition.size(rank) as usize, ncols);
-        let built = part.and_then(|(offsets, cols, values)| {
-            Self::compacted(ncols, partition, rank, offsets, &cols, values)
+        let mut part = Rows::new();
+        let read = part.read(&received[root], root, partition.size(rank) as usize, ncols);
+        let built = read.and_then(|()| {
+            Self::compacted(
+                ncols,
+                partition,
+                rank,
+                part.offsets,
+                &part.cols,
+                part.values,
+            )
         });
         agree(comm, built)
     }
@@ -235,26 +311,26 @@ impl<T: Scalar> DistCsr<T> {
             self.ncols,
         );
         let received = comm::exchange(comm, messages, &mut Traffic::default())?;
-        if self.rank != root {
-            return Ok(None);
-        }
-        let mut offsets = vec![0usize];
-        let mut cols = Vec::new();
-        let mut values = Vec::new();
-        for (q, words) in received.iter().enumerate() {
-            let (o, c, v) = read_rows::<T>(words, q, self.rows.size(q) as usize, self.ncols)?;
-            let base = *offsets.last().unwrap();
-            offsets.extend(o[1..].iter().map(|x| x + base));
-            cols.extend(c.into_iter().map(|c| c as u32));
-            values.extend(v);
-        }
-        Ok(Some(CsrMatrix::new(
-            self.rows.len() as usize,
-            self.ncols as usize,
-            offsets,
-            cols,
-            values,
-        )?))
+        let whole = || -> Result<CsrMatrix<T>> {
+            let mut rows = Rows::new();
+            for (q, words) in received.iter().enumerate() {
+                rows.read(words, q, self.rows.size(q) as usize, self.ncols)?;
+            }
+            let cols = rows.cols.into_iter().map(|c| c as u32).collect();
+            Ok(CsrMatrix::new(
+                self.rows.len() as usize,
+                self.ncols as usize,
+                rows.offsets,
+                cols,
+                rows.values,
+            )?)
+        };
+        let whole = if self.rank == root {
+            whole().map(Some)
+        } else {
+            Ok(None)
+        };
+        agree(comm, whole)
     }
 
     /// Global rows.
@@ -340,27 +416,60 @@ impl<I: Iterator> Iterator for Counted<I> {
 
 impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
-/// A message of `rows` rows from rank `from`: row offsets, global
+/// Rows gathered from messages and local parts: row offsets, global
 /// columns, values.
-pub(crate) fn read_rows<T: Scalar>(
-    words: &[u64],
-    from: usize,
-    rows: usize,
-    ncols: u64,
-) -> Result<(Vec<usize>, Vec<u64>, Vec<T>)> {
-    let mut r = Reader::new(words, from);
-    let mut offsets = Vec::with_capacity(rows + 1);
-    offsets.push(0usize);
-    for len in r.indices(rows, ncols)?.iter() {
-        offsets.push(offsets.last().unwrap() + len as usize);
+pub(crate) struct Rows<T> {
+    pub offsets: Vec<usize>,
+    pub cols: Vec<u64>,
+    pub values: Vec<T>,
+}
+
+impl<T: Scalar> Rows<T> {
+    /// No rows.
+    pub fn new() -> Self {
+        Self {
+            offsets: vec![0],
+            cols: Vec::new(),
+            values: Vec::new(),
+        }
     }
-    let nnz = *offsets.last().unwrap();
-    let cols: Vec<u64> = r.indices(nnz, ncols)?.iter().collect();
-    let values = r.values::<T>(nnz)?.to_vec();
-    if !r.is_done() {
-        return Err(Error::Protocol(format!(
-            "a message from rank {from} is too long"
-        )));
+
+    /// Appends the `rows` rows of a message from rank `from`.
+    pub fn read(&mut self, words: &[u64], from: usize, rows: usize, ncols: u64) -> Result<()> {
+        let mut r = Reader::new(words, from);
+        let base = *self.offsets.last().unwrap();
+        let mut at = base;
+        for len in r.indices(rows, ncols)?.iter() {
+            at += len as usize;
+            self.offsets.push(at);
+        }
+        let nnz = at - base;
+        r.indices(nnz, ncols)?.extend_into(&mut self.cols);
+        self.values.extend_from_slice(r.values::<T>(nnz)?);
+        if !r.is_done() {
+            return Err(Error::Protocol(format!(
+                "a message from rank {from} is too long"
+            )));
+        }
+        Ok(())
     }
-    Ok((offsets, cols, values))
+
+    /// Appends rows `rows` of `m`, whose columns index `col_map`.
+    pub fn push_local(&mut self, m: &CsrMatrix<T>, col_map: &[u64], rows: &[usize]) {
+        let nnz: usize = rows.iter().map(|&i| m.row_nnz(i)).sum();
+        self.offsets.reserve(rows.len());
+        self.cols.reserve(nnz);
+        self.values.reserve(nnz);
+        for &i in rows {
+            let (c, v) = m.row(i);
+            self.cols.extend(c.iter().map(|&c| col_map[c as usize]));
+            self.values.extend_from_slice(v);
+            self.offsets.push(self.cols.len());
+        }
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
 }

@@ -8,7 +8,7 @@
 //! matrices" (SPAA 2013), §3.
 
 use crate::comm;
-use crate::dist_csr::{compact, read_rows, rows_message, DistCsr};
+use crate::dist_csr::{compact, rows_message, DistCsr, Rows};
 use crate::local::{add, product, LocalProduct};
 use crate::run::{elapsed_ms, RunStats};
 use crate::wire::{Reader, Writer};
@@ -64,28 +64,11 @@ fn select_columns<T: Scalar>(
     Ok(CsrMatrix::new(a.nrows(), ncols, offsets, cols, values)?)
 }
 
-/// Rows built from parts with global columns, compacted: the matrix and
-/// its column list.
-fn from_rows<T: Scalar>(
-    offsets: Vec<usize>,
-    cols: &[u64],
-    values: Vec<T>,
-    ncols: u64,
-) -> Result<(CsrMatrix<T>, Vec<u64>)> {
-    let (local, map) = compact(cols, ncols, &offsets)?;
-    let m = CsrMatrix::new(offsets.len() - 1, map.len(), offsets, local, values)?;
+/// `rows` (global columns), compacted: the matrix and its column list.
+fn from_rows<T: Scalar>(rows: Rows<T>, ncols: u64) -> Result<(CsrMatrix<T>, Vec<u64>)> {
+    let (local, map) = compact(&rows.cols, ncols, &rows.offsets)?;
+    let m = CsrMatrix::new(rows.len(), map.len(), rows.offsets, local, rows.values)?;
     Ok((m, map))
-}
-
-/// Appends rows given with global columns to `into`.
-fn append<T: Scalar>(
-    into: &mut (Vec<usize>, Vec<u64>, Vec<T>),
-    rows: (Vec<usize>, Vec<u64>, Vec<T>),
-) {
-    let base = *into.0.last().unwrap();
-    into.0.extend(rows.0[1..].iter().map(|o| o + base));
-    into.1.extend(rows.1);
-    into.2.extend(rows.2);
 }
 
 /// `C = A·B` by the 1D algorithm: C has A's row partition. Collective.
@@ -210,27 +193,28 @@ pub(crate) fn finish<T: Scalar>(
             stats.fetch_ms += elapsed_ms(t) - local_ms;
             stats.local_ms += local_ms;
             let t = Instant::now();
-            let mut remote = (vec![0usize], Vec::new(), Vec::new());
-            for (q, words) in fetched.iter().enumerate() {
-                if q != r {
-                    append(
-                        &mut remote,
-                        read_rows::<T>(words, q, bounds[q + 1] - bounds[q], n)?,
-                    );
-                }
-            }
-            let (b_rem, rem_map) = from_rows(remote.0, &remote.1, remote.2, n)?;
             let gap = (k1 - k0) as u32;
-            let a_rem = select_columns(a.local(), need.len() - (k1 - k0), |c| {
-                let c = c as usize;
-                if c < k0 {
-                    Some(c as u32)
-                } else if c >= k1 {
-                    Some(c as u32 - gap)
-                } else {
-                    None
+            let remote = || -> Result<_> {
+                let mut remote = Rows::new();
+                for (q, words) in fetched.iter().enumerate() {
+                    if q != r {
+                        remote.read(words, q, bounds[q + 1] - bounds[q], n)?;
+                    }
                 }
-            })?;
+                let b_rem = from_rows(remote, n)?;
+                let a_rem = select_columns(a.local(), need.len() - (k1 - k0), |c| {
+                    let c = c as usize;
+                    if c < k0 {
+                        Some(c as u32)
+                    } else if c >= k1 {
+                        Some(c as u32 - gap)
+                    } else {
+                        None
+                    }
+                })?;
+                Ok((a_rem, b_rem))
+            };
+            let (a_rem, (b_rem, rem_map)) = comm::agree(comm, remote())?;
             let c_rem = comm::agree(comm, product(backend, a_rem.view(), b_rem.view()))?;
             stats.local_ms += elapsed_ms(t);
             let t = Instant::now();
@@ -243,24 +227,18 @@ pub(crate) fn finish<T: Scalar>(
             let fetched = comm::exchange(comm, replies, &mut stats.inputs)?;
             stats.fetch_ms += elapsed_ms(t);
             let t = Instant::now();
-            let mut rows = (vec![0usize], Vec::new(), Vec::new());
-            for (q, words) in fetched.iter().enumerate() {
-                if q == r {
-                    let words = rows_message(
-                        b.local().view(),
-                        own.iter().copied(),
-                        |c| b.col_map()[c as usize],
-                        n,
-                    );
-                    append(&mut rows, read_rows::<T>(&words, r, own.len(), n)?);
-                } else {
-                    append(
-                        &mut rows,
-                        read_rows::<T>(words, q, bounds[q + 1] - bounds[q], n)?,
-                    );
+            let assemble = || -> Result<_> {
+                let mut rows = Rows::new();
+                for (q, words) in fetched.iter().enumerate() {
+                    if q == r {
+                        rows.push_local(b.local(), b.col_map(), &own);
+                    } else {
+                        rows.read(words, q, bounds[q + 1] - bounds[q], n)?;
+                    }
                 }
-            }
-            let (b_hat, map) = from_rows(rows.0, &rows.1, rows.2, n)?;
+                from_rows(rows, n)
+            };
+            let (b_hat, map) = comm::agree(comm, assemble())?;
             stats.merge_ms += elapsed_ms(t);
             let t = Instant::now();
             let c = comm::agree(comm, product(backend, a.local().view(), b_hat.view()))?;

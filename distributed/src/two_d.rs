@@ -9,7 +9,7 @@
 //! returned so, each moved once between the layouts.
 
 use crate::comm::{self, agree, Traffic};
-use crate::dist_csr::{compact, read_rows, rows_message, DistCsr};
+use crate::dist_csr::{compact, rows_message, DistCsr, Rows};
 use crate::local::{add, product, LocalProduct};
 use crate::model::grid_side;
 use crate::partition::Partition;
@@ -202,20 +202,31 @@ pub fn multiply<T: Scalar>(
         )?;
         let received =
             |words: &[u64], root: usize, rows: u64, ncols: u64| -> Result<CsrMatrix<T>> {
-                let (o, c, v) = read_rows::<T>(words, root, rows as usize, ncols)?;
-                let c = c.into_iter().map(|x| x as u32).collect();
-                Ok(CsrMatrix::new(rows as usize, ncols as usize, o, c, v)?)
+                let mut got = Rows::new();
+                got.read(words, root, rows as usize, ncols)?;
+                let c = got.cols.into_iter().map(|x| x as u32).collect();
+                Ok(CsrMatrix::new(
+                    rows as usize,
+                    ncols as usize,
+                    got.offsets,
+                    c,
+                    got.values,
+                )?)
             };
-        let a_s = if j == s {
-            None
-        } else {
-            Some(received(&a_words, i * q + s, gm.size(i), gk.size(s))?)
+        let both = || -> Result<_> {
+            let a_s = if j == s {
+                None
+            } else {
+                Some(received(&a_words, i * q + s, gm.size(i), gk.size(s))?)
+            };
+            let b_s = if i == s {
+                None
+            } else {
+                Some(received(&b_words, s * q + j, gk.size(s), gn.size(j))?)
+            };
+            Ok((a_s, b_s))
         };
-        let b_s = if i == s {
-            None
-        } else {
-            Some(received(&b_words, s * q + j, gk.size(s), gn.size(j))?)
-        };
+        let (a_s, b_s) = agree(comm, both())?;
         stats.fetch_ms += elapsed_ms(t);
         let t = Instant::now();
         let partial = product(

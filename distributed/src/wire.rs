@@ -118,6 +118,14 @@ impl Indices<'_> {
         }
     }
 
+    /// Appends all of them to `out`.
+    pub fn extend_into(&self, out: &mut Vec<u64>) {
+        match self {
+            Indices::Narrow(s) => out.extend(s.iter().map(|&i| u64::from(i))),
+            Indices::Wide(s) => out.extend_from_slice(s),
+        }
+    }
+
     /// All of them, in order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         (0..self.len()).map(|i| self.get(i))

@@ -37,7 +37,7 @@ pub struct BenchArgs {
     /// Products: A (C = A·A, or A·Aᵀ for rectangular A) or A+B (C = A·B;
     /// B's rows must equal A's columns), each a .mtx, .mtx.gz, .npz or
     /// gen:... source; the bundled bcsstk16 when none.
-    files: Vec<Operands>,
+    pub(super) files: Vec<Operands>,
     /// Time the user's whole job per product instead: read the files,
     /// multiply host to host (transfers included), write C to a temporary
     /// file; with --compare scipy-cupy (GPU) or scipy (CPU), the same job
@@ -48,13 +48,27 @@ pub struct BenchArgs {
     pub common: Common,
     /// Timed runs per matrix (the median is reported).
     #[arg(long, default_value_t = 10)]
-    reps: usize,
+    pub(super) reps: usize,
     /// Untimed runs before timing.
     #[arg(long, default_value_t = 1)]
-    warmup: usize,
+    pub(super) warmup: usize,
     /// Check each result against the reference product.
     #[arg(long)]
-    check: bool,
+    pub(super) check: bool,
+    /// Under `mpirun -n P`: time the distributed product (rank 0 reads and
+    /// scatters, the ranks multiply) and, in the same run, the same
+    /// product on rank 0 alone; per phase, bytes moved per rank.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub(super) distributed: bool,
+    /// With --distributed: auto, 1d or 2d.
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value = "auto")]
+    pub(super) algorithm: spgemm::distributed::Choice,
+    /// With --distributed and 1D: whole or overlap.
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value = "whole")]
+    pub(super) fetch: spgemm::distributed::one_d::Fetch,
     /// Check only this many rows against the reference (half the rows with
     /// the most products, half evenly spaced), for products too large for
     /// the full sequential reference.
@@ -85,7 +99,7 @@ pub struct BenchArgs {
     memory_budget: Option<usize>,
     /// Write the results as a JSON array to this file (.json).
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub(super) json: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -222,6 +236,10 @@ pub fn time<R>(
 }
 
 pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
+    #[cfg(feature = "mpi")]
+    if args.distributed {
+        return super::mpi_run::bench::<T>(args);
+    }
     if let Some(path) = &args.json {
         spgemm::files::check_output(path, false)?;
     }

@@ -6,6 +6,8 @@ mod bench;
 mod bench_gpu;
 mod distributed;
 mod info;
+#[cfg(feature = "mpi")]
+mod mpi_run;
 mod progress;
 mod python;
 mod report;
@@ -194,8 +196,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         #[cfg(feature = "mpi")]
         Command::Multiply(a) if a.distributed => match a.common.precision {
-            Precision::F64 => distributed::multiply::<f64>(&a),
-            Precision::F32 => distributed::multiply::<f32>(&a),
+            Precision::F64 => mpi_run::multiply::<f64>(&a),
+            Precision::F32 => mpi_run::multiply::<f32>(&a),
         },
         Command::Multiply(a) => match a.common.precision {
             Precision::F64 => multiply::<f64>(&a),
