@@ -2,7 +2,7 @@
 
 use crate::comm::{self, agree, Traffic};
 use crate::partition::Partition;
-use crate::wire::{Reader, Writer};
+use crate::wire::{self, Reader};
 use crate::{Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -178,44 +178,26 @@ impl<T: Scalar> DistCsr<T> {
         })
     }
 
-    /// The part of `rank` from its rows as `local` with columns into
-    /// `col_map` (sorted, distinct), dropping columns no entry uses.
-    pub(crate) fn from_compact(
+    /// The part of `rank` from a local product's result, whose columns
+    /// index `col_map` (sorted, distinct) and use every column of it where
+    /// the product keeps every structural entry (the backends do). A
+    /// backend that drops entries leaves unused columns in the list: the
+    /// results stay right, and a later 1D product with this matrix as A
+    /// fetches their rows of B needlessly.
+    pub(crate) fn from_product(
         ncols: u64,
         rows: Partition,
         rank: usize,
         local: CsrMatrix<T>,
         col_map: Vec<u64>,
-    ) -> Result<Self> {
-        let used: Vec<AtomicU64> = (0..col_map.len().div_ceil(64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        local.col_indices().par_chunks(1 << 15).for_each(|chunk| {
-            for &c in chunk {
-                used[c as usize / 64].fetch_or(1 << (c % 64), Ordering::Relaxed);
-            }
-        });
-        let all = used
-            .iter()
-            .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
-            .sum::<u64>();
-        if all == col_map.len() as u64 {
-            return Ok(Self {
-                ncols,
-                rows,
-                rank,
-                local,
-                col_map,
-            });
+    ) -> Self {
+        Self {
+            ncols,
+            rows,
+            rank,
+            local,
+            col_map,
         }
-        let cols: Vec<u64> = local
-            .col_indices()
-            .iter()
-            .map(|&c| col_map[c as usize])
-            .collect();
-        let (n, _, offsets, _, values) = local.into_parts();
-        debug_assert_eq!(n as u64, rows.size(rank));
-        Self::compacted(ncols, rows, rank, offsets, &cols, values)
     }
 
     /// Splits `matrix`, held by rank `root` (`None` elsewhere), over the
@@ -270,7 +252,8 @@ impl<T: Scalar> DistCsr<T> {
         if let (true, Some(m)) = (rank == root, matrix) {
             for (q, msg) in messages.iter_mut().enumerate() {
                 let r = partition.range(q);
-                *msg = rows_message(m.view(), r.start as usize..r.end as usize, u64::from, ncols);
+                let rows: Vec<usize> = (r.start as usize..r.end as usize).collect();
+                *msg = rows_message(m.view(), &rows, None, ncols);
             }
         }
         let received = comm::exchange(comm, messages, &mut traffic)?;
@@ -304,12 +287,8 @@ impl<T: Scalar> DistCsr<T> {
             )));
         }
         let mut messages = vec![Vec::new(); size];
-        messages[root] = rows_message(
-            self.local.view(),
-            0..self.local.nrows(),
-            |c| self.col_map[c as usize],
-            self.ncols,
-        );
+        let rows: Vec<usize> = (0..self.local.nrows()).collect();
+        messages[root] = rows_message(self.local.view(), &rows, Some(&self.col_map), self.ncols);
         let received = comm::exchange(comm, messages, &mut Traffic::default())?;
         let whole = || -> Result<CsrMatrix<T>> {
             let mut rows = Rows::new();
@@ -376,45 +355,82 @@ impl<T: Scalar> DistCsr<T> {
 }
 
 /// Rows `rows` of `m` as a message: their lengths, their columns mapped
-/// to global by `global` (below `ncols`), their values.
+/// to global by `col_map` (`None`: they are global; below `ncols`), their
+/// values. Written in place, rows in parallel chunks.
 pub(crate) fn rows_message<T: Scalar>(
     m: CsrView<'_, T>,
-    rows: impl ExactSizeIterator<Item = usize> + Clone,
-    global: impl Fn(u32) -> u64,
+    rows: &[usize],
+    col_map: Option<&[u64]>,
     ncols: u64,
 ) -> Vec<u64> {
     let offsets = m.row_offsets();
-    let span = |i: usize| offsets[i]..offsets[i + 1];
-    let mut w = Writer::default();
-    w.indices(rows.clone().map(|i| span(i).len() as u64), ncols);
-    let nnz: usize = rows.clone().map(|i| span(i).len()).sum();
-    let cols = rows
-        .clone()
-        .flat_map(|i| m.col_indices()[span(i)].iter().map(|&c| global(c)));
-    w.indices(Counted(cols, nnz), ncols);
-    let values: Vec<T> = rows
-        .flat_map(|i| m.values()[span(i)].iter().copied())
-        .collect();
-    w.values(&values);
-    w.finish()
-}
-
-/// An iterator whose length is known.
-struct Counted<I>(I, usize);
-
-impl<I: Iterator> Iterator for Counted<I> {
-    type Item = I::Item;
-    fn next(&mut self) -> Option<I::Item> {
-        let x = self.0.next()?;
-        self.1 -= 1;
-        Some(x)
+    let lens: Vec<usize> = rows.iter().map(|&i| offsets[i + 1] - offsets[i]).collect();
+    let nnz: usize = lens.iter().sum();
+    let wide = wire::index_bytes(ncols) == 8;
+    let index_words = |n: usize| if wide { n } else { n.div_ceil(2) };
+    let len_words = index_words(rows.len());
+    let col_words = index_words(nnz);
+    let value_words = (nnz * std::mem::size_of::<T>()).div_ceil(8);
+    let mut words = vec![u64::MAX; len_words + col_words + value_words];
+    let (len_part, rest) = words.split_at_mut(len_words);
+    let (col_part, value_part) = rest.split_at_mut(col_words);
+    if wide {
+        for (o, &l) in len_part.iter_mut().zip(&lens) {
+            *o = l as u64;
+        }
+    } else {
+        let out: &mut [u32] = bytemuck::cast_slice_mut(len_part);
+        for (o, &l) in out.iter_mut().zip(&lens) {
+            *o = l as u32;
+        }
     }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.1, Some(self.1))
+    let values: &mut [T] = &mut bytemuck::cast_slice_mut::<u64, T>(value_part)[..nnz];
+    // Chunks of about CHUNK entries: (rows, their columns' and values' room).
+    const CHUNK: usize = 1 << 16;
+    let (mut cols64, mut cols32): (&mut [u64], &mut [u32]) = if wide {
+        (col_part, &mut [])
+    } else {
+        (&mut [], bytemuck::cast_slice_mut(col_part))
+    };
+    let mut vals: &mut [T] = values;
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let mut end = start;
+        let mut n = 0;
+        while end < rows.len() && (n < CHUNK || end == start) {
+            n += lens[end];
+            end += 1;
+        }
+        let (c64, r64) = std::mem::take(&mut cols64).split_at_mut(if wide { n } else { 0 });
+        let (c32, r32) = std::mem::take(&mut cols32).split_at_mut(if wide { 0 } else { n });
+        let (v, rv) = std::mem::take(&mut vals).split_at_mut(n);
+        (cols64, cols32, vals) = (r64, r32, rv);
+        pieces.push((&rows[start..end], c64, c32, v));
+        start = end;
     }
+    let global = |c: u32| col_map.map_or(u64::from(c), |map| map[c as usize]);
+    pieces.into_par_iter().for_each(|(rows, c64, c32, v)| {
+        let mut at = 0;
+        for &i in rows {
+            let span = offsets[i]..offsets[i + 1];
+            let n = span.len();
+            let src = &m.col_indices()[span.clone()];
+            if wide {
+                for (o, &c) in c64[at..at + n].iter_mut().zip(src) {
+                    *o = global(c);
+                }
+            } else {
+                for (o, &c) in c32[at..at + n].iter_mut().zip(src) {
+                    *o = global(c) as u32;
+                }
+            }
+            v[at..at + n].copy_from_slice(&m.values()[span]);
+            at += n;
+        }
+    });
+    words
 }
-
-impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
 /// Rows gathered from messages and local parts: row offsets, global
 /// columns, values.

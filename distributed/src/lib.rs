@@ -32,6 +32,8 @@ pub use model::{Algorithm, Model, Prediction, RankCost};
 pub use partition::Partition;
 
 #[cfg(feature = "mpi")]
+mod assemble;
+#[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]
 mod dist_csr;

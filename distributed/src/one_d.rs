@@ -7,69 +7,18 @@
 //! Toledo, "Communication optimal parallel multiplication of sparse random
 //! matrices" (SPAA 2013), §3.
 
+use crate::assemble::{b_hat, columns_as_rows};
 use crate::comm;
-use crate::dist_csr::{compact, rows_message, DistCsr, Rows};
-use crate::local::{add, product, LocalProduct};
+use crate::dist_csr::{rows_message, DistCsr};
+use crate::local::{product, LocalProduct};
 use crate::run::{elapsed_ms, RunStats};
 use crate::wire::{Reader, Writer};
 use crate::{Algorithm, Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use spgemm_core::{CsrMatrix, Scalar};
+use spgemm_core::Scalar;
+use std::borrow::Cow;
 use std::time::Instant;
-
-/// How a rank uses the rows of B it owns while the others are in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Fetch {
-    /// Multiply the entries of A whose columns it owns while the remote
-    /// rows are in flight, then the rest, and add the two.
-    Overlap,
-    /// Wait for the remote rows, then one product over all of them.
-    #[default]
-    Whole,
-}
-
-impl std::str::FromStr for Fetch {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "overlap" => Ok(Self::Overlap),
-            "whole" => Ok(Self::Whole),
-            _ => Err(format!("unknown fetch '{s}' (whole, overlap)")),
-        }
-    }
-}
-
-/// The entries of `a` whose columns `keep` maps to a new column (below
-/// `ncols`), in that column.
-fn select_columns<T: Scalar>(
-    a: &CsrMatrix<T>,
-    ncols: usize,
-    keep: impl Fn(u32) -> Option<u32>,
-) -> Result<CsrMatrix<T>> {
-    let mut offsets = Vec::with_capacity(a.nrows() + 1);
-    offsets.push(0);
-    let mut cols = Vec::new();
-    let mut values = Vec::new();
-    for i in 0..a.nrows() {
-        let (c, v) = a.row(i);
-        for (&c, &v) in c.iter().zip(v) {
-            if let Some(k) = keep(c) {
-                cols.push(k);
-                values.push(v);
-            }
-        }
-        offsets.push(cols.len());
-    }
-    Ok(CsrMatrix::new(a.nrows(), ncols, offsets, cols, values)?)
-}
-
-/// `rows` (global columns), compacted: the matrix and its column list.
-fn from_rows<T: Scalar>(rows: Rows<T>, ncols: u64) -> Result<(CsrMatrix<T>, Vec<u64>)> {
-    let (local, map) = compact(&rows.cols, ncols, &rows.offsets)?;
-    let m = CsrMatrix::new(rows.len(), map.len(), rows.offsets, local, rows.values)?;
-    Ok((m, map))
-}
 
 /// `C = A·B` by the 1D algorithm: C has A's row partition. Collective.
 ///
@@ -81,13 +30,12 @@ pub fn multiply<T: Scalar>(
     a: &DistCsr<T>,
     b: &DistCsr<T>,
     backend: &dyn LocalProduct<T>,
-    fetch: Fetch,
 ) -> Result<(DistCsr<T>, RunStats)> {
     let start = Instant::now();
     crate::run::check_shapes(comm, a, b)?;
     let mut stats = RunStats::new(Algorithm::OneD);
     let replies = ask(comm, a, b, &mut stats)?;
-    finish(comm, a, b, backend, fetch, replies, stats, start)
+    finish(comm, a, b, backend, replies, stats, start)
 }
 
 /// The first of A's column indices each rank owns as a row of B, per
@@ -141,12 +89,8 @@ pub(crate) fn ask<T: Scalar>(
                     )));
                 }
                 let first = rb.offsets()[r];
-                Ok(rows_message(
-                    b.local().view(),
-                    ids.iter().map(|&g| (g - first) as usize),
-                    |c| b.col_map()[c as usize],
-                    n,
-                ))
+                let rows: Vec<usize> = ids.iter().map(|&g| (g - first) as usize).collect();
+                Ok(rows_message(b.local().view(), &rows, Some(b.col_map()), n))
             })
             .collect::<Result<Vec<_>>>(),
     );
@@ -154,120 +98,46 @@ pub(crate) fn ask<T: Scalar>(
     replies
 }
 
-/// Sends `replies` (from [`ask`]), multiplies and merges.
-#[allow(clippy::too_many_arguments)]
+/// Sends `replies` (from [`ask`]), gathers B̂ (the rank's own rows of B
+/// it needs and the fetched ones) and multiplies.
 pub(crate) fn finish<T: Scalar>(
     comm: &SimpleCommunicator,
     a: &DistCsr<T>,
     b: &DistCsr<T>,
     backend: &dyn LocalProduct<T>,
-    fetch: Fetch,
     replies: Vec<Vec<u64>>,
     mut stats: RunStats,
     start: Instant,
 ) -> Result<(DistCsr<T>, RunStats)> {
     let r = comm.rank() as usize;
-    let n = b.ncols();
     let rb = b.row_partition();
     let need = a.col_map();
     let bounds = bounds(a, b);
-    let (k0, k1) = (bounds[r], bounds[r + 1]);
-    let own: Vec<usize> = need[k0..k1]
+    let own: Vec<usize> = need[bounds[r]..bounds[r + 1]]
         .iter()
         .map(|&g| (g - rb.offsets()[r]) as usize)
         .collect();
-    let (c, map) = match fetch {
-        Fetch::Overlap => {
-            let t = Instant::now();
-            let mut local_ms = 0.0;
-            let (fetched, c_own) = comm::exchange_while(comm, replies, &mut stats.inputs, || {
-                let t = Instant::now();
-                let a_own = select_columns(a.local(), k1 - k0, |c| {
-                    (k0..k1).contains(&(c as usize)).then(|| c - k0 as u32)
-                })?;
-                let b_own = select_rows(b.local(), &own)?;
-                let c = product(backend, a_own.view(), b_own.view());
-                local_ms = elapsed_ms(t);
-                c
-            })?;
-            stats.fetch_ms += elapsed_ms(t) - local_ms;
-            stats.local_ms += local_ms;
-            let t = Instant::now();
-            let gap = (k1 - k0) as u32;
-            let remote = || -> Result<_> {
-                let mut remote = Rows::new();
-                for (q, words) in fetched.iter().enumerate() {
-                    if q != r {
-                        remote.read(words, q, bounds[q + 1] - bounds[q], n)?;
-                    }
-                }
-                let b_rem = from_rows(remote, n)?;
-                let a_rem = select_columns(a.local(), need.len() - (k1 - k0), |c| {
-                    let c = c as usize;
-                    if c < k0 {
-                        Some(c as u32)
-                    } else if c >= k1 {
-                        Some(c as u32 - gap)
-                    } else {
-                        None
-                    }
-                })?;
-                Ok((a_rem, b_rem))
-            };
-            let (a_rem, (b_rem, rem_map)) = comm::agree(comm, remote())?;
-            let c_rem = comm::agree(comm, product(backend, a_rem.view(), b_rem.view()))?;
-            stats.local_ms += elapsed_ms(t);
-            let t = Instant::now();
-            let sum = add(&c_own, b.col_map(), &c_rem, &rem_map)?;
-            stats.merge_ms += elapsed_ms(t);
-            sum
-        }
-        Fetch::Whole => {
-            let t = Instant::now();
-            let fetched = comm::exchange(comm, replies, &mut stats.inputs)?;
-            stats.fetch_ms += elapsed_ms(t);
-            let t = Instant::now();
-            let assemble = || -> Result<_> {
-                let mut rows = Rows::new();
-                for (q, words) in fetched.iter().enumerate() {
-                    if q == r {
-                        rows.push_local(b.local(), b.col_map(), &own);
-                    } else {
-                        rows.read(words, q, bounds[q + 1] - bounds[q], n)?;
-                    }
-                }
-                from_rows(rows, n)
-            };
-            let (b_hat, map) = comm::agree(comm, assemble())?;
-            stats.merge_ms += elapsed_ms(t);
-            let t = Instant::now();
-            let c = comm::agree(comm, product(backend, a.local().view(), b_hat.view()))?;
-            stats.local_ms += elapsed_ms(t);
-            (c, map)
-        }
+    let t = Instant::now();
+    let fetched = comm::exchange(comm, replies, &mut stats.inputs)?;
+    stats.fetch_ms += elapsed_ms(t);
+    let t = Instant::now();
+    let counts: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
+    let remote = counts.iter().enumerate().any(|(q, &n)| q != r && n > 0);
+    let operands = if remote {
+        b_hat(b, &own, &fetched, &counts, r)
+            .map(|(b_hat, map)| (Cow::Borrowed(a.local()), b_hat, map))
+    } else {
+        // Nothing fetched: B's part as it is, A's columns renamed as its rows.
+        columns_as_rows(a.local(), &own, b.local().nrows())
+            .map(|a_hat| (a_hat, Cow::Borrowed(b.local()), b.col_map().to_vec()))
     };
-    let c = DistCsr::from_compact(n, a.row_partition().clone(), r, c, map)?;
+    let (a_hat, b_hat, map) = comm::agree(comm, operands)?;
+    drop(fetched);
+    stats.merge_ms += elapsed_ms(t);
+    let t = Instant::now();
+    let c = comm::agree(comm, product(backend, a_hat.view(), b_hat.view()))?;
+    stats.local_ms += elapsed_ms(t);
+    let c = DistCsr::from_product(b.ncols(), a.row_partition().clone(), r, c, map);
     stats.total_ms = elapsed_ms(start);
     Ok((c, stats))
-}
-
-/// Rows `rows` of `m`, in that order.
-fn select_rows<T: Scalar>(m: &CsrMatrix<T>, rows: &[usize]) -> Result<CsrMatrix<T>> {
-    let mut offsets = Vec::with_capacity(rows.len() + 1);
-    offsets.push(0);
-    let mut cols = Vec::new();
-    let mut values = Vec::new();
-    for &i in rows {
-        let (c, v) = m.row(i);
-        cols.extend_from_slice(c);
-        values.extend_from_slice(v);
-        offsets.push(cols.len());
-    }
-    Ok(CsrMatrix::new(
-        rows.len(),
-        m.ncols(),
-        offsets,
-        cols,
-        values,
-    )?)
 }

@@ -27,6 +27,35 @@ impl Partition {
         Ok(Self { offsets })
     }
 
+    /// Contiguous blocks of about equal total `weights` (one weight per
+    /// index, such as each row's products): block `r` ends at the first
+    /// index where the running total reaches `(r + 1) / parts` of the sum.
+    ///
+    /// # Errors
+    /// [`Error::Argument`] when `parts` is 0.
+    pub fn balanced(weights: &[u64], parts: usize) -> Result<Self> {
+        if parts == 0 {
+            return Err(Error::Argument(
+                "a partition needs at least one part".into(),
+            ));
+        }
+        let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        let mut offsets = Vec::with_capacity(parts + 1);
+        offsets.push(0u64);
+        let mut running = 0u128;
+        let mut i = 0usize;
+        for r in 1..parts {
+            let target = total * r as u128 / parts as u128;
+            while i < weights.len() && running + u128::from(weights[i]) <= target {
+                running += u128::from(weights[i]);
+                i += 1;
+            }
+            offsets.push(i as u64);
+        }
+        offsets.push(weights.len() as u64);
+        Ok(Self { offsets })
+    }
+
     /// The partition whose block `r` holds `sizes[r]` indices.
     ///
     /// # Errors
@@ -99,6 +128,16 @@ mod tests {
         let q = Partition::even(2, 4).unwrap();
         assert_eq!(q.offsets(), &[0, 1, 2, 2, 2]);
         assert_eq!((q.owner(0), q.owner(1)), (0, 1));
+    }
+
+    #[test]
+    fn balanced_by_weights() {
+        let p = Partition::balanced(&[8, 1, 1, 1, 1, 1, 1, 1, 1], 2).unwrap();
+        assert_eq!(p.offsets(), &[0, 1, 9]);
+        let q = Partition::balanced(&[1; 10], 3).unwrap();
+        assert_eq!(q.offsets(), &[0, 3, 6, 10]);
+        let e = Partition::balanced(&[], 3).unwrap();
+        assert_eq!(e.offsets(), &[0, 0, 0, 0]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::comm::Traffic;
 use crate::dist_csr::DistCsr;
 use crate::local::LocalProduct;
 use crate::model::{grid_side, Algorithm};
-use crate::one_d::{self, Fetch};
+use crate::one_d;
 use crate::partition::Partition;
 use crate::wire::{rows_bytes, triplets_bytes, COUNT_BYTES, HEADER_BYTES};
 use crate::{two_d, Error, Result};
@@ -47,9 +47,6 @@ impl std::str::FromStr for Choice {
 pub struct Options {
     /// The algorithm.
     pub algorithm: Choice,
-    /// 1D: overlap the fetch with the product of the rows of B the rank
-    /// holds, or not.
-    pub fetch: Fetch,
 }
 
 /// What one rank did in a distributed product.
@@ -64,13 +61,12 @@ pub struct RunStats {
     /// `auto`: the predicted bytes of A and B of the busiest rank, 1D and
     /// 2D (the 2D figure is `u64::MAX` where the ranks are not a square).
     pub predicted: Option<(u64, u64)>,
-    /// Milliseconds moving A and B (1D: the part not hidden behind the
-    /// local product).
+    /// Milliseconds moving A and B.
     pub fetch_ms: f64,
     /// Milliseconds in local products.
     pub local_ms: f64,
-    /// Milliseconds assembling fetched rows, adding partial products and
-    /// (2D) returning C.
+    /// Milliseconds assembling B's rows (1D), adding partial products and
+    /// returning C (2D).
     pub merge_ms: f64,
     /// Milliseconds in all.
     pub total_ms: f64,
@@ -139,7 +135,7 @@ pub fn multiply<T: Scalar>(
     options: Options,
 ) -> Result<(DistCsr<T>, RunStats)> {
     match options.algorithm {
-        Choice::OneD => one_d::multiply(comm, a, b, backend, options.fetch),
+        Choice::OneD => one_d::multiply(comm, a, b, backend),
         Choice::TwoD => two_d::multiply(comm, a, b, backend),
         Choice::Auto => {
             let start = Instant::now();
@@ -148,7 +144,7 @@ pub fn multiply<T: Scalar>(
             let mut stats = RunStats::new(Algorithm::OneD);
             let replies = one_d::ask(comm, a, b, &mut stats)?;
             if p == 1 || grid_side(p).is_none() {
-                return one_d::finish(comm, a, b, backend, options.fetch, replies, stats, start);
+                return one_d::finish(comm, a, b, backend, replies, stats, start);
             }
             // This rank's 1D bytes: the requests moved, the replies it
             // sends and (told by their senders) receives.
@@ -172,7 +168,7 @@ pub fn multiply<T: Scalar>(
                 Ok((c, s))
             } else {
                 stats.predicted = Some((one_max, two_max));
-                one_d::finish(comm, a, b, backend, options.fetch, replies, stats, start)
+                one_d::finish(comm, a, b, backend, replies, stats, start)
             }
         }
     }

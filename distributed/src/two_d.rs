@@ -183,7 +183,12 @@ pub fn multiply<T: Scalar>(
         let t = Instant::now();
         let send = |blk: &CsrMatrix<T>, ncols: u64, mine: bool| {
             if mine {
-                rows_message(blk.view(), 0..blk.nrows(), u64::from, ncols)
+                rows_message(
+                    blk.view(),
+                    &(0..blk.nrows()).collect::<Vec<_>>(),
+                    None,
+                    ncols,
+                )
             } else {
                 Vec::new()
             }
@@ -277,7 +282,7 @@ pub fn multiply<T: Scalar>(
         let values: Vec<T> = order.iter().map(|&e| mine.values[e]).collect();
         let (local_cols, map) = compact(&cols, n, &offsets)?;
         let local = CsrMatrix::new(offsets.len() - 1, map.len(), offsets, local_cols, values)?;
-        DistCsr::from_compact(n, ra.clone(), r, local, map)
+        Ok(DistCsr::from_product(n, ra.clone(), r, local, map))
     })();
     let c = agree(comm, built)?;
     stats.merge_ms += elapsed_ms(t);

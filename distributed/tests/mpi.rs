@@ -11,7 +11,6 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::{CsrMatrix, CsrView};
 use spgemm_cpu::CpuBackend;
-use spgemm_distributed::one_d::Fetch;
 use spgemm_distributed::{
     multiply, Choice, DistCsr, Error, LocalProduct, Model, Options, Partition,
 };
@@ -183,10 +182,7 @@ fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), Str
         };
         let da = distribute(comm, &a, &Partition::even(a.nrows() as u64, p).unwrap())?;
         let db = distribute(comm, &b, &Partition::even(b.nrows() as u64, p).unwrap())?;
-        let options = Options {
-            algorithm,
-            fetch: Fetch::Whole,
-        };
+        let options = Options { algorithm };
         match multiply(comm, &da, &db, &cpu, options) {
             Ok((c, _)) => check(comm, &a, &b, &c, name)?,
             Err(e) if algorithm == Choice::TwoD && (p == 2 || p == 3) => {
@@ -225,21 +221,30 @@ fn random_rectangular(comm: &SimpleCommunicator) -> Result<(), String> {
     let b = spgemm_core::generate::uniform::<f64>(170, 230, 5, 12).unwrap();
     let da = distribute(comm, &a, &uneven(300, p, 1))?;
     let db = distribute(comm, &b, &uneven(170, p, 2))?;
-    let mut runs = vec![
-        (Choice::OneD, Fetch::Whole),
-        (Choice::OneD, Fetch::Overlap),
-        (Choice::Auto, Fetch::Overlap),
-    ];
+    let mut runs = vec![Choice::OneD, Choice::Auto];
     if spgemm_distributed::model::grid_side(p).is_some() {
-        runs.push((Choice::TwoD, Fetch::Whole));
+        runs.push(Choice::TwoD);
     }
-    for (algorithm, fetch) in runs {
-        let (c, _) = multiply(comm, &da, &db, &cpu, Options { algorithm, fetch })
-            .map_err(|e| e.to_string())?;
+    for algorithm in runs {
+        let (c, _) =
+            multiply(comm, &da, &db, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
         if c.row_partition() != da.row_partition() {
             return Err("C is not split as A".into());
         }
-        check(comm, &a, &b, &c, &format!("{algorithm:?} {fetch:?}"))?;
+        check(comm, &a, &b, &c, &format!("{algorithm:?}"))?;
+        // C as the A of a second product (its column list comes from the
+        // first product's rows of B).
+        let b2 = spgemm_core::generate::uniform::<f64>(230, 90, 3, 13).unwrap();
+        let db2 = distribute(comm, &b2, &uneven(230, p, 3))?;
+        let (d, _) =
+            multiply(comm, &c, &db2, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
+        let whole_c = c.gather(comm, 0).map_err(|e| e.to_string())?;
+        let whole_d = d.gather(comm, 0).map_err(|e| e.to_string())?;
+        if let (Some(wc), Some(wd)) = (whole_c, whole_d) {
+            spgemm_core::verify::check_product(&wc, &b2, &wd)
+                .map_err(|e| e.to_string())?
+                .map_err(|m| format!("(A·B)·B2 {algorithm:?}: {m}"))?;
+        }
     }
     Ok(())
 }
@@ -249,17 +254,8 @@ fn more_ranks_than_rows(comm: &SimpleCommunicator) -> Result<(), String> {
     let a = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 2.0, 3.0]).unwrap();
     let da = distribute(comm, &a, &Partition::even(2, p).unwrap())?;
     for algorithm in [Choice::OneD, Choice::Auto] {
-        let (c, _) = multiply(
-            comm,
-            &da,
-            &da,
-            &CpuBackend::new(),
-            Options {
-                algorithm,
-                ..Options::default()
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        let (c, _) = multiply(comm, &da, &da, &CpuBackend::new(), Options { algorithm })
+            .map_err(|e| e.to_string())?;
         check(comm, &a, &a, &c, "2x2")?;
     }
     Ok(())
@@ -295,17 +291,8 @@ fn model_predicts_bytes_moved(comm: &SimpleCommunicator) -> Result<(), String> {
             algorithms.push(Choice::TwoD);
         }
         for algorithm in algorithms {
-            let (_, stats) = multiply(
-                comm,
-                &da,
-                &da,
-                &cpu,
-                Options {
-                    algorithm,
-                    fetch: Fetch::Overlap,
-                },
-            )
-            .map_err(|e| e.to_string())?;
+            let (_, stats) =
+                multiply(comm, &da, &da, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
             let predicted = match algorithm {
                 Choice::TwoD => model.two_d(&rows, &rows),
                 _ => model.one_d(&rows, &rows),
@@ -369,16 +356,7 @@ fn dimension_mismatch(comm: &SimpleCommunicator) -> Result<(), String> {
     let da = distribute(comm, &a, &Partition::even(40, p).unwrap())?;
     let db = distribute(comm, &b, &Partition::even(31, p).unwrap())?;
     for algorithm in [Choice::OneD, Choice::TwoD, Choice::Auto] {
-        let r = multiply(
-            comm,
-            &da,
-            &db,
-            &CpuBackend::new(),
-            Options {
-                algorithm,
-                ..Options::default()
-            },
-        );
+        let r = multiply(comm, &da, &db, &CpuBackend::new(), Options { algorithm });
         expect_error(r, "A is 40x30 and B 31x20")?;
     }
     Ok(())
@@ -420,13 +398,11 @@ fn local_failure_on_one_rank(comm: &SimpleCommunicator) -> Result<(), String> {
         algorithms.push(Choice::TwoD);
     }
     for algorithm in algorithms {
-        for fetch in [Fetch::Whole, Fetch::Overlap] {
-            let r = multiply(comm, &da, &da, &FailsOn(last), Options { algorithm, fetch });
-            expect_error(
-                r,
-                &format!("rank {last} of {p}: local product: device out of memory (simulated)"),
-            )?;
-        }
+        let r = multiply(comm, &da, &da, &FailsOn(last), Options { algorithm });
+        expect_error(
+            r,
+            &format!("rank {last} of {p}: local product: device out of memory (simulated)"),
+        )?;
     }
     Ok(())
 }

@@ -65,10 +65,6 @@ pub struct BenchArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     pub(super) algorithm: spgemm::distributed::Choice,
-    /// With --distributed and 1D: whole or overlap.
-    #[cfg(feature = "mpi")]
-    #[arg(long, default_value = "whole")]
-    pub(super) fetch: spgemm::distributed::one_d::Fetch,
     /// Check only this many rows against the reference (half the rows with
     /// the most products, half evenly spaced), for products too large for
     /// the full sequential reference.

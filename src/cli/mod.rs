@@ -167,12 +167,6 @@ struct MultiplyArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     algorithm: spgemm::distributed::Choice,
-    /// With --distributed and 1D: whole (one product after the fetch) or
-    /// overlap (the rows of B a rank holds multiplied while the others
-    /// arrive).
-    #[cfg(feature = "mpi")]
-    #[arg(long, default_value = "whole")]
-    fetch: spgemm::distributed::one_d::Fetch,
     #[command(flatten)]
     common: Common,
 }

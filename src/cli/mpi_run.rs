@@ -46,17 +46,43 @@ fn on_root<T>(
 }
 
 /// A (and B, when given or when A is not square: Aᵀ) read on rank 0 and
-/// scattered evenly; `None` for B means B = A.
+/// scattered: A's rows in blocks of about equal products, B's of about
+/// equal entries; `None` for B means B = A.
 fn scatter<T: Scalar>(
     world: &SimpleCommunicator,
     loaded: Option<&(CsrMatrix<T>, Option<CsrMatrix<T>>)>,
 ) -> Result<(DistCsr<T>, Option<DistCsr<T>>), CliError> {
-    let a =
-        DistCsr::scatter(world, 0, loaded.map(|(a, _)| a), None).map_err(spgemm::Error::from)?;
+    use spgemm::distributed::Partition;
+    let ranks = world.size() as usize;
+    let parts = loaded.map(|(a, b)| -> Result<_, spgemm::Error> {
+        let bm = b.as_ref().unwrap_or(a);
+        let row_nnz = |m: &CsrMatrix<T>| -> Vec<u64> {
+            (0..m.nrows()).map(|i| m.row_nnz(i) as u64).collect()
+        };
+        let b_nnz = row_nnz(bm);
+        let products: Vec<u64> = (0..a.nrows())
+            .map(|i| a.row(i).0.iter().map(|&k| b_nnz[k as usize]).sum())
+            .collect();
+        Ok((
+            Partition::balanced(&products, ranks)?,
+            Partition::balanced(&b_nnz, ranks)?,
+        ))
+    });
+    let parts = parts.transpose()?;
+    let a = DistCsr::scatter(
+        world,
+        0,
+        loaded.map(|(a, _)| a),
+        parts.as_ref().map(|p| &p.0),
+    )
+    .map_err(spgemm::Error::from)?;
     let given = comm::sum(world, u64::from(loaded.is_some_and(|(_, b)| b.is_some())));
     let b = if given > 0 {
         let held = loaded.and_then(|(_, b)| b.as_ref());
-        Some(DistCsr::scatter(world, 0, held, None).map_err(spgemm::Error::from)?)
+        Some(
+            DistCsr::scatter(world, 0, held, parts.as_ref().map(|p| &p.1))
+                .map_err(spgemm::Error::from)?,
+        )
     } else {
         None
     };
@@ -132,7 +158,6 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     let (da, db) = scatter(&world, loaded.as_ref())?;
     let options = Options {
         algorithm: args.algorithm,
-        fetch: args.fetch,
     };
     let (c, stats) =
         spgemm::distributed::multiply(&world, &da, db.as_ref().unwrap_or(&da), &backend, options)
@@ -187,7 +212,6 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
     };
     let options = Options {
         algorithm: args.algorithm,
-        fetch: args.fetch,
     };
     let mut rows = Vec::new();
     for ops in &files {
@@ -286,7 +310,6 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
                 "what": what,
                 "ranks": ranks,
                 "algorithm": stats.algorithm,
-                "fetch": format!("{:?}", args.fetch).to_lowercase(),
                 "backend": backend.name(),
                 "device": backend.device(),
                 "nprod": nprod,
