@@ -4,8 +4,9 @@
 released while it runs) and CuPy or PyTorch CSR matrices (on their device,
 read in place, no round trip through the host) and returns the same kind of
 matrix. ``spgemm.symbolic`` keeps the structure of a product to recompute
-it with new values. The Rust library underneath is ``spgemm``; see
-``python/README.md``.
+it with new values. ``spgemm.distributed.matmul`` multiplies over the
+ranks of an mpi4py communicator (built with the ``mpi`` feature). The Rust
+library underneath is ``spgemm``; see ``python/README.md``.
 """
 
 from __future__ import annotations

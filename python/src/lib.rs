@@ -6,6 +6,8 @@
 mod arrays;
 mod common_case;
 mod device;
+#[cfg(feature = "mpi")]
+mod distributed;
 
 use arrays::{Operand, Product};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
@@ -181,5 +183,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::DeviceCsr>()?;
     m.add_function(wrap_pyfunction!(device::symbolic_device, m)?)?;
     m.add_class::<device::DevicePlan>()?;
+    #[cfg(feature = "mpi")]
+    m.add_function(wrap_pyfunction!(distributed::distributed_matmul, m)?)?;
     Ok(())
 }

@@ -1,0 +1,76 @@
+"""Distributed products over MPI for mpi4py users.
+
+Each rank passes its block of rows of A and of B as SciPy CSR matrices
+whose column indices are global (a block of A is ``rows_r x ncols(A)``),
+and gets its block of rows of C back, split as A is. The ranks' blocks of
+A, in rank order, stack to A; those of B to B. Needs the package built with
+the ``mpi`` feature (``MATURIN_PEP517_ARGS="--features mpi" pip install
+./python``, against the MPI that mpi4py uses) and mpi4py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as _sp
+
+from . import _spgemm
+
+__all__ = ["matmul", "available"]
+
+
+def available() -> bool:
+    """Whether this build has the distributed product (the ``mpi`` feature)."""
+    return hasattr(_spgemm, "distributed_matmul")
+
+
+def _arrays(m, name: str):
+    if not _sp.issparse(m):
+        raise TypeError(f"{name} must be a SciPy sparse matrix, not {type(m).__name__}")
+    m = m.tocsr()
+    if np.dtype(m.dtype) != np.float64:
+        m = m.astype(np.float64)
+    return (
+        m.shape[1],
+        np.ascontiguousarray(m.indptr, dtype=np.int64),
+        np.ascontiguousarray(m.indices, dtype=np.int64),
+        np.ascontiguousarray(m.data, dtype=np.float64),
+    )
+
+
+def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
+           devices: tuple[int, ...] = (0,)):
+    """This rank's block of ``C = A @ B`` over the ranks of ``comm``.
+
+    Collective: every rank of the mpi4py communicator ``comm`` calls it.
+    ``a`` and ``b`` are this rank's rows of A (``rows x ncols(A)``) and of B
+    (``rows x ncols(B)``), SciPy CSR (other formats are converted; values
+    as float64). ``algorithm`` is "auto", "1d" (each rank fetches the rows
+    of B its rows of A reference) or "2d" (sparse SUMMA on a square number
+    of ranks); ``backend`` "auto", "cpu", "cuda" or "hip"; a rank's GPU is
+    ``devices[node-local rank % len(devices)]``.
+
+    Returns ``(c, algorithm_run)``: this rank's rows of C as SciPy CSR
+    (``rows_of_a x ncols(B)``) and the algorithm that ran.
+
+    Raises ValueError (bad blocks, shapes that do not fit, a 2D run on a
+    number of ranks that is not a square), MemoryError or RuntimeError
+    (backend, device) on every rank alike, naming the first rank that
+    failed; RuntimeError when the package was built without ``mpi``.
+    """
+    if not available():
+        raise RuntimeError(
+            "spgemm was built without the mpi feature: "
+            'MATURIN_PEP517_ARGS="--features mpi" pip install ./python'
+        )
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+    device = devices[local % len(devices)]
+    a_ncols, ap, ai, ad = _arrays(a, "a")
+    b_ncols, bp, bi, bd = _arrays(b, "b")
+    indptr, indices, data, run = _spgemm.distributed_matmul(
+        MPI._handleof(comm), a_ncols, ap, ai, ad, b_ncols, bp, bi, bd,
+        algorithm, backend, device,
+    )
+    c = _sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, b_ncols))
+    return c, run

@@ -1,0 +1,119 @@
+//! `spgemm.distributed.matmul` for mpi4py users (feature `mpi`): each
+//! rank's block of rows of A and B (CSR arrays, global column indices) in,
+//! its block of C out, over the ranks of the mpi4py communicator.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use spgemm::distributed::mpi::raw::FromRaw;
+use spgemm::distributed::mpi::topology::SimpleCommunicator;
+use spgemm::distributed::{multiply, Choice, DistCsr, Options};
+use std::mem::ManuallyDrop;
+
+/// A communicator handle used while the GIL is released: the product
+/// runs on this same thread (`Python::detach` does not move it), so the
+/// handle never crosses threads.
+struct Borrowed<C>(C);
+impl<'a> Borrowed<&'a SimpleCommunicator> {
+    /// The communicator (a method, so that a closure captures the wrapper).
+    fn get(&self) -> &'a SimpleCommunicator {
+        self.0
+    }
+}
+
+// SAFETY: see above; the handle stays on the calling thread.
+unsafe impl<C> Send for Borrowed<C> {}
+// SAFETY: as above.
+unsafe impl<C> Sync for Borrowed<C> {}
+
+/// This rank's block: row offsets and global columns as `usize` / `u64`.
+fn block(
+    comm: &SimpleCommunicator,
+    ncols: u64,
+    indptr: &PyReadonlyArray1<'_, i64>,
+    indices: &PyReadonlyArray1<'_, i64>,
+    data: &PyReadonlyArray1<'_, f64>,
+) -> PyResult<DistCsr<f64>> {
+    let (p, c, v) = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
+    let offsets = p
+        .iter()
+        .map(|&o| usize::try_from(o))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| PyValueError::new_err("a row offset is negative"))?;
+    let cols = c
+        .iter()
+        .map(|&x| u64::try_from(x))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| PyValueError::new_err("a column index is negative"))?;
+    DistCsr::from_local(comm, ncols, offsets, cols, v.to_vec()).map_err(|e| crate::to_py(e.into()))
+}
+
+/// Arrays of C's block: row offsets, global columns, values, and the
+/// algorithm run.
+type Block<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f64>>,
+    String,
+);
+
+/// `C = A·B` over the ranks of the MPI communicator whose handle is
+/// `comm` (mpi4py's `MPI._handleof(comm)`): this rank's rows of A
+/// (`a_indptr`, `a_indices`, `a_data`; A has `a_ncols` columns) and of B,
+/// its rows of C back. Collective; every rank's error is every rank's.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (comm, a_ncols, a_indptr, a_indices, a_data, b_ncols, b_indptr, b_indices, b_data, algorithm, backend, device))]
+pub fn distributed_matmul<'py>(
+    py: Python<'py>,
+    comm: usize,
+    a_ncols: u64,
+    a_indptr: PyReadonlyArray1<'py, i64>,
+    a_indices: PyReadonlyArray1<'py, i64>,
+    a_data: PyReadonlyArray1<'py, f64>,
+    b_ncols: u64,
+    b_indptr: PyReadonlyArray1<'py, i64>,
+    b_indices: PyReadonlyArray1<'py, i64>,
+    b_data: PyReadonlyArray1<'py, f64>,
+    algorithm: &str,
+    backend: &str,
+    device: usize,
+) -> PyResult<Block<'py>> {
+    let algorithm: Choice = algorithm.parse().map_err(PyValueError::new_err)?;
+    type RawComm = spgemm::distributed::mpi::ffi::MPI_Comm;
+    const _: () = assert!(std::mem::size_of::<RawComm>() <= std::mem::size_of::<usize>());
+    // SAFETY: `comm` is mpi4py's handle of a live communicator, an
+    // `MPI_Comm` widened to an integer (a pointer under OpenMPI, an int
+    // under MPICH: its low bytes on the little-endian hosts MPI runs on).
+    // It is borrowed, never freed here (ManuallyDrop), used only during
+    // this call.
+    let comm = Borrowed(ManuallyDrop::new(unsafe {
+        SimpleCommunicator::from_raw(std::mem::transmute_copy::<usize, RawComm>(&comm))
+    }));
+    let be = crate::open(backend, device);
+    let comm = &*comm.0;
+    let be = spgemm::distributed::comm::agree(
+        comm,
+        be.map_err(|e| spgemm::distributed::Error::Argument(e.to_string())),
+    )
+    .map_err(|e| crate::to_py(e.into()))?;
+    let a = block(comm, a_ncols, &a_indptr, &a_indices, &a_data)?;
+    let b = block(comm, b_ncols, &b_indptr, &b_indices, &b_data)?;
+    let shared = Borrowed(comm);
+    let (c, stats) = py
+        .detach(|| multiply(shared.get(), &a, &b, &*be, Options { algorithm }))
+        .map_err(|e| crate::to_py(e.into()))?;
+    let local = c.local();
+    let indptr: Vec<i64> = local.row_offsets().iter().map(|&o| o as i64).collect();
+    let indices: Vec<i64> = local
+        .col_indices()
+        .iter()
+        .map(|&k| c.col_map()[k as usize] as i64)
+        .collect();
+    Ok((
+        indptr.into_pyarray(py),
+        indices.into_pyarray(py),
+        local.values().to_vec().into_pyarray(py),
+        stats.algorithm.to_string(),
+    ))
+}

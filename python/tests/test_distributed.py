@@ -1,0 +1,86 @@
+"""spgemm.distributed.matmul under mpirun -n 1..4 (mpi4py), against SciPy.
+
+Skipped unless the package was built with the mpi feature and mpi4py and
+mpirun are present; each run has a timeout, so a hang fails.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from spgemm import distributed
+
+try:
+    import mpi4py  # noqa: F401
+
+    HAVE_MPI4PY = True
+except ImportError:
+    HAVE_MPI4PY = False
+
+pytestmark = [
+    pytest.mark.skipif(not distributed.available(), reason="spgemm built without the mpi feature"),
+    pytest.mark.skipif(not HAVE_MPI4PY, reason="mpi4py is not installed"),
+    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not on PATH"),
+]
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import scipy.io, scipy.sparse as sp
+    from mpi4py import MPI
+    from spgemm import distributed
+
+    comm = MPI.COMM_WORLD
+    p, r = comm.Get_size(), comm.Get_rank()
+    a = sp.csr_matrix(scipy.io.mmread(sys.argv[1]))
+    b = sp.random(a.shape[1], 37, density=0.05, format="csr", random_state=3)
+    def block(m):
+        cuts = np.linspace(0, m.shape[0], p + 1).astype(int)
+        return m[cuts[r]:cuts[r + 1]]
+    for algorithm in ["1d", "auto"] + (["2d"] if int(p ** 0.5) ** 2 == p else []):
+        c, run = distributed.matmul(comm, block(a), block(b), algorithm=algorithm, backend="cpu")
+        whole = comm.gather(c, root=0)
+        if r == 0:
+            got = sp.vstack(whole).tocsr()
+            want = (a @ b).tocsr()
+            assert got.shape == want.shape, (got.shape, want.shape)
+            assert abs(got - want).max() <= 1e-9 * max(1.0, abs(want).max()), algorithm
+    # An error on one rank is an error on every rank.
+    bad = block(b)
+    if r == p - 1:
+        bad = sp.csr_matrix((bad.data, bad.indices, bad.indptr), shape=(bad.shape[0], 36))
+    try:
+        distributed.matmul(comm, block(a), bad, backend="cpu")
+        raise SystemExit("no error")
+    except ValueError as e:
+        assert f"rank {p - 1} of {p}" in str(e) or "disagree" in str(e), str(e)
+    print("ok", r)
+    """
+)
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_distributed_matmul_matches_scipy(tmp_path, ranks):
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    mtx = tmp_path / "a.mtx"
+    import scipy.io
+
+    from conftest import matrices_dir
+
+    scipy.io.mmwrite(str(mtx), scipy.io.mmread(str(matrices_dir() / "bcsstk08.mtx.gz")))
+    run = subprocess.run(
+        ["mpirun", "--oversubscribe", "-n", str(ranks), sys.executable, str(script), str(mtx)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("ok") == ranks, run.stdout + run.stderr
