@@ -38,6 +38,8 @@ pub mod comm;
 #[cfg(feature = "mpi")]
 mod dist_csr;
 #[cfg(feature = "mpi")]
+mod files;
+#[cfg(feature = "mpi")]
 mod local;
 #[cfg(feature = "mpi")]
 pub mod one_d;

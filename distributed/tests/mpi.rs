@@ -29,6 +29,7 @@ const CASES: &[(&str, Case)] = &[
     ("more_ranks_than_rows", more_ranks_than_rows),
     ("model_predicts_bytes_moved", model_predicts_bytes_moved),
     ("scatter_gather_round_trip", scatter_gather_round_trip),
+    ("parallel_write_reads_back", parallel_write_reads_back),
     ("dimension_mismatch_on_every_rank", dimension_mismatch),
     ("bad_part_on_one_rank_fails_all", bad_part_on_one_rank),
     ("local_product_failure_fails_all", local_failure_on_one_rank),
@@ -64,10 +65,14 @@ fn launch(case: &str, ranks: usize) -> Result<(), Failed> {
         std::process::id()
     ));
     let out = std::fs::File::create(&log)?;
+    let dir =
+        std::env::temp_dir().join(format!("spgemm-mpi-{}-{case}-{ranks}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
     let mut child = Command::new("mpirun")
         .args(["--oversubscribe", "-n", &ranks.to_string()])
         .arg(&exe)
         .env("SPGEMM_MPI_CASE", case)
+        .env("SPGEMM_MPI_DIR", &dir)
         // Containers and CI run as root; OpenMPI refuses it unless told.
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -87,6 +92,7 @@ fn launch(case: &str, ranks: usize) -> Result<(), Failed> {
         Some(_) => Ok(()),
     };
     let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
@@ -338,6 +344,34 @@ fn scatter_gather_round_trip(comm: &SimpleCommunicator) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn parallel_write_reads_back(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let dir = PathBuf::from(std::env::var_os("SPGEMM_MPI_DIR").ok_or("SPGEMM_MPI_DIR is not set")?);
+    for name in ["bcsstk08", "lp_afiro"] {
+        let a = read(name);
+        let d = distribute(comm, &a, &uneven(a.nrows() as u64, p, 4))?;
+        for ext in ["mtx", "mtx.gz"] {
+            let path = dir.join(format!("{name}.{ext}"));
+            d.write_mtx(comm, &path).map_err(|e| e.to_string())?;
+            if comm.rank() == 0 {
+                let back: CsrMatrix<f64> = spgemm_core::files::read(&path, &Default::default())
+                    .map_err(|e| e.to_string())?;
+                if back != a {
+                    return Err(format!(
+                        "{name}.{ext}: the file written by {p} ranks is not A"
+                    ));
+                }
+            }
+        }
+    }
+    let d = distribute(comm, &read("west0067"), &Partition::even(67, p).unwrap())?;
+    expect_error(
+        d.write_mtx(comm, &dir.join("c.npz")),
+        "written as .mtx or .mtx.gz",
+    )?;
+    expect_error(d.write_mtx(comm, &dir.join("no/such/c.mtx")), "rank 0 of")
 }
 
 /// `Ok` when `r` failed on this rank with `expected` in its message.

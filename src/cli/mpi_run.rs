@@ -162,19 +162,31 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     let (c, stats) =
         spgemm::distributed::multiply(&world, &da, db.as_ref().unwrap_or(&da), &backend, options)
             .map_err(spgemm::Error::from)?;
-    let whole = c.gather(&world, 0).map_err(spgemm::Error::from)?;
+    // .mtx and .mtx.gz: every rank writes its rows into the one file;
+    // .npz: rank 0 gathers C and writes it.
+    let t = Instant::now();
+    let npz = spgemm::files::is_npz(&args.output);
+    if npz {
+        let whole = c.gather(&world, 0).map_err(spgemm::Error::from)?;
+        on_root(&world, || {
+            let c = whole.as_ref().expect("rank 0 gathered C");
+            Ok(spgemm::files::write(&args.output, c, None)?)
+        })?;
+    } else {
+        c.write_mtx(&world, &args.output)
+            .map_err(spgemm::Error::from)?;
+    }
+    let write_ms = t.elapsed().as_secs_f64() * 1e3;
+    let nnz = c.nnz(&world);
     let columns = gather_stats(&world, &stats);
     on_root(&world, || {
-        let c = whole.as_ref().expect("rank 0 gathered C");
-        spgemm::files::write(&args.output, c, None)?;
         eprintln!(
-            "C: {}x{}, nnz(C) {}; {} on {ranks} ranks ({}), read {:.1} ms; wrote {}",
+            "C: {}x{}, nnz(C) {nnz}; {} on {ranks} ranks ({}), read {read_ms:.1} ms, write {write_ms:.1} ms ({}); wrote {}",
             c.nrows(),
             c.ncols(),
-            c.nnz(),
             stats.algorithm,
             backend.name(),
-            read_ms,
+            if npz { "gathered on rank 0" } else { "every rank its rows" },
             args.output.display()
         );
         print_ranks(&columns);

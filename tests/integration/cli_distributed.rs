@@ -55,8 +55,9 @@ fn mpirun_multiply_distributed_matches_one_process() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let expected = spgemm::mtx::read_path::<f64>(&one).unwrap();
-    for (ranks, algorithm) in [(2, "1d"), (3, "auto"), (4, "2d")] {
-        let out = common::temp_file("cli", &format!("dist_{ranks}.mtx"));
+    // .mtx and .mtx.gz written by every rank into one file, .npz gathered.
+    for (ranks, algorithm, ext) in [(2, "1d", "mtx"), (3, "auto", "mtx.gz"), (4, "2d", "npz")] {
+        let out = common::temp_file("cli", &format!("dist_{ranks}.{ext}"));
         let r = Command::new("mpirun")
             .args(["--oversubscribe", "-n", &ranks.to_string()])
             .arg(env!("CARGO_BIN_EXE_spgemm"))
@@ -78,7 +79,7 @@ fn mpirun_multiply_distributed_matches_one_process() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(r.status.success(), "{ranks} ranks: {err}");
         assert!(err.contains(&format!("on {ranks} ranks")), "{err}");
-        let got = spgemm::mtx::read_path::<f64>(&out).unwrap();
+        let got = spgemm::files::read::<f64>(&out, &Default::default()).unwrap();
         assert_eq!(got.col_indices(), expected.col_indices());
         // Sums in another order: checked against the reference with its
         // error bound (entries that cancel to about 0 included).

@@ -76,19 +76,26 @@ fn pieces<T: Scalar>(m: &CsrMatrix<T>) -> Vec<Range<usize>> {
     out
 }
 
-/// The text of rows `rows` of `m`.
-fn format_rows<T: Scalar>(m: &CsrMatrix<T>, rows: Range<usize>) -> Vec<u8> {
+/// The text of rows `rows` of `m`, numbered from `first_row` (0-based)
+/// with columns through `col_map` (`None`: as they are).
+fn format_rows<T: Scalar>(
+    m: &CsrMatrix<T>,
+    rows: Range<usize>,
+    first_row: u64,
+    col_map: Option<&[u64]>,
+) -> Vec<u8> {
     let offsets = m.row_offsets();
     let entries = offsets[rows.end] - offsets[rows.start];
     let mut out = Vec::with_capacity(entries * 24 + 64);
     let (mut ints, mut row_text) = (itoa::Buffer::new(), itoa::Buffer::new());
     for i in rows {
-        let row = row_text.format(i + 1).as_bytes();
+        let row = row_text.format(first_row + i as u64 + 1).as_bytes();
         let (cols, vals) = m.row(i);
         for (&c, &v) in cols.iter().zip(vals) {
+            let c = col_map.map_or(u64::from(c), |map| map[c as usize]);
             out.extend_from_slice(row);
             out.push(b' ');
-            out.extend_from_slice(ints.format(c as u64 + 1).as_bytes());
+            out.extend_from_slice(ints.format(c + 1).as_bytes());
             out.push(b' ');
             v.write_shortest(&mut out);
             out.push(b'\n');
@@ -97,21 +104,65 @@ fn format_rows<T: Scalar>(m: &CsrMatrix<T>, rows: Range<usize>) -> Vec<u8> {
     out
 }
 
+/// The banner and size line that [`write_path`] writes for an `nrows ×
+/// ncols` matrix of `nnz` entries: text, or one gzip member when `gz`.
+/// With [`rows_bytes`], parts of one file written by several processes
+/// at offsets (gzip members concatenate into one valid `.gz` file).
+///
+/// # Errors
+/// Compression errors.
+pub fn header_bytes(nrows: u64, ncols: u64, nnz: u64, gz: bool) -> std::io::Result<Vec<u8>> {
+    let head = format!(
+        "%%MatrixMarket matrix coordinate real general\n% written by spgemm {}\n{nrows} {ncols} {nnz}\n",
+        env!("CARGO_PKG_VERSION"),
+    );
+    if gz {
+        member(head.as_bytes())
+    } else {
+        Ok(head.into_bytes())
+    }
+}
+
+/// The entry lines of all of `m`'s rows as rows `first_row..` (0-based)
+/// of a larger matrix, columns mapped through `col_map` (`None`: as they
+/// are), formatted on all cores; gzip members when `gz`. See
+/// [`header_bytes`].
+///
+/// # Errors
+/// Compression errors.
+pub fn rows_bytes<T: Scalar>(
+    m: &CsrMatrix<T>,
+    first_row: u64,
+    col_map: Option<&[u64]>,
+    gz: bool,
+) -> std::io::Result<Vec<u8>> {
+    let bufs = pieces(m)
+        .into_par_iter()
+        .map(|r| {
+            let text = format_rows(m, r, first_row, col_map);
+            if gz {
+                member(&text)
+            } else {
+                Ok(text)
+            }
+        })
+        .collect::<std::io::Result<Vec<_>>>()?;
+    Ok(bufs.concat())
+}
+
 fn write_pieces<T: Scalar>(
     w: &mut (impl Write + Send),
     m: &CsrMatrix<T>,
     gz: bool,
     progress: Option<Progress<'_>>,
 ) -> std::io::Result<()> {
-    let head = format!(
-        "%%MatrixMarket matrix coordinate real general\n% written by spgemm {}\n{} {} {}\n",
-        env!("CARGO_PKG_VERSION"),
-        m.nrows(),
-        m.ncols(),
-        m.nnz()
-    );
     let encode = |text: Vec<u8>| if gz { member(&text) } else { Ok(text) };
-    w.write_all(&encode(head.into_bytes())?)?;
+    w.write_all(&header_bytes(
+        m.nrows() as u64,
+        m.ncols() as u64,
+        m.nnz() as u64,
+        gz,
+    )?)?;
     let pieces = pieces(m);
     let window = 2 * rayon::current_num_threads();
     std::thread::scope(|s| {
@@ -130,7 +181,7 @@ fn write_pieces<T: Scalar>(
         for group in pieces.chunks(window) {
             let bufs = group
                 .par_iter()
-                .map(|r| encode(format_rows(m, r.clone())))
+                .map(|r| encode(format_rows(m, r.clone(), 0, None)))
                 .collect::<std::io::Result<Vec<_>>>()?;
             let done = m.row_offsets()[group.last().map_or(0, |r| r.end)] as u64;
             if tx.send((bufs, done)).is_err() {

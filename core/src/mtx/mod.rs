@@ -34,7 +34,7 @@ mod gzip;
 mod sequential;
 mod text;
 
-pub use format::{write, write_path, write_path_with, Progress};
+pub use format::{header_bytes, rows_bytes, write, write_path, write_path_with, Progress};
 pub use sequential::parse_sequential;
 
 use crate::csr::CsrMatrix;
