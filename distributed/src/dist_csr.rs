@@ -158,7 +158,7 @@ impl<T: Scalar> DistCsr<T> {
     }
 
     /// Builds the part of `rank` from its rows with global columns.
-    fn compacted(
+    pub(crate) fn compacted(
         ncols: u64,
         rows: Partition,
         rank: usize,

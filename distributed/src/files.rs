@@ -1,15 +1,221 @@
 //! One Matrix Market file written by every rank at once.
 
-use crate::comm::{self, agree};
+use crate::comm::{self, agree, Traffic};
 use crate::dist_csr::DistCsr;
+use crate::partition::Partition;
+use crate::two_d::Triplets;
 use crate::{Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use spgemm_core::Scalar;
+use spgemm_core::mtx::part::{self, Summary};
+use spgemm_core::{CsrMatrix, Scalar};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+/// `Some(x)` as `x`, `None` as `u64::MAX` (a word for MPI).
+fn word(x: Option<u64>) -> u64 {
+    x.unwrap_or(u64::MAX)
+}
+
+/// The inverse of [`word`].
+fn unword(w: u64) -> Option<u64> {
+    (w != u64::MAX).then_some(w)
+}
+
+/// Where rank `k` of `parts` starts in `body`: the first line starting at
+/// or after `k/parts` of its bytes.
+fn cut(body: &[u8], k: usize, parts: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    let raw = (body.len() as u128 * k as u128 / parts as u128) as usize;
+    if raw == 0 || raw >= body.len() {
+        return raw.min(body.len());
+    }
+    memchr::memchr(b'\n', &body[raw - 1..]).map_or(body.len(), |q| raw + q)
+}
+
 impl<T: Scalar> DistCsr<T> {
+    /// Reads a matrix file into rows split by `rows` (default: even).
+    /// A plain Matrix Market coordinate file is read in parallel: every
+    /// rank maps it and parses only its byte range of the body (whole
+    /// lines), the entries go to the owners of their rows, and the file is
+    /// read once in all. Other files (`.mtx.gz`, `.npz`, dense `array`
+    /// files) are read by rank 0 and scattered. The matrix and the first
+    /// error are those of the single-process reader. Collective.
+    ///
+    /// # Errors
+    /// On every rank, the same: the reader's errors (naming the file and
+    /// line), a partition that does not fit the matrix.
+    pub fn read(comm: &SimpleCommunicator, path: &Path, rows: Option<&Partition>) -> Result<Self> {
+        let io = |e: std::io::Error| {
+            Error::Core(spgemm_core::Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        };
+        let npz = spgemm_core::files::is_npz(path);
+        let map = if npz {
+            Ok(None)
+        } else {
+            std::fs::File::open(path)
+                // SAFETY: the file is only read; as the single-process
+                // reader, it must not change while it is read.
+                .and_then(|f| unsafe { memmap2::Mmap::map(&f) })
+                .map(Some)
+                .map_err(io)
+        };
+        let map = agree(comm, map)?;
+        let text: &[u8] = map.as_deref().unwrap_or(&[]);
+        let plain = !npz && !text.starts_with(&[0x1f, 0x8b]);
+        let head = if plain {
+            part::header(text)
+                .map(Some)
+                .map_err(|e| Error::Core(in_file(e, path)))
+        } else {
+            Ok(None)
+        };
+        match agree(comm, head)? {
+            Some((h, size_line, body)) if h.coordinate => {
+                Self::read_body(comm, path, &h, size_line, &text[body..], rows)
+            }
+            _ => {
+                let whole = if comm.rank() == 0 {
+                    spgemm_core::files::read::<T>(path, &Default::default())
+                        .map(Some)
+                        .map_err(Error::from)
+                } else {
+                    Ok(None)
+                };
+                let whole = agree(comm, whole)?;
+                Self::scatter(comm, 0, whole.as_ref(), rows)
+            }
+        }
+    }
+
+    /// The parallel read of a coordinate body.
+    fn read_body(
+        comm: &SimpleCommunicator,
+        path: &Path,
+        h: &spgemm_core::mtx::Header,
+        size_line: u64,
+        body: &[u8],
+        rows: Option<&Partition>,
+    ) -> Result<Self> {
+        let (p, r) = (comm.size() as usize, comm.rank() as usize);
+        let rows = match rows {
+            Some(x) if x.parts() != p || x.len() != h.nrows as u64 => {
+                return Err(Error::Argument(format!(
+                    "the partition has {} parts over {} rows; the communicator has {p} ranks and {} {} rows",
+                    x.parts(),
+                    x.len(),
+                    path.display(),
+                    h.nrows
+                )))
+            }
+            Some(x) => x.clone(),
+            None => Partition::even(h.nrows as u64, p)?,
+        };
+        let mine = &body[cut(body, r, p)..cut(body, r + 1, p)];
+        let mut piece = part::parse_part::<T>(mine, h);
+        let s = piece.summary;
+        let words = [
+            s.entries,
+            s.lines,
+            word(s.error_line),
+            word(s.lower),
+            word(s.upper),
+        ];
+        let mut all = vec![0u64; 5 * p];
+        comm.all_gather_into(&words[..], &mut all[..]);
+        let summaries: Vec<Summary> = all
+            .chunks(5)
+            .map(|w| Summary {
+                entries: w[0],
+                lines: w[1],
+                error_line: unword(w[2]),
+                lower: unword(w[3]),
+                upper: unword(w[4]),
+            })
+            .collect();
+        let lines_before =
+            |k: usize| size_line + summaries[..k].iter().map(|s| s.lines).sum::<u64>();
+        // Every rank takes the same steps here (the summaries are the
+        // same everywhere): a line or a message comes from the rank that
+        // has it.
+        let first = part::first_error(h, size_line, &summaries, |k, entry| {
+            let mut line = if r == k {
+                part::entry_line(mine, entry)
+            } else {
+                0
+            };
+            comm.process_at_rank(k as i32).broadcast_into(&mut line);
+            Ok(lines_before(k) + line)
+        })?;
+        if let Some(f) = first {
+            let e = f.into_error(h, |k, line| {
+                let text = match (r == k, piece.error.take()) {
+                    (true, Some(spgemm_core::Error::Parse { message, .. })) => message,
+                    (true, Some(e)) => e.to_string(),
+                    _ => String::new(),
+                };
+                let words = comm::broadcast(
+                    comm,
+                    k,
+                    text.into_bytes().into_iter().map(u64::from).collect(),
+                    &mut Traffic::default(),
+                );
+                let message = match words {
+                    Ok(w) => {
+                        String::from_utf8_lossy(&w.iter().map(|&b| b as u8).collect::<Vec<_>>())
+                            .into_owned()
+                    }
+                    Err(e) => e.to_string(),
+                };
+                spgemm_core::Error::Parse { line, message }
+            });
+            return Err(Error::Core(in_file(e, path)));
+        }
+        // The entries to the owners of their rows, in file order.
+        let (nrows, ncols) = (h.nrows as u64, h.ncols as u64);
+        let mut out: Vec<Triplets<T>> = (0..p).map(|_| Triplets::new()).collect();
+        for ((&i, &j), &v) in piece.rows.iter().zip(&piece.cols).zip(&piece.values) {
+            let t = &mut out[rows.owner(i as u64)];
+            t.rows.push(i as u64);
+            t.cols.push(u64::from(j));
+            t.values.push(v);
+        }
+        drop(piece);
+        let messages = out.iter().map(|t| t.message(nrows, ncols)).collect();
+        let mut own = Some(std::mem::replace(&mut out[r], Triplets::new()));
+        drop(out);
+        let received = comm::exchange(comm, messages, &mut Traffic::default())?;
+        let first_row = rows.range(r).start;
+        let built = (|| {
+            let mut parts = Vec::with_capacity(p);
+            for (q, words) in received.iter().enumerate() {
+                let t = if q == r {
+                    own.take().unwrap_or_else(Triplets::new)
+                } else {
+                    let mut t = Triplets::new();
+                    t.read(words, q, nrows, ncols)?;
+                    t
+                };
+                parts.push((
+                    t.rows.iter().map(|&i| (i - first_row) as usize).collect(),
+                    t.cols.iter().map(|&j| j as u32).collect(),
+                    t.values,
+                ));
+            }
+            let local: CsrMatrix<T> = part::build_rows(rows.size(r) as usize, h.ncols, parts)?;
+            let cols: Vec<u64> = local.col_indices().iter().map(|&c| u64::from(c)).collect();
+            let (n, _, offsets, _, values) = local.into_parts();
+            debug_assert_eq!(n as u64, rows.size(r));
+            Self::compacted(ncols, rows.clone(), r, offsets, &cols, values)
+        })();
+        agree(comm, built)
+    }
+
     /// Writes the matrix to one `.mtx` file (`.mtx.gz`: gzip members, one
     /// valid file) with every rank writing its own rows at its offset: the
     /// header by rank 0, each rank's text after the text of the ranks
@@ -62,5 +268,16 @@ impl<T: Scalar> DistCsr<T> {
             .and_then(|f| f.write_all_at(&rows, at))
             .map_err(io);
         agree(comm, written)
+    }
+}
+
+/// `e` naming `path`, as the single-process reader names it.
+fn in_file(e: spgemm_core::Error, path: &Path) -> spgemm_core::Error {
+    match e {
+        spgemm_core::Error::Parse { line, message } => spgemm_core::Error::Parse {
+            line,
+            message: format!("{}: {message}", path.display()),
+        },
+        other => other,
     }
 }

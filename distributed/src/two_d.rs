@@ -22,14 +22,14 @@ use spgemm_core::{CsrMatrix, Scalar};
 use std::time::Instant;
 
 /// Entries as (global row, global column, value) per destination rank.
-struct Triplets<T> {
-    rows: Vec<u64>,
-    cols: Vec<u64>,
-    values: Vec<T>,
+pub(crate) struct Triplets<T> {
+    pub rows: Vec<u64>,
+    pub cols: Vec<u64>,
+    pub values: Vec<T>,
 }
 
 impl<T: Scalar> Triplets<T> {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             rows: Vec::new(),
             cols: Vec::new(),
@@ -37,7 +37,7 @@ impl<T: Scalar> Triplets<T> {
         }
     }
 
-    fn message(&self, nrows: u64, ncols: u64) -> Vec<u64> {
+    pub fn message(&self, nrows: u64, ncols: u64) -> Vec<u64> {
         if self.values.is_empty() {
             return Vec::new();
         }
@@ -49,7 +49,7 @@ impl<T: Scalar> Triplets<T> {
         w.finish()
     }
 
-    fn read(&mut self, words: &[u64], from: usize, nrows: u64, ncols: u64) -> Result<()> {
+    pub fn read(&mut self, words: &[u64], from: usize, nrows: u64, ncols: u64) -> Result<()> {
         if words.is_empty() {
             return Ok(());
         }

@@ -30,6 +30,14 @@ const CASES: &[(&str, Case)] = &[
     ("model_predicts_bytes_moved", model_predicts_bytes_moved),
     ("scatter_gather_round_trip", scatter_gather_round_trip),
     ("parallel_write_reads_back", parallel_write_reads_back),
+    (
+        "parallel_read_matches_sequential",
+        parallel_read_matches_sequential,
+    ),
+    (
+        "parallel_read_errors_match_sequential",
+        parallel_read_errors,
+    ),
     ("dimension_mismatch_on_every_rank", dimension_mismatch),
     ("bad_part_on_one_rank_fails_all", bad_part_on_one_rank),
     ("local_product_failure_fails_all", local_failure_on_one_rank),
@@ -348,7 +356,7 @@ fn scatter_gather_round_trip(comm: &SimpleCommunicator) -> Result<(), String> {
 
 fn parallel_write_reads_back(comm: &SimpleCommunicator) -> Result<(), String> {
     let p = comm.size() as usize;
-    let dir = PathBuf::from(std::env::var_os("SPGEMM_MPI_DIR").ok_or("SPGEMM_MPI_DIR is not set")?);
+    let dir = run_dir()?;
     for name in ["bcsstk08", "lp_afiro"] {
         let a = read(name);
         let d = distribute(comm, &a, &uneven(a.nrows() as u64, p, 4))?;
@@ -372,6 +380,147 @@ fn parallel_write_reads_back(comm: &SimpleCommunicator) -> Result<(), String> {
         "written as .mtx or .mtx.gz",
     )?;
     expect_error(d.write_mtx(comm, &dir.join("no/such/c.mtx")), "rank 0 of")
+}
+
+/// The folder the launcher made for this run.
+fn run_dir() -> Result<PathBuf, String> {
+    Ok(PathBuf::from(
+        std::env::var_os("SPGEMM_MPI_DIR").ok_or("SPGEMM_MPI_DIR is not set")?,
+    ))
+}
+
+fn parallel_read_matches_sequential(comm: &SimpleCommunicator) -> Result<(), String> {
+    let p = comm.size() as usize;
+    let dir = run_dir()?;
+    // General real, symmetric, pattern, integer, rectangular, with comments.
+    let names = [
+        "west0067",
+        "bcsstk08",
+        "ca-GrQc",
+        "lp_afiro",
+        "karate",
+        "Goodwin_010",
+    ];
+    if comm.rank() == 0 {
+        for name in names {
+            let gz = matrices_dir().join(format!("{name}.mtx.gz"));
+            let mut text = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(
+                    std::fs::File::open(&gz).map_err(|e| e.to_string())?,
+                ),
+                &mut text,
+            )
+            .map_err(|e| e.to_string())?;
+            std::fs::write(dir.join(format!("{name}.mtx")), text).map_err(|e| e.to_string())?;
+        }
+    }
+    comm.barrier();
+    for name in names {
+        let want = read(name);
+        for (path, rows) in [
+            (dir.join(format!("{name}.mtx")), None),
+            (
+                dir.join(format!("{name}.mtx")),
+                Some(uneven(want.nrows() as u64, p, 6)),
+            ),
+            (matrices_dir().join(format!("{name}.mtx.gz")), None),
+        ] {
+            let d = DistCsr::<f64>::read(comm, &path, rows.as_ref()).map_err(|e| e.to_string())?;
+            if let Some(got) = d.gather(comm, 0).map_err(|e| e.to_string())? {
+                if got != want {
+                    return Err(format!(
+                        "{}: read by {p} ranks differs from the sequential reader",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parallel_read_errors(comm: &SimpleCommunicator) -> Result<(), String> {
+    let dir = run_dir()?;
+    let body = |n: usize| -> String {
+        (1..=n)
+            .map(|i| format!("{i} {} 1.5\n", (i * 7) % 50 + 1))
+            .collect()
+    };
+    let cases = [
+        (
+            "bad_line",
+            format!(
+                "%%MatrixMarket matrix coordinate real general\n50 50 60\n{}45 3 x\n{}",
+                body(44),
+                body(15)
+            ),
+        ),
+        (
+            "late_bad_line",
+            format!(
+                "%%MatrixMarket matrix coordinate real general\n50 50 60\n{}7 7 1.0 extra\n",
+                body(59)
+            ),
+        ),
+        (
+            "more_entries",
+            format!(
+                "%%MatrixMarket matrix coordinate real general\n50 50 40\n{}",
+                body(50)
+            ),
+        ),
+        (
+            "truncated",
+            format!(
+                "%%MatrixMarket matrix coordinate real general\n% a comment\n50 50 70\n{}",
+                body(50)
+            ),
+        ),
+        (
+            "both_triangles",
+            format!(
+                "%%MatrixMarket matrix coordinate real symmetric\n50 50 60\n{}{}",
+                (1..=58)
+                    .map(|i| format!("{} {} 1\n", i % 50 + 1, 1))
+                    .collect::<String>(),
+                "1 2 1\n3 4 1\n"
+            ),
+        ),
+        (
+            "row_out_of_range",
+            format!(
+                "%%MatrixMarket matrix coordinate real general\n50 50 60\n{}51 1 1\n",
+                body(59)
+            ),
+        ),
+    ];
+    for (name, text) in cases {
+        let path = dir.join(format!("{name}.mtx"));
+        if comm.rank() == 0 {
+            std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+        }
+        comm.barrier();
+        let want = spgemm_core::files::read::<f64>(&path, &Default::default())
+            .err()
+            .ok_or(format!("{name}: the sequential reader accepts it"))?
+            .to_string();
+        match DistCsr::<f64>::read(comm, &path, None) {
+            Ok(_) => {
+                return Err(format!(
+                    "{name}: read by {} ranks without error; expected {want}",
+                    comm.size()
+                ))
+            }
+            Err(e) if e.to_string() == want => {}
+            Err(e) => {
+                return Err(format!(
+                    "{name}: '{e}', the sequential reader says '{want}'"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `Ok` when `r` failed on this rank with `expected` in its message.

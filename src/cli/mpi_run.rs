@@ -51,7 +51,7 @@ fn on_root<T>(
 fn scatter<T: Scalar>(
     world: &SimpleCommunicator,
     loaded: Option<&(CsrMatrix<T>, Option<CsrMatrix<T>>)>,
-) -> Result<(DistCsr<T>, Option<DistCsr<T>>), CliError> {
+) -> Result<Operands<T>, CliError> {
     use spgemm::distributed::Partition;
     let ranks = world.size() as usize;
     let parts = loaded.map(|(a, b)| -> Result<_, spgemm::Error> {
@@ -87,6 +87,35 @@ fn scatter<T: Scalar>(
         None
     };
     Ok((a, b))
+}
+
+/// A and B split over the ranks; `None` for B means B = A.
+type Operands<T> = (DistCsr<T>, Option<DistCsr<T>>);
+
+/// A and B read by every rank from their files at once (rows split
+/// evenly; a plain `.mtx` read in parallel byte ranges, other files by
+/// rank 0 and scattered), when both are files and the product is not
+/// A·Aᵀ; `None` otherwise.
+fn read_files<T: Scalar>(
+    world: &SimpleCommunicator,
+    args: &MultiplyArgs,
+) -> Result<Option<Operands<T>>, CliError> {
+    use super::source::MatrixSource;
+    let MatrixSource::File(a_path) = &args.a else {
+        return Ok(None);
+    };
+    let b_path = match &args.b {
+        Some(MatrixSource::File(p)) => Some(p),
+        Some(_) => return Ok(None),
+        None => None,
+    };
+    let a = DistCsr::read(world, a_path, None).map_err(spgemm::Error::from)?;
+    let b = match b_path {
+        Some(p) => Some(DistCsr::read(world, p, None).map_err(spgemm::Error::from)?),
+        None if a.nrows() != a.ncols() => return Ok(None),
+        None => None,
+    };
+    Ok(Some((a, b)))
 }
 
 /// Every rank's value of each of `stats`' figures, in rank order:
@@ -145,17 +174,22 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     };
     let backend = rank_backend(&world, &args.common, options)?;
     let t = Instant::now();
-    let loaded = on_root(&world, || {
-        let a = args.a.load::<T>(args.common.seed)?;
-        let b = match &args.b {
-            Some(s) => Some(s.load::<T>(args.common.seed)?),
-            None if a.nrows() != a.ncols() => Some(a.transpose()?),
-            None => None,
-        };
-        Ok((a, b))
-    })?;
+    let (da, db) = match read_files::<T>(&world, args)? {
+        Some(both) => both,
+        None => {
+            let loaded = on_root(&world, || {
+                let a = args.a.load::<T>(args.common.seed)?;
+                let b = match &args.b {
+                    Some(s) => Some(s.load::<T>(args.common.seed)?),
+                    None if a.nrows() != a.ncols() => Some(a.transpose()?),
+                    None => None,
+                };
+                Ok((a, b))
+            })?;
+            scatter(&world, loaded.as_ref())?
+        }
+    };
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
-    let (da, db) = scatter(&world, loaded.as_ref())?;
     let options = Options {
         algorithm: args.algorithm,
     };

@@ -57,6 +57,66 @@ pub fn mtx_read(data: &[u8]) {
 }
 
 /// `a` and `b` have the same shape, structure and values, bit for bit.
+/// Plain Matrix Market bytes read as the distributed reader reads them:
+/// the body cut into 1 to 8 parts at line starts (after byte positions
+/// chosen by the first bytes), each part parsed alone, the first error
+/// decided from the parts' summaries and the entries built in file order.
+/// Gives exactly the matrix or the error message of the sequential reader.
+pub fn mtx_read_parts(data: &[u8]) {
+    use spgemm_core::mtx::{self, part};
+    let Ok((h, size_line, start)) = part::header(data) else {
+        return;
+    };
+    if !h.coordinate {
+        return;
+    }
+    let body = &data[start..];
+    let parts = 1 + data.first().map_or(0, |&b| b as usize % 8);
+    let mut cuts = vec![0usize];
+    for k in 1..parts {
+        let raw = data.get(k).map_or(0, |&b| b as usize * body.len() / 256);
+        let at = if raw == 0 {
+            0
+        } else {
+            body[raw - 1..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(body.len(), |q| raw + q)
+        };
+        cuts.push(at.max(*cuts.last().unwrap()));
+    }
+    cuts.push(body.len());
+    let texts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+    let mut pieces: Vec<part::Part<f64>> = texts.iter().map(|t| part::parse_part(t, &h)).collect();
+    let summaries: Vec<part::Summary> = pieces.iter().map(|p| p.summary).collect();
+    let before = |k: usize| size_line + summaries[..k].iter().map(|s| s.lines).sum::<u64>();
+    let seq = mtx::parse_sequential::<f64>(data);
+    let first = part::first_error(&h, size_line, &summaries, |k, entry| {
+        Ok(before(k) + part::entry_line(texts[k], entry))
+    })
+    .unwrap();
+    match (first, &seq) {
+        (Some(f), Err(s)) => {
+            let e = f.into_error(&h, |k, line| match pieces[k].error.take() {
+                Some(spgemm_core::Error::Parse { message, .. }) => {
+                    spgemm_core::Error::Parse { line, message }
+                }
+                other => other.expect("a part with an error line has an error"),
+            });
+            assert_eq!(e.to_string(), s.to_string());
+        }
+        (None, Ok((_, s))) => {
+            let entries = pieces
+                .into_iter()
+                .map(|p| (p.rows, p.cols, p.values))
+                .collect();
+            let m = part::build_rows(h.nrows, h.ncols, entries).unwrap();
+            assert_identical(&m, s);
+        }
+        (f, s) => panic!("parts {f:?} but sequential {:?}", s.as_ref().map(|_| ())),
+    }
+}
+
 fn assert_identical(a: &spgemm_core::CsrMatrix<f64>, b: &spgemm_core::CsrMatrix<f64>) {
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.row_offsets(), b.row_offsets());

@@ -40,6 +40,12 @@ fn plan_distributed_predicts_both_algorithms_and_writes_json() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("at least 1"));
 }
 
+/// bcsstk08, as the readers give it.
+#[cfg(feature = "mpi")]
+fn expected_a() -> spgemm::CsrMatrix<f64> {
+    spgemm::mtx::read_path(common::matrices_dir().join("bcsstk08.mtx.gz")).unwrap()
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn mpirun_multiply_distributed_matches_one_process() {
@@ -55,8 +61,15 @@ fn mpirun_multiply_distributed_matches_one_process() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let expected = spgemm::mtx::read_path::<f64>(&one).unwrap();
+    // A plain .mtx is read by every rank at once, a .mtx.gz by rank 0;
     // .mtx and .mtx.gz written by every rank into one file, .npz gathered.
-    for (ranks, algorithm, ext) in [(2, "1d", "mtx"), (3, "auto", "mtx.gz"), (4, "2d", "npz")] {
+    let plain = common::temp_file("cli", "bcsstk08.mtx");
+    spgemm::mtx::write_path(&plain, &expected_a()).unwrap();
+    for (ranks, algorithm, ext, input) in [
+        (2, "1d", "mtx", &plain),
+        (3, "auto", "mtx.gz", &a),
+        (4, "2d", "npz", &plain),
+    ] {
         let out = common::temp_file("cli", &format!("dist_{ranks}.{ext}"));
         let r = Command::new("mpirun")
             .args(["--oversubscribe", "-n", &ranks.to_string()])
@@ -69,7 +82,7 @@ fn mpirun_multiply_distributed_matches_one_process() {
                 "--algorithm",
                 algorithm,
             ])
-            .arg(&a)
+            .arg(input)
             .arg("-o")
             .arg(&out)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -31,6 +31,14 @@ fn mtx_read_corpus() {
 }
 
 #[test]
+fn mtx_read_parts_corpus() {
+    // The Matrix Market corpus (the parts target's fuzzing starts from it
+    // and adds its finds there), read in parts as the distributed reader
+    // reads a file.
+    replay("mtx_read", fuzz_checks::mtx_read_parts);
+}
+
+#[test]
 fn npz_read_corpus() {
     replay("npz_read", fuzz_checks::npz_read);
 }

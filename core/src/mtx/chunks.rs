@@ -31,6 +31,74 @@ pub(super) struct Chunk<T> {
     upper: Option<u64>,
 }
 
+impl<T> Chunk<T> {
+    /// A chunk of entries only (rows, columns, values in file order), for
+    /// [`build`].
+    pub(super) fn of_entries(rows: Vec<usize>, cols: Vec<u32>, vals: Vec<T>) -> Self {
+        Chunk {
+            rows,
+            cols,
+            vals,
+            entries: 0,
+            lines: 0,
+            error: None,
+            lower: None,
+            upper: None,
+        }
+    }
+
+    /// Consecutive chunks as one: their entries, and the summary and
+    /// first error of the text they cover (lines counted from its start).
+    pub(super) fn join(
+        chunks: Vec<Chunk<T>>,
+    ) -> (Vec<usize>, Vec<u32>, Vec<T>, Summary, Option<Error>) {
+        let mut s = Summary::default();
+        let mut error = None;
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for mut c in chunks {
+            if error.is_none() {
+                s.entries += c.entries;
+                s.lower = s.lower.or(c.lower.map(|l| l + s.lines));
+                s.upper = s.upper.or(c.upper.map(|u| u + s.lines));
+                if let Some(e) = c.error.take() {
+                    let e = match e {
+                        Error::Parse { line, message } => Error::Parse {
+                            line: line + s.lines,
+                            message,
+                        },
+                        other => other,
+                    };
+                    s.error_line = Some(match &e {
+                        Error::Parse { line, .. } => *line,
+                        _ => s.lines,
+                    });
+                    error = Some(e);
+                }
+                rows.append(&mut c.rows);
+                cols.append(&mut c.cols);
+                vals.append(&mut c.vals);
+            }
+            s.lines += c.lines;
+        }
+        (rows, cols, vals, s, error)
+    }
+
+    /// What decides the body's first error, of this chunk.
+    pub(super) fn summary(&self) -> Summary {
+        Summary {
+            entries: self.entries,
+            lines: self.lines,
+            error_line: match &self.error {
+                Some(Error::Parse { line, .. }) => Some(*line),
+                Some(_) => Some(0),
+                None => None,
+            },
+            lower: self.lower,
+            upper: self.upper,
+        }
+    }
+}
+
 /// Cuts `text` into pieces of about `target` bytes, each ending just after
 /// a `\n` (the last one at the end of `text`).
 pub(super) fn split_lines(text: &[u8], target: usize) -> Vec<&[u8]> {
@@ -155,40 +223,116 @@ pub(super) fn parse_chunk<T: Scalar>(text: &[u8], h: &Header) -> Chunk<T> {
     c
 }
 
-/// Checks the chunks of a body whose size line is line `size_line` as the
-/// sequential reader checks the whole file, reporting the same first error,
-/// then builds the matrix. `line_of_entry(k)` rereads the text for the
-/// line of the `k`-th entry line (1-based), needed only for a file with
-/// more entries than declared.
-pub(super) fn assemble<T: Scalar>(
+/// What decides a body's first error, of one piece of it (a chunk, or one
+/// process's byte range): see [`first_error`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Entry lines parsed before the piece's first error (all without one).
+    pub entries: u64,
+    /// Lines of the piece, comments and blanks included.
+    pub lines: u64,
+    /// The piece's first error's line, counted from its first line (1).
+    pub error_line: Option<u64>,
+    /// First lines (piece-local) with an entry below / above the diagonal.
+    pub lower: Option<u64>,
+    /// See `lower`.
+    pub upper: Option<u64>,
+}
+
+/// A body's first error, as the sequential reader reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstError {
+    /// The own error of a piece.
+    Piece {
+        /// Which piece.
+        piece: usize,
+        /// Its line in the file.
+        line: u64,
+    },
+    /// An entry line past the declared count.
+    MoreEntries {
+        /// Its line in the file.
+        line: u64,
+    },
+    /// A symmetric file with entries on both sides of the diagonal.
+    BothTriangles {
+        /// The first line below the diagonal.
+        lower: u64,
+        /// The first line above it.
+        upper: u64,
+    },
+    /// The body ends before the declared count.
+    Truncated {
+        /// The last line.
+        line: u64,
+        /// Entries read.
+        read: u64,
+    },
+}
+
+impl FirstError {
+    /// The error; `piece_error(piece, line)` gives a piece's own error.
+    pub fn into_error(self, h: &Header, piece_error: impl FnOnce(usize, u64) -> Error) -> Error {
+        match self {
+            FirstError::Piece { piece, line } => piece_error(piece, line),
+            FirstError::MoreEntries { line } => parse_err(
+                line,
+                format!("more entries than the {} declared", h.entries),
+            ),
+            FirstError::BothTriangles { lower, upper } => parse_err(
+                lower.max(upper),
+                format!("symmetric file stores entries on both sides of the diagonal (lines {lower} and {upper}); only one triangle may be stored"),
+            ),
+            FirstError::Truncated { line, read } => parse_err(
+                line,
+                format!(
+                    "file ends after {read} of the {} declared entries (truncated?)",
+                    h.entries
+                ),
+            ),
+        }
+    }
+
+    fn line(&self) -> u64 {
+        match *self {
+            FirstError::Piece { line, .. }
+            | FirstError::MoreEntries { line }
+            | FirstError::Truncated { line, .. } => line,
+            FirstError::BothTriangles { lower, upper } => lower.max(upper),
+        }
+    }
+}
+
+/// The first error of a body whose size line is line `size_line`, split
+/// into `pieces` in file order, as the sequential reader finds it.
+/// `entry_line(piece, k)` gives the file line of piece `piece`'s `k`-th
+/// entry line (1-based), needed only for more entries than declared.
+///
+/// # Errors
+/// Those of `entry_line`.
+pub fn first_error(
     h: &Header,
     size_line: u64,
-    chunks: Vec<Chunk<T>>,
-    line_of_entry: impl FnOnce(u64) -> Result<u64>,
-) -> Result<CsrMatrix<T>> {
+    pieces: &[Summary],
+    entry_line: impl FnOnce(usize, u64) -> Result<u64>,
+) -> Result<Option<FirstError>> {
     let declared = h.entries;
-    let more = |line| parse_err(line, format!("more entries than the {declared} declared"));
-    // The first error in file order, found chunk by chunk.
     let (mut read, mut base) = (0u64, size_line);
-    let mut first: Option<(u64, Error)> = None;
-    let mut chunks = chunks;
-    for c in &mut chunks {
+    let mut first: Option<FirstError> = None;
+    for (k, c) in pieces.iter().enumerate() {
         if read + c.entries > declared {
-            let line = line_of_entry(declared + 1)?;
-            first = Some((line, more(line)));
+            let line = entry_line(k, declared - read + 1)?;
+            first = Some(FirstError::MoreEntries { line });
             break;
         }
-        if let Some(e) = c.error.take() {
-            let Error::Parse { line, message } = e else {
-                return Err(e);
-            };
-            let line = line + base;
+        if let Some(l) = c.error_line {
+            let line = l + base;
             // An entry line past the declared count is an error as such,
             // whatever else is wrong with it.
             first = Some(if read + c.entries == declared {
-                (line, more(line))
+                FirstError::MoreEntries { line }
             } else {
-                (line, Error::Parse { line, message })
+                FirstError::Piece { piece: k, line }
             });
             break;
         }
@@ -200,27 +344,45 @@ pub(super) fn assemble<T: Scalar>(
     if h.symmetry != Symmetry::General {
         let mut line_base = size_line;
         let (mut lower, mut upper) = (None::<u64>, None::<u64>);
-        for c in &chunks {
+        for c in pieces {
             lower = lower.or(c.lower.map(|l| l + line_base));
             upper = upper.or(c.upper.map(|u| u + line_base));
             line_base += c.lines;
         }
         if let (Some(l), Some(u)) = (lower, upper) {
-            let at = l.max(u);
-            if first.as_ref().is_none_or(|(line, _)| *line > at) {
-                let message = format!("symmetric file stores entries on both sides of the diagonal (lines {l} and {u}); only one triangle may be stored");
-                first = Some((at, parse_err(at, message)));
+            if first.as_ref().is_none_or(|f| f.line() > l.max(u)) {
+                first = Some(FirstError::BothTriangles { lower: l, upper: u });
             }
         }
     }
-    if let Some((_, e)) = first {
-        return Err(e);
+    if first.is_some() {
+        return Ok(first);
     }
-    if read < declared {
-        return Err(parse_err(
-            base,
-            format!("file ends after {read} of the {declared} declared entries (truncated?)"),
-        ));
+    Ok((read < declared).then_some(FirstError::Truncated { line: base, read }))
+}
+
+/// Checks the chunks of a body whose size line is line `size_line` as the
+/// sequential reader checks the whole file, reporting the same first error,
+/// then builds the matrix. `line_of_entry(k)` rereads the text for the
+/// line of the `k`-th entry line (1-based), needed only for a file with
+/// more entries than declared.
+pub(super) fn assemble<T: Scalar>(
+    h: &Header,
+    size_line: u64,
+    mut chunks: Vec<Chunk<T>>,
+    line_of_entry: impl FnOnce(u64) -> Result<u64>,
+) -> Result<CsrMatrix<T>> {
+    let summaries: Vec<Summary> = chunks.iter().map(Chunk::summary).collect();
+    let read_before = |k: usize| summaries[..k].iter().map(|s| s.entries).sum::<u64>();
+    let first = first_error(h, size_line, &summaries, |k, entry| {
+        line_of_entry(read_before(k) + entry)
+    })?;
+    if let Some(f) = first {
+        return Err(f.into_error(h, |k, line| match chunks[k].error.take() {
+            Some(Error::Parse { message, .. }) => Error::Parse { line, message },
+            Some(e) => e,
+            None => parse_err(line, "unreadable line"),
+        }));
     }
     build(h.nrows, h.ncols, chunks)
 }
@@ -239,7 +401,11 @@ unsafe impl<T: Send> Sync for Scatter<T> {}
 /// counts its entries per row, the counts give every group its start in
 /// every row, and the groups scatter in parallel: within a row, entries
 /// keep the file's order.
-fn build<T: Scalar>(nrows: usize, ncols: usize, chunks: Vec<Chunk<T>>) -> Result<CsrMatrix<T>> {
+pub(super) fn build<T: Scalar>(
+    nrows: usize,
+    ncols: usize,
+    chunks: Vec<Chunk<T>>,
+) -> Result<CsrMatrix<T>> {
     let nnz: usize = chunks.iter().map(|c| c.rows.len()).sum();
     let mut offsets: Vec<usize> = try_zeroed(nrows + 1, "row offsets")?;
     let groups = (2 * nnz / nrows.max(1))

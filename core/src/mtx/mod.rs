@@ -31,6 +31,7 @@
 mod chunks;
 mod format;
 mod gzip;
+pub mod part;
 mod sequential;
 mod text;
 
