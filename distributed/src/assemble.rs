@@ -9,16 +9,16 @@ use spgemm_core::{CsrMatrix, Scalar};
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// `a`'s part with column `k` renamed `rows[k]` (a rank that fetches
-/// nothing multiplies by its own part of B as it is: A's columns become
-/// local rows of B); borrowed when that renames nothing.
-pub(crate) fn columns_as_rows<'a, T: Scalar>(
-    a: &'a CsrMatrix<T>,
+/// `a`'s column indices with column `k` renamed `rows[k]` (a rank that
+/// fetches nothing multiplies by its own part of B as it is: A's columns
+/// become local rows of B); `None` when that renames nothing.
+pub(crate) fn columns_as_rows<T: Scalar>(
+    a: &CsrMatrix<T>,
     rows: &[usize],
     nrows_b: usize,
-) -> Result<Cow<'a, CsrMatrix<T>>> {
+) -> Option<Vec<u32>> {
     if a.ncols() == nrows_b && rows.iter().enumerate().all(|(k, &i)| k == i) {
-        return Ok(Cow::Borrowed(a));
+        return None;
     }
     let mut cols = vec![0u32; a.nnz()];
     cols.par_chunks_mut(CHUNK)
@@ -28,14 +28,7 @@ pub(crate) fn columns_as_rows<'a, T: Scalar>(
                 *o = rows[c as usize] as u32;
             }
         });
-    let m = CsrMatrix::new(
-        a.nrows(),
-        nrows_b,
-        a.row_offsets().to_vec(),
-        cols,
-        a.values().to_vec(),
-    )?;
-    Ok(Cow::Owned(m))
+    Some(cols)
 }
 
 /// Rows received from one rank, read in place.

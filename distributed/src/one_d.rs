@@ -16,7 +16,7 @@ use crate::wire::{Reader, Writer};
 use crate::{Algorithm, Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use spgemm_core::Scalar;
+use spgemm_core::{CsrView, Scalar};
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -124,18 +124,29 @@ pub(crate) fn finish<T: Scalar>(
     let counts: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
     let remote = counts.iter().enumerate().any(|(q, &n)| q != r && n > 0);
     let operands = if remote {
-        b_hat(b, &own, &fetched, &counts, r)
-            .map(|(b_hat, map)| (Cow::Borrowed(a.local()), b_hat, map))
+        b_hat(b, &own, &fetched, &counts, r).map(|(b_hat, map)| (None, b_hat, map))
     } else {
         // Nothing fetched: B's part as it is, A's columns renamed as its rows.
-        columns_as_rows(a.local(), &own, b.local().nrows())
-            .map(|a_hat| (a_hat, Cow::Borrowed(b.local()), b.col_map().to_vec()))
+        let renamed = columns_as_rows(a.local(), &own, b.local().nrows());
+        Ok((renamed, Cow::Borrowed(b.local()), b.col_map().to_vec()))
     };
-    let (a_hat, b_hat, map) = comm::agree(comm, operands)?;
+    let (renamed, b_hat, map) = comm::agree(comm, operands)?;
     drop(fetched);
+    let local = a.local();
+    let a_hat = match &renamed {
+        Some(cols) => CsrView::new(
+            local.nrows(),
+            b_hat.nrows(),
+            local.row_offsets(),
+            cols,
+            local.values(),
+        ),
+        None => Ok(local.view()),
+    };
+    let a_hat = comm::agree(comm, a_hat.map_err(Error::from))?;
     stats.merge_ms += elapsed_ms(t);
     let t = Instant::now();
-    let c = comm::agree(comm, product(backend, a_hat.view(), b_hat.view()))?;
+    let c = comm::agree(comm, product(backend, a_hat, b_hat.view()))?;
     stats.local_ms += elapsed_ms(t);
     let c = DistCsr::from_product(b.ncols(), a.row_partition().clone(), r, c, map);
     stats.total_ms = elapsed_ms(start);
