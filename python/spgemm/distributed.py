@@ -23,9 +23,17 @@ def available() -> bool:
     return hasattr(_spgemm, "distributed_matmul")
 
 
+def _on_host(m, name: str):
+    """``(m as SciPy, whether it was CuPy)``: a CuPy sparse matrix is
+    copied to the host (the ranks exchange through host memory)."""
+    if _sp.issparse(m):
+        return m, False
+    if type(m).__module__.startswith("cupyx.scipy.sparse"):
+        return m.get(), True
+    raise TypeError(f"{name} must be a SciPy or CuPy sparse matrix, not {type(m).__name__}")
+
+
 def _arrays(m, name: str):
-    if not _sp.issparse(m):
-        raise TypeError(f"{name} must be a SciPy sparse matrix, not {type(m).__name__}")
     m = m.tocsr()
     if np.dtype(m.dtype) != np.float64:
         m = m.astype(np.float64)
@@ -49,8 +57,9 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
     of ranks); ``backend`` "auto", "cpu", "cuda" or "hip"; a rank's GPU is
     ``devices[node-local rank % len(devices)]``.
 
-    Returns ``(c, algorithm_run)``: this rank's rows of C as SciPy CSR
-    (``rows_of_a x ncols(B)``) and the algorithm that ran.
+    Returns ``(c, algorithm_run)``: this rank's rows of C
+    (``rows_of_a x ncols(B)``), CuPy CSR when ``a`` was CuPy and SciPy CSR
+    otherwise, and the algorithm that ran.
 
     Raises ValueError (bad blocks, shapes that do not fit, a 2D run on a
     number of ranks that is not a square), MemoryError or RuntimeError
@@ -66,6 +75,8 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
 
     local = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
     device = devices[local % len(devices)]
+    a, a_cupy = _on_host(a, "a")
+    b, _ = _on_host(b, "b")
     a_ncols, ap, ai, ad = _arrays(a, "a")
     b_ncols, bp, bi, bd = _arrays(b, "b")
     indptr, indices, data, run = _spgemm.distributed_matmul(
@@ -73,4 +84,8 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
         algorithm, backend, device,
     )
     c = _sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, b_ncols))
+    if a_cupy:
+        import cupyx.scipy.sparse as _csp
+
+        c = _csp.csr_matrix(c)
     return c, run

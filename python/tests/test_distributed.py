@@ -50,6 +50,21 @@ SCRIPT = textwrap.dedent(
             want = (a @ b).tocsr()
             assert got.shape == want.shape, (got.shape, want.shape)
             assert abs(got - want).max() <= 1e-9 * max(1.0, abs(want).max()), algorithm
+    # CuPy blocks in, CuPy C out, where CuPy and a GPU are present.
+    try:
+        import cupy, cupyx.scipy.sparse as csp
+        have_gpu = cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        have_gpu = False
+    if have_gpu:
+        c, run = distributed.matmul(comm, csp.csr_matrix(block(a)), csp.csr_matrix(block(b)), backend="cpu")
+        assert type(c).__module__.startswith("cupyx"), type(c)
+        whole = comm.gather(c.get(), root=0)
+        if r == 0:
+            got = sp.vstack(whole).tocsr()
+            want = (a @ b).tocsr()
+            assert abs(got - want).max() <= 1e-9 * max(1.0, abs(want).max()), "cupy"
+            print("cupy checked")
     # An error on one rank is an error on every rank.
     bad = block(b)
     if r == p - 1:
