@@ -2,6 +2,7 @@
 //! results.
 
 use crate::{Error, Result};
+use rayon::prelude::*;
 use spgemm_core::{CsrMatrix, CsrView, Scalar};
 
 /// A backend that multiplies on one rank: the CPU backend, or a GPU
@@ -33,66 +34,60 @@ pub(crate) fn product<T: Scalar>(
     backend.multiply(a, b).map_err(Error::Local)
 }
 
-/// `x + y`, both with sorted rows, whose columns index the sorted global
-/// lists `x_map` and `y_map`; the sum's columns index the union of the
-/// lists, which is returned with it.
-pub(crate) fn add<T: Scalar>(
-    x: &CsrMatrix<T>,
-    x_map: &[u64],
-    y: &CsrMatrix<T>,
-    y_map: &[u64],
-) -> Result<(CsrMatrix<T>, Vec<u64>)> {
-    let mut map = Vec::with_capacity(x_map.len() + y_map.len());
-    map.extend_from_slice(x_map);
-    map.extend_from_slice(y_map);
-    map.sort_unstable();
-    map.dedup();
-    let at = |m: &[u64]| -> Vec<u32> {
-        m.iter()
-            .map(|g| map.partition_point(|v| v < g) as u32)
-            .collect()
-    };
-    let (xs, ys) = (at(x_map), at(y_map));
+/// `x + y`, both with sorted rows over the same columns: rows merged in
+/// parallel chunks.
+pub(crate) fn add<T: Scalar>(x: &CsrMatrix<T>, y: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    const ROWS: usize = 1 << 12;
+    let pieces: Vec<(Vec<usize>, Vec<u32>, Vec<T>)> = (0..x.nrows().div_ceil(ROWS))
+        .into_par_iter()
+        .map(|k| {
+            let rows = k * ROWS..((k + 1) * ROWS).min(x.nrows());
+            let mut lens = Vec::with_capacity(rows.len());
+            let (mut cols, mut values) = (Vec::new(), Vec::new());
+            for i in rows {
+                let before = cols.len();
+                let (xc, xv) = x.row(i);
+                let (yc, yv) = y.row(i);
+                let (mut p, mut q) = (0, 0);
+                while p < xc.len() && q < yc.len() {
+                    match xc[p].cmp(&yc[q]) {
+                        std::cmp::Ordering::Equal => {
+                            cols.push(xc[p]);
+                            values.push(xv[p] + yv[q]);
+                            p += 1;
+                            q += 1;
+                        }
+                        std::cmp::Ordering::Less => {
+                            cols.push(xc[p]);
+                            values.push(xv[p]);
+                            p += 1;
+                        }
+                        std::cmp::Ordering::Greater => {
+                            cols.push(yc[q]);
+                            values.push(yv[q]);
+                            q += 1;
+                        }
+                    }
+                }
+                cols.extend_from_slice(&xc[p..]);
+                values.extend_from_slice(&xv[p..]);
+                cols.extend_from_slice(&yc[q..]);
+                values.extend_from_slice(&yv[q..]);
+                lens.push(cols.len() - before);
+            }
+            (lens, cols, values)
+        })
+        .collect();
     let mut offsets = Vec::with_capacity(x.nrows() + 1);
     offsets.push(0usize);
-    let mut cols = Vec::with_capacity(x.nnz() + y.nnz());
-    let mut values = Vec::with_capacity(x.nnz() + y.nnz());
-    for i in 0..x.nrows() {
-        let (xc, xv) = x.row(i);
-        let (yc, yv) = y.row(i);
-        let (mut p, mut q) = (0, 0);
-        while p < xc.len() || q < yc.len() {
-            let a = xc.get(p).map(|&c| xs[c as usize]);
-            let b = yc.get(q).map(|&c| ys[c as usize]);
-            match (a, b) {
-                (Some(a), Some(b)) if a == b => {
-                    cols.push(a);
-                    values.push(xv[p] + yv[q]);
-                    p += 1;
-                    q += 1;
-                }
-                (Some(a), Some(b)) if a < b => {
-                    cols.push(a);
-                    values.push(xv[p]);
-                    p += 1;
-                }
-                (Some(a), None) => {
-                    cols.push(a);
-                    values.push(xv[p]);
-                    p += 1;
-                }
-                (_, Some(b)) => {
-                    cols.push(b);
-                    values.push(yv[q]);
-                    q += 1;
-                }
-                (None, None) => unreachable!("the loop runs while one row has entries"),
-            }
+    for (lens, _, _) in &pieces {
+        for l in lens {
+            offsets.push(offsets.last().unwrap() + l);
         }
-        offsets.push(cols.len());
     }
-    let sum = CsrMatrix::new(x.nrows(), map.len(), offsets, cols, values)?;
-    Ok((sum, map))
+    let cols = pieces.iter().flat_map(|p| p.1.iter().copied()).collect();
+    let values = pieces.into_iter().flat_map(|p| p.2).collect();
+    Ok(CsrMatrix::new(x.nrows(), x.ncols(), offsets, cols, values)?)
 }
 
 #[cfg(test)]
@@ -100,14 +95,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sums_rows_over_different_column_lists() {
-        // x: columns {2, 7}, y: columns {5, 7, 9} (global).
-        let x = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 2.0, 3.0]).unwrap();
-        let y = CsrMatrix::new(2, 3, vec![0, 2, 2], vec![1, 2], vec![10.0, 20.0]).unwrap();
-        let (s, map) = add(&x, &[2, 7], &y, &[5, 7, 9]).unwrap();
-        assert_eq!(map, [2, 5, 7, 9]);
+    fn sums_sorted_rows() {
+        let x = CsrMatrix::new(2, 10, vec![0, 2, 3], vec![2, 7, 7], vec![1.0, 2.0, 3.0]).unwrap();
+        let y = CsrMatrix::new(2, 10, vec![0, 2, 2], vec![5, 7], vec![10.0, 20.0]).unwrap();
+        let s = add(&x, &y).unwrap();
         assert_eq!(s.row_offsets(), &[0, 3, 4]);
-        assert_eq!(s.col_indices(), &[0, 2, 3, 2]);
-        assert_eq!(s.values(), &[1.0, 12.0, 20.0, 3.0]);
+        assert_eq!(s.col_indices(), &[2, 5, 7, 7]);
+        assert_eq!(s.values(), &[1.0, 10.0, 22.0, 3.0]);
     }
 }

@@ -177,7 +177,6 @@ pub fn multiply<T: Scalar>(
         .ok_or_else(|| Error::Protocol("no grid column communicator".into()))?;
     stats.fetch_ms += elapsed_ms(t);
     let width = gn.size(j);
-    let identity: Vec<u64> = (0..width).collect();
     let mut c = CsrMatrix::zeros(gm.size(i) as usize, width as usize)?;
     for s in 0..q {
         let t = Instant::now();
@@ -242,7 +241,7 @@ pub fn multiply<T: Scalar>(
         let partial = agree(comm, partial)?;
         stats.local_ms += elapsed_ms(t);
         let t = Instant::now();
-        c = add(&c, &identity, &partial, &identity)?.0;
+        c = add(&c, &partial)?;
         stats.merge_ms += elapsed_ms(t);
     }
     // C's block back to the owners of its rows.
