@@ -260,16 +260,22 @@ pub fn multiply<T: Scalar>(
     }
     let messages = out.iter().map(|t| t.message(m, n)).collect();
     let received = comm::exchange(comm, messages, &mut stats.c)?;
-    let mut mine = std::mem::replace(&mut out[r], Triplets::new());
-    for (from, words) in received.iter().enumerate() {
-        if from != r {
-            mine.read(words, from, m, n)?;
-        }
-    }
+    // In rank order: the ranks of one grid row hold consecutive column
+    // ranges of the same rows, so a stable placement by row leaves every
+    // row's columns sorted.
+    let own_block = std::mem::replace(&mut out[r], Triplets::new());
+    let mut mine = Triplets::new();
     let own = a.global_rows();
     let built = (|| {
-        let mut order: Vec<usize> = (0..mine.values.len()).collect();
-        order.sort_unstable_by_key(|&e| (mine.rows[e], mine.cols[e]));
+        for (from, words) in received.iter().enumerate() {
+            if from == r {
+                mine.rows.extend_from_slice(&own_block.rows);
+                mine.cols.extend_from_slice(&own_block.cols);
+                mine.values.extend_from_slice(&own_block.values);
+            } else {
+                mine.read(words, from, m, n)?;
+            }
+        }
         let mut offsets = vec![0usize; (own.end - own.start) as usize + 1];
         for &g in &mine.rows {
             offsets[(g - own.start) as usize + 1] += 1;
@@ -277,8 +283,15 @@ pub fn multiply<T: Scalar>(
         for x in 1..offsets.len() {
             offsets[x] += offsets[x - 1];
         }
-        let cols: Vec<u64> = order.iter().map(|&e| mine.cols[e]).collect();
-        let values: Vec<T> = order.iter().map(|&e| mine.values[e]).collect();
+        let mut next = offsets.clone();
+        let mut cols = vec![0u64; mine.values.len()];
+        let mut values = vec![T::ZERO; mine.values.len()];
+        for ((&g, &c), &v) in mine.rows.iter().zip(&mine.cols).zip(&mine.values) {
+            let at = &mut next[(g - own.start) as usize];
+            cols[*at] = c;
+            values[*at] = v;
+            *at += 1;
+        }
         let (local_cols, map) = compact(&cols, n, &offsets)?;
         let local = CsrMatrix::new(offsets.len() - 1, map.len(), offsets, local_cols, values)?;
         Ok(DistCsr::from_product(n, ra.clone(), r, local, map))
