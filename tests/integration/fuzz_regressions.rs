@@ -32,10 +32,12 @@ fn mtx_read_corpus() {
 
 #[test]
 fn mtx_read_parts_corpus() {
-    // The Matrix Market corpus (the parts target's fuzzing starts from it
-    // and adds its finds there), read in parts as the distributed reader
-    // reads a file.
+    // The Matrix Market corpus (the parts target's fuzzing starts from
+    // it) and the parts target's own finds, read in parts as the
+    // distributed reader reads a file, and whole.
     replay("mtx_read", fuzz_checks::mtx_read_parts);
+    replay("mtx_read_parts", fuzz_checks::mtx_read_parts);
+    replay("mtx_read_parts", fuzz_checks::mtx_read);
 }
 
 #[test]
