@@ -103,19 +103,20 @@ impl<T: Scalar> DistCsr<T> {
         rows: Option<&Partition>,
     ) -> Result<Self> {
         let (p, r) = (comm.size() as usize, comm.rank() as usize);
+        // Agreed: a rank given a partition that does not fit must not
+        // leave the others waiting.
         let rows = match rows {
-            Some(x) if x.parts() != p || x.len() != h.nrows as u64 => {
-                return Err(Error::Argument(format!(
-                    "the partition has {} parts over {} rows; the communicator has {p} ranks and {} {} rows",
-                    x.parts(),
-                    x.len(),
-                    path.display(),
-                    h.nrows
-                )))
-            }
-            Some(x) => x.clone(),
-            None => Partition::even(h.nrows as u64, p)?,
+            Some(x) if x.parts() != p || x.len() != h.nrows as u64 => Err(Error::Argument(format!(
+                "the partition has {} parts over {} rows; the communicator has {p} ranks and {} {} rows",
+                x.parts(),
+                x.len(),
+                path.display(),
+                h.nrows
+            ))),
+            Some(x) => Ok(x.clone()),
+            None => Partition::even(h.nrows as u64, p),
         };
+        let rows = agree(comm, rows)?;
         let mine = &body[cut(body, r, p)..cut(body, r + 1, p)];
         let mut piece = part::parse_part::<T>(mine, h);
         let s = piece.summary;

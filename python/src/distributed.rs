@@ -26,7 +26,9 @@ unsafe impl<C> Send for Borrowed<C> {}
 // SAFETY: as above.
 unsafe impl<C> Sync for Borrowed<C> {}
 
-/// This rank's block: row offsets and global columns as `usize` / `u64`.
+/// This rank's block as a `DistCsr`: the arrays are checked first and
+/// the check agreed by every rank, so that a bad block on one rank is an
+/// error on all, not a rank waiting for the others.
 fn block(
     comm: &SimpleCommunicator,
     ncols: u64,
@@ -34,18 +36,31 @@ fn block(
     indices: &PyReadonlyArray1<'_, i64>,
     data: &PyReadonlyArray1<'_, f64>,
 ) -> PyResult<DistCsr<f64>> {
-    let (p, c, v) = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
-    let offsets = p
-        .iter()
-        .map(|&o| usize::try_from(o))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| PyValueError::new_err("a row offset is negative"))?;
-    let cols = c
-        .iter()
-        .map(|&x| u64::try_from(x))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| PyValueError::new_err("a column index is negative"))?;
-    DistCsr::from_local(comm, ncols, offsets, cols, v.to_vec()).map_err(|e| crate::to_py(e.into()))
+    let arrays = (|| {
+        let bad =
+            |e: numpy::AsSliceError| spgemm::distributed::Error::Argument(e.to_string());
+        let (p, c, v) = (
+            indptr.as_slice().map_err(bad)?,
+            indices.as_slice().map_err(bad)?,
+            data.as_slice().map_err(bad)?,
+        );
+        let offsets = p
+            .iter()
+            .map(|&o| usize::try_from(o))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| spgemm::distributed::Error::Argument("a row offset is negative".into()))?;
+        let cols = c
+            .iter()
+            .map(|&x| u64::try_from(x))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| {
+                spgemm::distributed::Error::Argument("a column index is negative".into())
+            })?;
+        Ok((offsets, cols, v.to_vec()))
+    })();
+    let (offsets, cols, values) =
+        spgemm::distributed::comm::agree(comm, arrays).map_err(|e| crate::to_py(e.into()))?;
+    DistCsr::from_local(comm, ncols, offsets, cols, values).map_err(|e| crate::to_py(e.into()))
 }
 
 /// Arrays of C's block: row offsets, global columns, values, and the

@@ -74,6 +74,25 @@ SCRIPT = textwrap.dedent(
         raise SystemExit("no error")
     except ValueError as e:
         assert f"rank {p - 1} of {p}" in str(e) or "disagree" in str(e), str(e)
+    # A block whose arrays are bad on one rank only: an error on every rank.
+    a_blk = block(a)
+    indices = a_blk.indices.astype(np.int64)
+    if r == p - 1 and len(indices):
+        indices[0] = -1
+    class Bad:
+        shape, format, dtype = a_blk.shape, "csr", a_blk.dtype
+        def tocsr(self):
+            return self
+    bad_a = Bad()
+    bad_a.indptr, bad_a.indices, bad_a.data = a_blk.indptr, indices, a_blk.data
+    import spgemm.distributed as dist
+    try:
+        dist._spgemm.distributed_matmul(
+            MPI._handleof(comm), *dist._arrays(bad_a, "a"), *dist._arrays(block(b), "b"),
+            "auto", "cpu", 0)
+        raise SystemExit("no error for a negative column")
+    except ValueError as e:
+        assert f"rank {p - 1} of {p}" in str(e) and "negative" in str(e), str(e)
     print("ok", r)
     """
 )
