@@ -145,6 +145,11 @@ pub enum Error {
     /// A Matrix Market feature this library does not support.
     #[error("unsupported Matrix Market file: {0}")]
     Unsupported(String),
+    /// Runs of rows for a matrix assembled on the device
+    /// (`GpuEngine::assemble`) that overlap, leave its bounds or do not
+    /// add up to its entries.
+    #[error("row runs: {0}")]
+    RowRuns(String),
     /// A plan was given matrices whose structure differs from the one it was built for.
     #[error("structure mismatch: {0}")]
     StructureMismatch(String),

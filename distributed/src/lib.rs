@@ -11,6 +11,9 @@
 //!   grid, for products where 1D must fetch most of B.
 //!
 //! [`multiply`] runs either, or picks by the bytes each would move.
+//! [`resident::multiply`] keeps A, B and C on the ranks' GPUs and moves
+//! B's rows GPU to GPU ([`device_exchange`]: NCCL with the `nccl`
+//! feature, or staged through the host).
 //!
 //! Without the `mpi` feature the crate holds the [`model`] only: from the
 //! structure of A and B, what each of `P` ranks would send, receive, hold
@@ -36,13 +39,19 @@ mod assemble;
 #[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]
+pub mod device_exchange;
+#[cfg(feature = "mpi")]
 mod dist_csr;
 #[cfg(feature = "mpi")]
 mod files;
 #[cfg(feature = "mpi")]
 mod local;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 #[cfg(feature = "mpi")]
 pub mod one_d;
+#[cfg(feature = "mpi")]
+pub mod resident;
 #[cfg(feature = "mpi")]
 mod run;
 #[cfg(feature = "mpi")]

@@ -99,21 +99,28 @@ pub(crate) fn check_shapes<T: Scalar>(
     a: &DistCsr<T>,
     b: &DistCsr<T>,
 ) -> Result<()> {
+    let shape = |m: &DistCsr<T>| (m.nrows(), m.ncols(), m.row_partition().parts());
+    check_dims(comm, shape(a), shape(b))
+}
+
+/// [`check_shapes`] for `(rows, columns, parts of the row partition)` of
+/// A and B.
+pub(crate) fn check_dims(
+    comm: &SimpleCommunicator,
+    a: (u64, u64, usize),
+    b: (u64, u64, usize),
+) -> Result<()> {
     let p = comm.size() as usize;
-    if a.ncols() != b.nrows() {
+    if a.1 != b.0 {
         return Err(Error::Argument(format!(
             "A is {}x{} and B {}x{}: A's columns must be B's rows",
-            a.nrows(),
-            a.ncols(),
-            b.nrows(),
-            b.ncols()
+            a.0, a.1, b.0, b.1
         )));
     }
-    for (name, m) in [("A", a), ("B", b)] {
-        if m.row_partition().parts() != p {
+    for (name, parts) in [("A", a.2), ("B", b.2)] {
+        if parts != p {
             return Err(Error::Argument(format!(
-                "{name} is split over {} ranks; the communicator has {p}",
-                m.row_partition().parts()
+                "{name} is split over {parts} ranks; the communicator has {p}"
             )));
         }
     }

@@ -24,7 +24,8 @@
 /// shared memory for rows of a narrow C (`dense_rows.cuh`), then B packed
 /// into words of columns for the symbolic phase (`packed_columns.cuh`),
 /// then the checks of structures read in place from another library's
-/// device arrays (`checks.cuh`).
+/// device arrays (`checks.cuh`), then the row offsets of a matrix
+/// assembled from runs of other matrices' rows (`assembled_rows.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/spgemm.cuh"),
     include_str!("kernels/register_sort.cuh"),
@@ -32,7 +33,8 @@ pub const BODY: &str = concat!(
     include_str!("kernels/long_rows.cuh"),
     include_str!("kernels/dense_rows.cuh"),
     include_str!("kernels/packed_columns.cuh"),
-    include_str!("kernels/checks.cuh")
+    include_str!("kernels/checks.cuh"),
+    include_str!("kernels/assembled_rows.cuh")
 );
 
 #[cfg(test)]

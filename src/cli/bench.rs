@@ -65,6 +65,17 @@ pub struct BenchArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     pub(super) algorithm: spgemm::distributed::Choice,
+    /// With --distributed: A, B and C stay on the ranks' GPUs (1D rows,
+    /// B's rows moved GPU to GPU), timed beside rank 0's GPU alone and all
+    /// --devices in one process, operands on the devices.
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    #[arg(long, requires = "distributed")]
+    pub(super) resident: bool,
+    /// With --resident: how B's rows move between GPUs, each timed
+    /// (nccl: NCCL, NVIDIA only; host: staged through pinned host memory).
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "host")]
+    pub(super) exchange: Vec<super::mpi_resident::Exchange>,
     /// Check only this many rows against the reference (half the rows with
     /// the most products, half evenly spaced), for products too large for
     /// the full sequential reference.

@@ -6,6 +6,8 @@ mod bench;
 mod bench_gpu;
 mod distributed;
 mod info;
+#[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+mod mpi_resident;
 #[cfg(feature = "mpi")]
 mod mpi_run;
 mod progress;

@@ -11,14 +11,17 @@ use std::time::Instant;
 
 /// `Ok(v)` on every rank when no rank failed; otherwise the first failing
 /// rank's error, on every rank.
-fn together<T>(world: &SimpleCommunicator, r: Result<T, CliError>) -> Result<T, CliError> {
+pub(super) fn together<T>(
+    world: &SimpleCommunicator,
+    r: Result<T, CliError>,
+) -> Result<T, CliError> {
     let r = r.map_err(|e| spgemm::distributed::Error::Argument(crate::one_line(&e.to_string())));
     comm::agree(world, r).map_err(|e| CliError::Spgemm(e.into()))
 }
 
 /// This rank's backend: `common`'s, on the device of `--devices` that
 /// the node-local rank picks (round-robin).
-fn rank_backend(
+pub(super) fn rank_backend(
     world: &SimpleCommunicator,
     common: &Common,
     options: GpuConfig,
@@ -34,7 +37,7 @@ fn rank_backend(
 
 /// Rank 0 runs `load`; its result (`Some` on rank 0) or error on every
 /// rank.
-fn on_root<T>(
+pub(super) fn on_root<T>(
     world: &SimpleCommunicator,
     load: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<Option<T>, CliError> {
@@ -48,7 +51,7 @@ fn on_root<T>(
 /// A (and B, when given or when A is not square: Aᵀ) read on rank 0 and
 /// scattered: A's rows in blocks of about equal products, B's of about
 /// equal entries; `None` for B means B = A.
-fn scatter<T: Scalar>(
+pub(super) fn scatter<T: Scalar>(
     world: &SimpleCommunicator,
     loaded: Option<&(CsrMatrix<T>, Option<CsrMatrix<T>>)>,
 ) -> Result<Operands<T>, CliError> {
@@ -88,6 +91,10 @@ fn scatter<T: Scalar>(
     };
     Ok((a, b))
 }
+
+/// What rank 0 loads for a benchmark: A and B (`None`: B = A), what
+/// they are, and the product's `nprod`.
+pub(super) type Loaded<T> = ((CsrMatrix<T>, Option<CsrMatrix<T>>), &'static str, u64);
 
 /// A and B split over the ranks; `None` for B means B = A.
 type Operands<T> = (DistCsr<T>, Option<DistCsr<T>>);
@@ -230,7 +237,7 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
 }
 
 /// The median of `v` (not empty).
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
@@ -247,7 +254,6 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         on_root(&world, || Ok(spgemm::files::check_output(path, false)?))?;
     }
-    let backend = rank_backend(&world, &args.common, GpuConfig::default())?;
     let files = if args.files.is_empty() {
         vec![super::source::Operands {
             a: super::source::MatrixSource::File(super::bench::BUNDLED.into()),
@@ -256,12 +262,18 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
     } else {
         args.files.clone()
     };
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    if args.resident {
+        let rows = super::mpi_resident::bench::<T>(&world, args, &files)?;
+        return write_json(&world, args, rows);
+    }
+    let backend = rank_backend(&world, &args.common, GpuConfig::default())?;
     let options = Options {
         algorithm: args.algorithm,
     };
     let mut rows = Vec::new();
     for ops in &files {
-        let loaded = on_root(&world, || {
+        let loaded: Option<Loaded<T>> = on_root(&world, || {
             let (a, b, what) = ops.load::<T>(args.common.seed)?;
             let nprod = spgemm::stats::product_stats(&a, b.as_ref().unwrap_or(&a))?.total_nprod;
             Ok(((a, b), what, nprod))
@@ -372,8 +384,17 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
             Ok(())
         })?;
     }
+    write_json(&world, args, rows)
+}
+
+/// Writes `rows` to `--json` on rank 0, if given.
+fn write_json(
+    world: &SimpleCommunicator,
+    args: &BenchArgs,
+    rows: Vec<serde_json::Value>,
+) -> Result<(), CliError> {
     if let Some(path) = &args.json {
-        on_root(&world, || {
+        on_root(world, || {
             std::fs::write(
                 path,
                 format!("{:#}\n", serde_json::Value::Array(rows.clone())),

@@ -38,6 +38,7 @@ macro_rules! engine_suite {
             ("host_products_computed_and_downloaded_in_many_chunks_of_rows", host_products_computed_and_downloaded_in_many_chunks_of_rows),
             ("device_arrays_of_every_index_width_are_checked_where_they_lie", device_arrays_of_every_index_width_are_checked_where_they_lie),
             ("device_products_answer_the_operands_checks_with_their_first_read", device_products_answer_the_operands_checks_with_their_first_read),
+            ("rows_assembled_from_runs_of_another_matrix", rows_assembled_from_runs_of_another_matrix),
         ];
 
         fn product_over_the_memory_budget_runs_in_chunks() {
@@ -750,6 +751,80 @@ macro_rules! engine_suite {
                     sound(&a, &b, ((arrays_a, true), Some((arrays_b, false))));
                 }
             }
+        }
+
+        fn rows_assembled_from_runs_of_another_matrix() {
+            use spgemm::device::Device;
+            use spgemm::gpu::RowRun;
+            let e = engine();
+            let src = generate::uniform::<f64>(500, 300, 7, 51).unwrap();
+            let g = e.upload(&src).unwrap();
+            let (rpt, col, val) = g.device_pointers();
+            let o = src.row_offsets();
+            let dev = e.device();
+            let stream = dev.create_stream().unwrap();
+            // Rows 10..60 and 450..500 of `src` as rows 0..50 and 300..350
+            // of a 400-row matrix, row 460 alone as row 399.
+            let pieces = [(10usize, 50usize, 0usize), (450, 50, 300), (460, 1, 399)];
+            let mut runs = Vec::new();
+            let mut want_rows = vec![0usize; 401];
+            for &(from, rows, to) in &pieces {
+                let entries = o[from + rows] - o[from];
+                runs.push(RowRun { first_row: to, rows, source_offset: o[from] as u64, entries: entries as u64 });
+                for r in 0..rows {
+                    want_rows[to + r + 1] = o[from + r + 1] - o[from + r];
+                }
+            }
+            for r in 0..400 {
+                want_rows[r + 1] += want_rows[r];
+            }
+            let nnz = want_rows[400];
+            let assemble = |runs: &[RowRun], check: Option<bool>| {
+                let asm = e.assembly::<f64>(400, 300, nnz).unwrap();
+                let mut at = 0;
+                for (&(from, rows, to), run) in pieces.iter().zip(runs) {
+                    let n = run.entries as usize;
+                    let copies = [
+                        (asm.row_ends_at(to), rpt + 8 * (from as u64 + 1), 8 * rows),
+                        (asm.columns_at(at), col + 4 * o[from] as u64, 4 * n),
+                        (asm.values_at(at), val + 8 * o[from] as u64, 8 * n),
+                    ];
+                    for (dst, src, bytes) in copies {
+                        // SAFETY: both ranges lie in live arrays of this
+                        // device, unused elsewhere until the stream is
+                        // synchronised below.
+                        unsafe {
+                            let (d, s) = (dev.borrow(dst, bytes), dev.borrow(src, bytes));
+                            dev.copy_device(&stream, &s, 0, &d, 0, bytes).unwrap();
+                            dev.synchronize(&stream).unwrap();
+                        }
+                    }
+                    at += n;
+                }
+                e.assemble(asm, runs, check)
+            };
+            for check in [None, Some(g.sorted_rows())] {
+                let m = e.download(&assemble(&runs, check).unwrap()).unwrap();
+                assert_eq!(m.row_offsets(), &want_rows[..], "{check:?}");
+                for &(from, rows, to) in &pieces {
+                    for r in 0..rows {
+                        assert_eq!(m.row(to + r), src.row(from + r), "{check:?} row {}", to + r);
+                    }
+                }
+            }
+            // A run said to start further into its source than it does
+            // leaves offsets that decrease: an error with either check.
+            let mut wrong = runs.clone();
+            wrong[1].source_offset += 1000;
+            for check in [None, Some(true)] {
+                let err = assemble(&wrong, check).err().expect("an error").to_string();
+                assert!(err.contains("row offsets decrease at row 30"), "{check:?}: {err}");
+            }
+            // Runs that overlap are refused before any launch.
+            let mut overlapping = runs.clone();
+            overlapping[2].first_row = 349;
+            let err = assemble(&overlapping, None).err().expect("an error").to_string();
+            assert!(err.contains("row runs: run 2 (rows 349..350 of 400) overlaps"), "{err}");
         }
     };
 }

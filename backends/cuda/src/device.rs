@@ -295,6 +295,16 @@ impl CudaDevice {
         self.ctx.bind()
     }
 
+    /// Makes this device's primary context current on the calling thread,
+    /// for libraries that use the current context (NCCL through the CUDA
+    /// runtime).
+    ///
+    /// # Errors
+    /// A driver failure.
+    pub fn make_current(&self) -> DeviceResult<()> {
+        self.bind()
+    }
+
     fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
         spgemm_core::device::check_range("cuda", what, len, offset, bytes)
     }

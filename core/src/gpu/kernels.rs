@@ -162,11 +162,14 @@ pub enum Kernel {
     /// `spgemm_pack_fill`: B's rows packed into those runs, a word and its
     /// mask of columns each.
     PackFill,
+    /// `spgemm_place_offsets`: the row offsets of a matrix assembled from
+    /// runs of rows copied from other matrices.
+    PlaceOffsets,
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 28] = [
+pub const FIXED: [Kernel; 29] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -195,6 +198,7 @@ pub const FIXED: [Kernel; 28] = [
     Kernel::NarrowOffsets,
     Kernel::PackCount,
     Kernel::PackFill,
+    Kernel::PlaceOffsets,
 ];
 
 impl Kernel {
@@ -232,6 +236,7 @@ impl Kernel {
             Kernel::NarrowOffsets => "spgemm_narrow_offsets",
             Kernel::PackCount => "spgemm_pack_count",
             Kernel::PackFill => "spgemm_pack_fill",
+            Kernel::PlaceOffsets => "spgemm_place_offsets",
         };
         fixed.to_string()
     }
@@ -269,6 +274,7 @@ impl Kernel {
             Kernel::NarrowOffsets => of::<NarrowOffsetsArgs>(),
             Kernel::PackCount => of::<PackCountArgs>(),
             Kernel::PackFill => of::<PackFillArgs>(),
+            Kernel::PlaceOffsets => of::<PlaceOffsetsArgs>(),
         }
     }
 
@@ -656,6 +662,14 @@ kernel_args! {
         wide: DevicePtr = "const u64*",
         narrow: DevicePtr = "int*",
         n: u64 = "u64",
+    }
+    /// [`Kernel::PlaceOffsets`]: `n` row offsets; `segments` holds
+    /// `nsegs` starts, shifts and keep flags (`assembled_rows.cuh`).
+    PlaceOffsetsArgs {
+        rpt: DevicePtr = "u64*",
+        n: u64 = "u64",
+        segments: DevicePtr = "const u64*",
+        nsegs: u64 = "u64",
     }
 }
 

@@ -66,6 +66,11 @@ impl<D: Device, T: Scalar> GpuMatrix<D, T> {
     pub fn nnz(&self) -> usize {
         self.nnz
     }
+    /// Whether every row is known to be sorted without duplicates (found
+    /// when the matrix was uploaded or checked; a product's C is).
+    pub fn sorted_rows(&self) -> bool {
+        self.sorted
+    }
     /// Whether `self` and `other` share their structure (offsets and columns).
     pub fn same_structure(&self, other: &GpuMatrix<D, T>) -> bool {
         GpuMatrixRef::of(self).difference(other).is_none()

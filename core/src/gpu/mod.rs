@@ -19,6 +19,7 @@
 //!
 //! A [`GpuPlan`] keeps the symbolic result to rerun only the numeric phase.
 
+mod assembled;
 mod bandwidth;
 mod borrowed;
 mod checks;
@@ -46,6 +47,7 @@ mod staging;
 mod streamed;
 mod symbolic;
 
+pub use assembled::{Assembly, RowRun};
 pub use chunked::{HostTimes, Placement};
 pub use config::{
     Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,

@@ -19,6 +19,9 @@ use std::process::Command;
 use std::time::Duration;
 use wait_timeout::ChildExt;
 
+#[cfg(feature = "nccl")]
+mod resident;
+
 type Case = fn(&SimpleCommunicator) -> Result<(), String>;
 
 const CASES: &[(&str, Case)] = &[
@@ -54,7 +57,7 @@ fn main() {
     // One mpirun at a time: the ranks of one already oversubscribe CI's
     // cores.
     args.test_threads.get_or_insert(1);
-    let trials = CASES
+    let trials: Vec<Trial> = CASES
         .iter()
         .flat_map(|&(name, _)| {
             (1..=4).map(move |p| {
@@ -62,7 +65,33 @@ fn main() {
             })
         })
         .collect();
+    #[cfg(feature = "nccl")]
+    let trials = trials.into_iter().chain(gpu_trials()).collect();
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// The GPU cases on 1–4 ranks: ignored without a GPU (failed instead
+/// with `SPGEMM_REQUIRE_GPU=1`), and those that need a GPU per rank
+/// ignored beyond the GPUs present.
+#[cfg(feature = "nccl")]
+fn gpu_trials() -> Vec<Trial> {
+    let gpus = resident::gpus();
+    let required = std::env::var("SPGEMM_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    resident::CASES
+        .iter()
+        .flat_map(|&(name, _, per_rank)| {
+            (1..=4).map(move |p| {
+                let trial = Trial::test(format!("mpi::gpu::{name}::ranks{p}"), move || {
+                    if gpus == 0 {
+                        return Err("SPGEMM_REQUIRE_GPU=1 and no CUDA GPU is present".into());
+                    }
+                    launch(name, p)
+                });
+                let absent = gpus == 0 && !required;
+                trial.with_ignored_flag(absent || (gpus > 0 && per_rank && p > gpus))
+            })
+        })
+        .collect()
 }
 
 /// Runs `case` on `ranks` ranks under mpirun.
@@ -111,7 +140,15 @@ fn worker(case: &str) -> i32 {
         return 2;
     };
     let world = universe.world();
-    let Some(&(_, run)) = CASES.iter().find(|(n, _)| *n == case) else {
+    let found = CASES.iter().find(|(n, _)| *n == case).map(|&(_, run)| run);
+    #[cfg(feature = "nccl")]
+    let found = found.or_else(|| {
+        resident::CASES
+            .iter()
+            .find(|(n, _, _)| *n == case)
+            .map(|&(_, run, _)| run)
+    });
+    let Some(run) = found else {
         eprintln!("no case {case}");
         return 2;
     };
