@@ -184,8 +184,10 @@ pub enum Error {
 }
 
 impl Error {
-    /// Adds the file name in front of a parse or I/O error's message.
-    pub(crate) fn in_file(self, path: &std::path::Path) -> Error {
+    /// `self` with `path` in front of its message where it describes a
+    /// file's contents (parse, gzip, `.npz`, unsupported-feature errors),
+    /// as the file readers name it; other errors unchanged.
+    pub fn in_file(self, path: &std::path::Path) -> Error {
         match self {
             Error::Parse { line, message } => Error::Parse {
                 line,

@@ -8,6 +8,7 @@ use crate::{Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::mtx::part::{self, Summary};
+use spgemm_core::npz::StoredCsr;
 use spgemm_core::{CsrMatrix, Scalar};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -40,9 +41,14 @@ impl<T: Scalar> DistCsr<T> {
     /// A plain Matrix Market coordinate file is read in parallel: every
     /// rank maps it and parses only its byte range of the body (whole
     /// lines), the entries go to the owners of their rows, and the file is
-    /// read once in all. Other files (`.mtx.gz`, `.npz`, dense `array`
-    /// files) are read by rank 0 and scattered. The matrix and the first
-    /// error are those of the single-process reader. Collective.
+    /// read once in all; the matrix and the first error are those of the
+    /// single-process reader. A CSR `.npz` whose arrays are stored
+    /// uncompressed is read likewise: each rank reads its rows' offsets,
+    /// columns and values at their places in the file, with the
+    /// single-process reader's checks (where a file has several faults,
+    /// the one named may differ). Other files (`.mtx.gz`, compressed or
+    /// CSC `.npz`, dense `array` files) are read by rank 0 and scattered.
+    /// Collective.
     ///
     /// # Errors
     /// On every rank, the same: the reader's errors (naming the file and
@@ -55,23 +61,24 @@ impl<T: Scalar> DistCsr<T> {
             })
         };
         let npz = spgemm_core::files::is_npz(path);
-        let map = if npz {
-            Ok(None)
-        } else {
-            std::fs::File::open(path)
-                // SAFETY: the file is only read; as the single-process
-                // reader, it must not change while it is read.
-                .and_then(|f| unsafe { memmap2::Mmap::map(&f) })
-                .map(Some)
-                .map_err(io)
-        };
+        let map = std::fs::File::open(path)
+            // SAFETY: the file is only read; as the single-process
+            // reader, it must not change while it is read.
+            .and_then(|f| unsafe { memmap2::Mmap::map(&f) })
+            .map_err(io);
         let map = agree(comm, map)?;
-        let text: &[u8] = map.as_deref().unwrap_or(&[]);
+        if npz {
+            let layout = StoredCsr::find(&map).map_err(|e| Error::Core(e.in_file(path)));
+            if let Some(layout) = agree(comm, layout)? {
+                return Self::read_npz_parts(comm, path, &map, &layout, rows);
+            }
+        }
+        let text: &[u8] = &map;
         let plain = !npz && !text.starts_with(&[0x1f, 0x8b]);
         let head = if plain {
             part::header(text)
                 .map(Some)
-                .map_err(|e| Error::Core(in_file(e, path)))
+                .map_err(|e| Error::Core(e.in_file(path)))
         } else {
             Ok(None)
         };
@@ -105,17 +112,7 @@ impl<T: Scalar> DistCsr<T> {
         let (p, r) = (comm.size() as usize, comm.rank() as usize);
         // Agreed: a rank given a partition that does not fit must not
         // leave the others waiting.
-        let rows = match rows {
-            Some(x) if x.parts() != p || x.len() != h.nrows as u64 => Err(Error::Argument(format!(
-                "the partition has {} parts over {} rows; the communicator has {p} ranks and {} {} rows",
-                x.parts(),
-                x.len(),
-                path.display(),
-                h.nrows
-            ))),
-            Some(x) => Ok(x.clone()),
-            None => Partition::even(h.nrows as u64, p),
-        };
+        let rows = rows_of_file(path, h.nrows as u64, rows, p);
         let rows = agree(comm, rows)?;
         let mine = &body[cut(body, r, p)..cut(body, r + 1, p)];
         let mut piece = part::parse_part::<T>(mine, h);
@@ -175,7 +172,7 @@ impl<T: Scalar> DistCsr<T> {
                 };
                 spgemm_core::Error::Parse { line, message }
             });
-            return Err(Error::Core(in_file(e, path)));
+            return Err(Error::Core(e.in_file(path)));
         }
         // The entries to the owners of their rows, in file order.
         let (nrows, ncols) = (h.nrows as u64, h.ncols as u64);
@@ -272,13 +269,22 @@ impl<T: Scalar> DistCsr<T> {
     }
 }
 
-/// `e` naming `path`, as the single-process reader names it.
-fn in_file(e: spgemm_core::Error, path: &Path) -> spgemm_core::Error {
-    match e {
-        spgemm_core::Error::Parse { line, message } => spgemm_core::Error::Parse {
-            line,
-            message: format!("{}: {message}", path.display()),
-        },
-        other => other,
+/// `rows` (default: even) as the partition of the `nrows` rows of the
+/// file at `path` over `ranks` ranks, or the error naming both sizes.
+pub(crate) fn rows_of_file(
+    path: &Path,
+    nrows: u64,
+    rows: Option<&Partition>,
+    ranks: usize,
+) -> Result<Partition> {
+    match rows {
+        Some(x) if x.parts() != ranks || x.len() != nrows => Err(Error::Argument(format!(
+            "the partition has {} parts over {} rows; the communicator has {ranks} ranks and {} {nrows} rows",
+            x.parts(),
+            x.len(),
+            path.display(),
+        ))),
+        Some(x) => Ok(x.clone()),
+        None => Partition::even(nrows, ranks),
     }
 }

@@ -49,6 +49,8 @@ mod local;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 #[cfg(feature = "mpi")]
+mod npz_parts;
+#[cfg(feature = "mpi")]
 pub mod one_d;
 #[cfg(feature = "mpi")]
 pub mod resident;

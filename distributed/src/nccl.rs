@@ -12,6 +12,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::device::Device;
 use spgemm_cuda::{CudaDevice, Stream};
+use std::ffi::c_void;
 
 /// An NCCL communicator over an MPI communicator's ranks, one GPU each.
 pub struct Nccl<'c> {
@@ -107,34 +108,25 @@ impl DeviceExchange<CudaDevice> for Nccl<'_> {
             device.make_current().map_err(spgemm_core::Error::from)?;
             result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
             let posted = (|| {
-                for p in recvs.iter().filter(|p| p.bytes > 0) {
+                let post = |p: &Piece, receive: bool| {
+                    let (ptr, count, int8) =
+                        (p.ptr as *mut c_void, p.bytes, sys::ncclDataType_t::ncclInt8);
                     // SAFETY: the caller's pieces address live device
                     // memory of this device; complete before return.
                     unsafe {
-                        result::recv(
-                            p.ptr as *mut std::ffi::c_void,
-                            p.bytes,
-                            sys::ncclDataType_t::ncclInt8,
-                            p.peer as i32,
-                            self.nccl,
-                            stream,
-                        )
+                        if receive {
+                            result::recv(ptr, count, int8, p.peer as i32, self.nccl, stream)
+                        } else {
+                            result::send(ptr, count, int8, p.peer as i32, self.nccl, stream)
+                        }
                     }
-                    .map_err(|e| failed("ncclRecv", e))?;
-                }
-                for p in sends.iter().filter(|p| p.bytes > 0) {
-                    // SAFETY: as above.
-                    unsafe {
-                        result::send(
-                            p.ptr as *const std::ffi::c_void,
-                            p.bytes,
-                            sys::ncclDataType_t::ncclInt8,
-                            p.peer as i32,
-                            self.nccl,
-                            stream,
-                        )
+                    .map_err(|e| failed(if receive { "ncclRecv" } else { "ncclSend" }, e))
+                };
+                let receives = recvs.iter().map(|p| (p, true));
+                for (p, receive) in receives.chain(sends.iter().map(|p| (p, false))) {
+                    if p.bytes > 0 {
+                        post(p, receive)?;
                     }
-                    .map_err(|e| failed("ncclSend", e))?;
                 }
                 Ok(())
             })();

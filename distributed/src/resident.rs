@@ -505,14 +505,14 @@ mod tests {
     #[test]
     fn runs_found_in_chunks_join_where_chunks_meet() {
         // 300,000 rows (several chunks), gaps of 1..=15 rows and every
-        // 3,001st a gap of 1,000: one run per stretch between those.
+        // 6,001st a gap of 1,000: one run per stretch between those.
         let mut rows = vec![5u64];
         for k in 1..300_000u64 {
-            let gap = if k % 3001 == 0 { 1000 } else { 1 + k * 7 % 15 };
+            let gap = if k % 6001 == 0 { 1000 } else { 1 + k * 7 % 15 };
             rows.push(rows.last().unwrap() + gap);
         }
         let runs = runs_of(&rows);
-        assert_eq!(runs.len(), 1 + (300_000 - 1) / 3001);
+        assert_eq!(runs.len(), 1 + (300_000 - 1) / 6001);
         let mut at = 0;
         for &(first, len) in &runs {
             assert_eq!(first, rows[at], "a run starts at a row");

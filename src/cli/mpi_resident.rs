@@ -5,7 +5,7 @@
 //! operands already on the devices, in the same run.
 
 use super::bench::BenchArgs;
-use super::mpi_run::{median, on_root, rank_backend, scatter, together, Loaded};
+use super::mpi_run::{median, on_root, rank_backend, scatter, slowest, together, Loaded};
 use super::CliError;
 use spgemm::device::Device;
 use spgemm::distributed::comm;
@@ -218,10 +218,7 @@ fn distributed<D: Device, T: Scalar>(
         let (c, stats) =
             resident::multiply(world, engine, exchange, &ga, &gb).map_err(spgemm::Error::from)?;
         let mine = t.elapsed().as_secs_f64() * 1e3;
-        let slowest = comm::all_gather(world, mine.to_bits())
-            .into_iter()
-            .map(f64::from_bits)
-            .fold(0.0, f64::max);
+        let slowest = slowest(world, mine);
         if run + 1 == args.warmup + args.reps && args.check {
             let c = c.download(world, engine).map_err(spgemm::Error::from)?;
             let whole = c.gather(world, 0).map_err(spgemm::Error::from)?;

@@ -237,6 +237,15 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
 }
 
 /// The median of `v` (not empty).
+/// The largest of every rank's `ms`. Collective.
+pub(super) fn slowest(world: &SimpleCommunicator, ms: f64) -> f64 {
+    comm::all_gather(world, ms.to_bits())
+        .into_iter()
+        .map(f64::from_bits)
+        .fold(0.0, f64::max)
+}
+
+/// The median of `v` (of an even count, the upper middle one).
 pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -312,10 +321,7 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
             let (c, stats) = spgemm::distributed::multiply(&world, &da, db, &backend, options)
                 .map_err(spgemm::Error::from)?;
             let mine = t.elapsed().as_secs_f64() * 1e3;
-            let slowest = comm::all_gather(&world, mine.to_bits())
-                .into_iter()
-                .map(f64::from_bits)
-                .fold(0.0, f64::max);
+            let slowest = slowest(&world, mine);
             if run + 1 == args.warmup + args.reps && args.check {
                 let whole = c.gather(&world, 0).map_err(spgemm::Error::from)?;
                 on_root(&world, || {

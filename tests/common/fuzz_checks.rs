@@ -111,7 +111,20 @@ pub fn mtx_read_parts(data: &[u8]) {
                 .into_iter()
                 .map(|p| (p.rows, p.cols, p.values))
                 .collect();
-            Ok(part::build_rows(h.nrows, h.ncols, entries).unwrap())
+            match part::build_rows(h.nrows, h.ncols, entries) {
+                Ok(m) => Ok(m),
+                // Only the host's memory can refuse a parsed file here (a
+                // header declaring more rows than fit, when the fuzzer
+                // lets allocations fail): the whole read fails alike.
+                Err(e) => {
+                    assert!(
+                        matches!(e, spgemm_core::Error::HostOutOfMemory { .. }),
+                        "{e}"
+                    );
+                    assert!(mtx::parse_sequential::<f64>(data).is_err());
+                    return;
+                }
+            }
         }
     };
     match (got, mtx::parse_sequential::<f64>(data)) {
@@ -166,6 +179,58 @@ pub fn npz_read(data: &[u8]) {
         npz::write(&mut out, &m, compressed).expect("writing to memory");
         let back = npz::read::<f64>(Cursor::new(out.into_inner())).expect("our own archive");
         assert_identical(&back, &m);
+    }
+}
+
+/// An `.npz` file read as the distributed reader reads one with stored
+/// arrays: its rows cut into 1 to 8 parts (at rows chosen by the first
+/// bytes), each read alone from the file's bytes. The parts give the
+/// sequential reader's matrix when it reads one and fail when it fails
+/// (with several faults in a file, the first named may differ).
+pub fn npz_read_parts(data: &[u8]) {
+    use spgemm_core::npz::{self, StoredCsr};
+    let sequential = || npz::read::<f64>(std::io::Cursor::new(data));
+    let layout = match StoredCsr::find(data) {
+        Ok(Some(layout)) => layout,
+        Ok(None) => return,
+        Err(e) => {
+            assert!(
+                sequential().is_err(),
+                "the layout failed ({e}), the whole read did not"
+            );
+            return;
+        }
+    };
+    let n = layout.nrows;
+    let parts = 1 + data.first().map_or(0, |&b| b as usize % 8);
+    let mut cuts: Vec<usize> = (1..parts)
+        .map(|k| data.get(k).map_or(0, |&b| b as usize * n / 256))
+        .collect();
+    cuts.sort_unstable();
+    cuts.insert(0, 0);
+    cuts.push(n);
+    let got = (|| {
+        let (mut offsets, mut cols, mut vals) = (vec![0usize], Vec::new(), Vec::new());
+        let mut sums = Vec::new();
+        for w in cuts.windows(2) {
+            let part = layout.read_rows::<f64>(data, w[0]..w[1])?;
+            let base = *offsets.last().expect("one offset at least");
+            offsets.extend(part.offsets[1..].iter().map(|x| x + base));
+            cols.extend(part.cols);
+            vals.extend(part.values);
+            sums.push(part.sums);
+        }
+        layout.check_sums(data, &sums)?;
+        spgemm_core::CsrMatrix::new(n, layout.ncols, offsets, cols, vals)
+    })();
+    match (got, sequential()) {
+        (Ok(p), Ok(s)) => assert_identical(&p, &s),
+        (Err(_), Err(_)) => {}
+        (p, s) => panic!(
+            "parts {:?} but sequential {:?}",
+            p.map(|_| ()),
+            s.map(|_| ())
+        ),
     }
 }
 

@@ -46,6 +46,15 @@ fn npz_read_corpus() {
 }
 
 #[test]
+fn npz_read_parts_corpus() {
+    // The `.npz` corpus (the parts target's fuzzing starts from it) and
+    // the parts target's own finds, read in parts and whole.
+    replay("npz_read", fuzz_checks::npz_read_parts);
+    replay("npz_read_parts", fuzz_checks::npz_read_parts);
+    replay("npz_read_parts", fuzz_checks::npz_read);
+}
+
+#[test]
 fn csr_multiply_corpus() {
     replay("csr_multiply", fuzz_checks::csr_multiply);
 }

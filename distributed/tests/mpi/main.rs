@@ -19,6 +19,7 @@ use std::process::Command;
 use std::time::Duration;
 use wait_timeout::ChildExt;
 
+mod npz;
 #[cfg(feature = "nccl")]
 mod resident;
 
@@ -59,6 +60,7 @@ fn main() {
     args.test_threads.get_or_insert(1);
     let trials: Vec<Trial> = CASES
         .iter()
+        .chain(npz::CASES)
         .flat_map(|&(name, _)| {
             (1..=4).map(move |p| {
                 Trial::test(format!("mpi::{name}::ranks{p}"), move || launch(name, p))
@@ -140,7 +142,11 @@ fn worker(case: &str) -> i32 {
         return 2;
     };
     let world = universe.world();
-    let found = CASES.iter().find(|(n, _)| *n == case).map(|&(_, run)| run);
+    let found = CASES
+        .iter()
+        .chain(npz::CASES)
+        .find(|(n, _)| *n == case)
+        .map(|&(_, run)| run);
     #[cfg(feature = "nccl")]
     let found = found.or_else(|| {
         resident::CASES
