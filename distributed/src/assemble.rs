@@ -1,13 +1,13 @@
 //! The rows of B a rank multiplies by in the 1D algorithm: its own and
 //! the fetched ones, as one CSR matrix over the columns they use.
 
+use crate::column_set::{bitmap_pays, Marks};
 use crate::dist_csr::{compact, DistCsr, Rows};
 use crate::wire::{Indices, Reader};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use spgemm_core::{CsrMatrix, Scalar};
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `a`'s column indices with column `k` renamed `rows[k]` (a rank that
 /// fetches nothing multiplies by its own part of B as it is: A's columns
@@ -65,7 +65,6 @@ pub(crate) fn b_hat<'b, T: Scalar>(
 ) -> Result<(Cow<'b, CsrMatrix<T>>, Vec<u64>)> {
     let ncols = b.ncols();
     let local = b.local();
-    let words = ncols.div_ceil(64);
     let mut pieces = Vec::with_capacity(counts.len());
     let mut nnz = 0usize;
     for (q, &rows) in counts.iter().enumerate() {
@@ -92,52 +91,36 @@ pub(crate) fn b_hat<'b, T: Scalar>(
             pieces.push(Piece::Fetched(Fetched { lens, cols, values }));
         }
     }
-    if words > 4 * nnz as u64 + 4096 {
+    if !bitmap_pays(ncols, nnz) {
         return by_sorting(b, &pieces);
     }
     // The columns used, as a bitmap of the column range.
-    let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-    let mark = |c: u64| _ = bits[(c / 64) as usize].fetch_or(1 << (c % 64), Ordering::Relaxed);
+    let marks = Marks::new(ncols);
     for piece in &pieces {
         match piece {
             Piece::Own(rows) => rows.par_chunks(CHUNK / 8 + 1).for_each(|rows| {
                 for &i in rows {
                     for &c in local.row(i).0 {
-                        mark(b.col_map()[c as usize]);
+                        marks.mark(b.col_map()[c as usize]);
                     }
                 }
             }),
             Piece::Fetched(f) => (0..f.cols.len())
                 .into_par_iter()
                 .with_min_len(CHUNK)
-                .for_each(|k| mark(f.cols.get(k))),
+                .for_each(|k| marks.mark(f.cols.get(k))),
         }
     }
-    let bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
-    let mut before = Vec::with_capacity(bits.len());
-    let mut total = 0u64;
-    for w in &bits {
-        before.push(total);
-        total += u64::from(w.count_ones());
-    }
-    if total > u64::from(u32::MAX) {
+    let set = marks.finish();
+    if set.len() > u64::from(u32::MAX) {
         return Err(Error::Argument(format!(
-            "one rank's rows of B use {total} distinct columns; at most {} are supported",
+            "one rank's rows of B use {} distinct columns; at most {} are supported",
+            set.len(),
             u32::MAX
         )));
     }
-    let mut map = Vec::with_capacity(total as usize);
-    for (i, &w) in bits.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            map.push(i as u64 * 64 + u64::from(w.trailing_zeros()));
-            w &= w - 1;
-        }
-    }
-    let position = |c: u64| {
-        let (i, bit) = ((c / 64) as usize, c % 64);
-        (before[i] + u64::from((bits[i] & ((1u64 << bit) - 1)).count_ones())) as u32
-    };
+    let map = set.columns();
+    let position = |c: u64| set.position(c);
     // Row offsets, then columns and values piece by piece.
     let mut offsets = Vec::with_capacity(counts.iter().sum::<usize>() + own.len() + 1);
     offsets.push(0usize);

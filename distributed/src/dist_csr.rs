@@ -1,5 +1,6 @@
 //! A CSR matrix distributed by rows over the ranks of a communicator.
 
+use crate::column_set::{bitmap_pays, Marks};
 use crate::comm::{self, agree, Traffic};
 use crate::partition::Partition;
 use crate::wire::{self, Reader};
@@ -8,7 +9,6 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use rayon::prelude::*;
 use spgemm_core::{CsrMatrix, CsrView, Scalar};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A sparse matrix of `nrows × ncols` (64-bit global sizes) whose rows are
 /// split over the ranks of a communicator in contiguous blocks
@@ -56,42 +56,27 @@ pub(crate) fn compact(
             cols[at]
         )));
     }
-    let words = ncols.div_ceil(64);
-    if words > 4 * cols.len() as u64 + 4096 {
+    if !bitmap_pays(ncols, cols.len()) {
         return compact_by_sorting(cols);
     }
-    let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let marks = Marks::new(ncols);
     cols.par_chunks(CHUNK).for_each(|chunk| {
         for &c in chunk {
-            bits[(c / 64) as usize].fetch_or(1 << (c % 64), Ordering::Relaxed);
+            marks.mark(c);
         }
     });
-    let bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
-    let mut before = Vec::with_capacity(bits.len());
-    let mut at = 0u64;
-    for w in &bits {
-        before.push(at);
-        at += u64::from(w.count_ones());
+    let set = marks.finish();
+    if set.len() > u64::from(u32::MAX) {
+        return Err(too_many_columns(set.len()));
     }
-    if at > u64::from(u32::MAX) {
-        return Err(too_many_columns(at));
-    }
-    let mut map = Vec::with_capacity(at as usize);
-    for (i, &w) in bits.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            map.push(i as u64 * 64 + u64::from(w.trailing_zeros()));
-            w &= w - 1;
-        }
-    }
+    let map = set.columns();
     let mut local = vec![0u32; cols.len()];
     local
         .par_chunks_mut(CHUNK)
         .zip(cols.par_chunks(CHUNK))
         .for_each(|(out, cols)| {
             for (o, &c) in out.iter_mut().zip(cols) {
-                let (i, b) = ((c / 64) as usize, c % 64);
-                *o = (before[i] + u64::from((bits[i] & ((1u64 << b) - 1)).count_ones())) as u32;
+                *o = set.position(c);
             }
         });
     Ok((local, map))

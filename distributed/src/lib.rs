@@ -37,6 +37,8 @@ pub use partition::Partition;
 #[cfg(feature = "mpi")]
 mod assemble;
 #[cfg(feature = "mpi")]
+mod column_set;
+#[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]
 pub mod device_exchange;

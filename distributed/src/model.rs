@@ -164,6 +164,37 @@ pub fn grid_side(ranks: usize) -> Option<usize> {
     (q * q == ranks).then_some(q)
 }
 
+/// The `q × q` grid of 2D SUMMA over a square number of ranks for
+/// `C = A·B` (A `m × k`, B `k × n`): rank `i·q + j` holds block `(i, j)`
+/// of each, A's rows, the shared dimension and B's columns each split
+/// evenly into `q` parts (Buluç and Gilbert 2012, §3).
+pub struct Grid {
+    /// Ranks per side.
+    pub q: usize,
+    /// A's (and C's) rows.
+    pub rows: Partition,
+    /// A's columns, B's rows.
+    pub inner: Partition,
+    /// B's (and C's) columns.
+    pub cols: Partition,
+}
+
+impl Grid {
+    /// The grid of `ranks` ranks for A `m × k` and B `k × n`.
+    ///
+    /// # Errors
+    /// [`Error::Argument`] when `ranks` is not a square.
+    pub fn new(ranks: usize, m: u64, k: u64, n: u64) -> Result<Self> {
+        let q = grid_side(ranks).ok_or_else(|| Error::not_square(ranks))?;
+        Ok(Self {
+            q,
+            rows: Partition::even(m, q)?,
+            inner: Partition::even(k, q)?,
+            cols: Partition::even(n, q)?,
+        })
+    }
+}
+
 /// The structure of `C = A·B` and what the predictions need of A and B.
 pub struct Model<'a> {
     a: Structure<'a>,
@@ -352,18 +383,18 @@ impl<'a> Model<'a> {
     pub fn two_d(&self, a_rows: &Partition, b_rows: &Partition) -> Result<Prediction> {
         self.check(a_rows, b_rows)?;
         let p = a_rows.parts();
-        let q = grid_side(p).ok_or_else(|| Error::not_square(p))?;
         let (m, k, n, vb) = (
             self.a.nrows as u64,
             self.b.nrows as u64,
             self.b.ncols as u64,
             self.value_bytes,
         );
-        let (gm, gk, gn) = (
-            Partition::even(m, q)?,
-            Partition::even(k, q)?,
-            Partition::even(n, q)?,
-        );
+        let Grid {
+            q,
+            rows: gm,
+            inner: gk,
+            cols: gn,
+        } = Grid::new(p, m, k, n)?;
         // Counts before each exchange: A's and B's entries to their
         // blocks, C's back to its rows' owners.
         let counts = COUNT_BYTES * (p as u64 - 1);

@@ -4,7 +4,7 @@
 use crate::comm::Traffic;
 use crate::dist_csr::DistCsr;
 use crate::local::LocalProduct;
-use crate::model::{grid_side, Algorithm};
+use crate::model::{grid_side, Algorithm, Grid};
 use crate::one_d;
 use crate::partition::Partition;
 use crate::wire::{rows_bytes, triplets_bytes, COUNT_BYTES, HEADER_BYTES};
@@ -191,14 +191,14 @@ fn two_d_input_bytes<T: Scalar>(
     b: &DistCsr<T>,
 ) -> Result<u64> {
     let (p, r) = (comm.size() as usize, comm.rank() as usize);
-    let q = grid_side(p).ok_or_else(|| Error::not_square(p))?;
     let vb = std::mem::size_of::<T>() as u64;
     let (m, k, n) = (a.nrows(), b.nrows(), b.ncols());
-    let (gm, gk, gn) = (
-        Partition::even(m, q)?,
-        Partition::even(k, q)?,
-        Partition::even(n, q)?,
-    );
+    let Grid {
+        q,
+        rows: gm,
+        inner: gk,
+        cols: gn,
+    } = Grid::new(p, m, k, n)?;
     let count = |x: &DistCsr<T>, gr: &Partition, gc: &Partition| {
         let mut c = vec![0u64; p];
         let first = x.global_rows().start;

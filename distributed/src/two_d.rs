@@ -11,8 +11,7 @@
 use crate::comm::{self, agree, Traffic};
 use crate::dist_csr::{compact, rows_message, DistCsr, Rows};
 use crate::local::{add, product, LocalProduct};
-use crate::model::grid_side;
-use crate::partition::Partition;
+use crate::model::Grid;
 use crate::run::{elapsed_ms, RunStats};
 use crate::wire::{Reader, Writer};
 use crate::{Algorithm, Error, Result};
@@ -140,14 +139,14 @@ pub fn multiply<T: Scalar>(
     let start = Instant::now();
     let (p, r) = (comm.size() as usize, comm.rank() as usize);
     crate::run::check_shapes(comm, a, b)?;
-    let q = grid_side(p).ok_or_else(|| Error::not_square(p))?;
-    let (i, j) = (r / q, r % q);
     let (m, k, n) = (a.nrows(), b.nrows(), b.ncols());
-    let (gm, gk, gn) = (
-        Partition::even(m, q)?,
-        Partition::even(k, q)?,
-        Partition::even(n, q)?,
-    );
+    let Grid {
+        q,
+        rows: gm,
+        inner: gk,
+        cols: gn,
+    } = Grid::new(p, m, k, n)?;
+    let (i, j) = (r / q, r % q);
     let mut stats = RunStats::new(Algorithm::TwoD);
     let t = Instant::now();
     let a_in = redistribute(
