@@ -169,6 +169,17 @@ struct MultiplyArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     algorithm: spgemm::distributed::Choice,
+    /// With --distributed: A, B and C stay on the ranks' GPUs between
+    /// reading and writing (1D rows, B's rows moved GPU to GPU by
+    /// --exchange).
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    #[arg(long, requires = "distributed")]
+    resident: bool,
+    /// With --resident: nccl (NVIDIA, feature nccl) or host (staged
+    /// through pinned host memory and MPI).
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    #[arg(long, value_enum, default_value = "host")]
+    exchange: mpi_resident::Exchange,
     #[command(flatten)]
     common: Common,
 }

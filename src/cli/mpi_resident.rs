@@ -60,7 +60,7 @@ pub fn bench<T: Scalar>(
                     )),
                     #[cfg(not(feature = "nccl"))]
                     Exchange::Nccl => {
-                        together(world, host_only("this build lacks the nccl feature"))?
+                        return refused(world, host_only("this build lacks the nccl feature"))
                     }
                 }
             }
@@ -76,7 +76,7 @@ pub fn bench<T: Scalar>(
             for e in &args.exchange {
                 match e {
                     Exchange::Host => exchanges.push(Box::new(HostStaged::new(world))),
-                    Exchange::Nccl => together(world, host_only("NCCL is for NVIDIA GPUs"))?,
+                    Exchange::Nccl => return refused(world, host_only("NCCL is for NVIDIA GPUs")),
                 }
             }
             let all = all.as_ref().and_then(|b| match b {
@@ -85,13 +85,73 @@ pub fn bench<T: Scalar>(
             });
             products::<_, T>(world, args, files, &m.engines()[0], &exchanges, all)
         }
-        Backend::Cpu(_) => together(
-            world,
-            Err(CliError::Argument(
-                "--resident needs a GPU backend (cuda or hip)".into(),
-            )),
-        ),
+        Backend::Cpu(_) => refused(world, Err(no_gpu())),
     }
+}
+
+/// `C = A·B` (this rank's rows of each) with the operands on the ranks'
+/// GPUs through `exchange`: uploaded, multiplied, C downloaded. Collective.
+pub fn multiply<T: Scalar>(
+    world: &SimpleCommunicator,
+    backend: &Backend,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+    exchange: Exchange,
+) -> Result<(DistCsr<T>, ResidentStats), CliError> {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(m) => {
+            let engine = &m.engines()[0];
+            match exchange {
+                Exchange::Host => on_gpus(world, engine, &HostStaged::new(world), a, b),
+                #[cfg(feature = "nccl")]
+                Exchange::Nccl => {
+                    let nccl = spgemm::distributed::nccl::Nccl::new(world, engine.device())
+                        .map_err(spgemm::Error::from)?;
+                    on_gpus(world, engine, &nccl, a, b)
+                }
+                #[cfg(not(feature = "nccl"))]
+                Exchange::Nccl => refused(world, host_only("this build lacks the nccl feature")),
+            }
+        }
+        #[cfg(feature = "hip")]
+        Backend::Hip(m) => {
+            if exchange == Exchange::Nccl {
+                return refused(world, host_only("NCCL is for NVIDIA GPUs"));
+            }
+            on_gpus(world, &m.engines()[0], &HostStaged::new(world), a, b)
+        }
+        Backend::Cpu(_) => refused(world, Err(no_gpu())),
+    }
+}
+
+/// The error of `--resident` on the CPU backend.
+fn no_gpu() -> CliError {
+    CliError::Argument("--resident needs a GPU backend (cuda or hip)".into())
+}
+
+/// `e`'s error on every rank (every rank refuses the same request).
+fn refused<R>(world: &SimpleCommunicator, e: Result<(), CliError>) -> Result<R, CliError> {
+    match together(world, e) {
+        Err(e) => Err(e),
+        Ok(()) => Err(CliError::Argument("a request refused on some rank".into())),
+    }
+}
+
+/// [`multiply`] on `engine`'s GPU through `exchange`.
+fn on_gpus<D: Device, T: Scalar>(
+    world: &SimpleCommunicator,
+    engine: &GpuEngine<D>,
+    exchange: &dyn DeviceExchange<D>,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+) -> Result<(DistCsr<T>, ResidentStats), CliError> {
+    let up = |m| DeviceDistCsr::upload(world, engine, m).map_err(spgemm::Error::from);
+    let (ga, gb) = (up(a)?, up(b)?);
+    let (gc, stats) =
+        resident::multiply(world, engine, exchange, &ga, &gb).map_err(spgemm::Error::from)?;
+    let c = gc.download(world, engine).map_err(spgemm::Error::from)?;
+    Ok((c, stats))
 }
 
 /// The error for `--exchange nccl` where NCCL cannot be used (`why`).
@@ -241,8 +301,8 @@ fn distributed<D: Device, T: Scalar>(
     Ok(runs.swap_remove(runs.len() / 2))
 }
 
-/// Every rank's figures of `stats`, in rank order, by name.
-fn gather(world: &SimpleCommunicator, stats: &ResidentStats) -> serde_json::Value {
+/// Every rank's figures of `stats`, in rank order, by name. Collective.
+pub(super) fn gather(world: &SimpleCommunicator, stats: &ResidentStats) -> serde_json::Value {
     let every = |v: f64| -> Vec<f64> {
         comm::all_gather(world, v.to_bits())
             .into_iter()
@@ -264,7 +324,7 @@ fn gather(world: &SimpleCommunicator, stats: &ResidentStats) -> serde_json::Valu
 }
 
 /// Prints each rank's line of `per_rank` (from [`gather`]).
-fn print_ranks(per_rank: &serde_json::Value) {
+pub(super) fn print_ranks(per_rank: &serde_json::Value) {
     let col = |k: &str| -> Vec<f64> {
         per_rank[k]
             .as_array()

@@ -169,7 +169,6 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     let universe = spgemm::distributed::mpi::initialize()
         .ok_or_else(|| CliError::Argument("MPI could not be initialised".into()))?;
     let world = universe.world();
-    let ranks = world.size() as usize;
     // Only rank 0 writes, and only it probes the output (ranks probing the
     // same path at once would trip over each other's probe).
     on_root(&world, || {
@@ -197,46 +196,71 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
         }
     };
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
+    let db = db.as_ref().unwrap_or(&da);
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+    if args.resident {
+        let (c, stats) =
+            super::mpi_resident::multiply::<T>(&world, &backend, &da, db, args.exchange)?;
+        let how = format!("1d on the GPUs over {}", stats.exchange);
+        let report = super::mpi_resident::gather(&world, &stats);
+        return write_c(&world, args, &c, (read_ms, &how, &backend), || {
+            super::mpi_resident::print_ranks(&report)
+        });
+    }
     let options = Options {
         algorithm: args.algorithm,
     };
-    let (c, stats) =
-        spgemm::distributed::multiply(&world, &da, db.as_ref().unwrap_or(&da), &backend, options)
-            .map_err(spgemm::Error::from)?;
+    let (c, stats) = spgemm::distributed::multiply(&world, &da, db, &backend, options)
+        .map_err(spgemm::Error::from)?;
+    let columns = gather_stats(&world, &stats);
+    let how = stats.algorithm.to_string();
+    write_c(&world, args, &c, (read_ms, &how, &backend), || {
+        print_ranks(&columns)
+    })
+}
+
+/// Writes C (every rank its rows into one `.mtx`/`.mtx.gz`; `.npz`
+/// gathered on rank 0), then prints on rank 0 what ran (`read_ms`, how,
+/// on which backend) and each rank's figures (`per_rank`). Collective.
+fn write_c<T: Scalar>(
+    world: &SimpleCommunicator,
+    args: &MultiplyArgs,
+    c: &DistCsr<T>,
+    (read_ms, how, backend): (f64, &str, &Backend),
+    per_rank: impl FnOnce(),
+) -> Result<(), CliError> {
+    let ranks = world.size() as usize;
     // .mtx and .mtx.gz: every rank writes its rows into the one file;
     // .npz: rank 0 gathers C and writes it.
     let t = Instant::now();
     let npz = spgemm::files::is_npz(&args.output);
     if npz {
-        let whole = c.gather(&world, 0).map_err(spgemm::Error::from)?;
-        on_root(&world, || {
+        let whole = c.gather(world, 0).map_err(spgemm::Error::from)?;
+        on_root(world, || {
             let c = whole.as_ref().expect("rank 0 gathered C");
             Ok(spgemm::files::write(&args.output, c, None)?)
         })?;
     } else {
-        c.write_mtx(&world, &args.output)
+        c.write_mtx(world, &args.output)
             .map_err(spgemm::Error::from)?;
     }
     let write_ms = t.elapsed().as_secs_f64() * 1e3;
-    let nnz = c.nnz(&world);
-    let columns = gather_stats(&world, &stats);
-    on_root(&world, || {
+    let nnz = c.nnz(world);
+    on_root(world, || {
         eprintln!(
-            "C: {}x{}, nnz(C) {nnz}; {} on {ranks} ranks ({}), read {read_ms:.1} ms, write {write_ms:.1} ms ({}); wrote {}",
+            "C: {}x{}, nnz(C) {nnz}; {how} on {ranks} ranks ({}), read {read_ms:.1} ms, write {write_ms:.1} ms ({}); wrote {}",
             c.nrows(),
             c.ncols(),
-            stats.algorithm,
             backend.name(),
             if npz { "gathered on rank 0" } else { "every rank its rows" },
             args.output.display()
         );
-        print_ranks(&columns);
+        per_rank();
         Ok(())
     })?;
     Ok(())
 }
 
-/// The median of `v` (not empty).
 /// The largest of every rank's `ms`. Collective.
 pub(super) fn slowest(world: &SimpleCommunicator, ms: f64) -> f64 {
     comm::all_gather(world, ms.to_bits())
@@ -245,7 +269,7 @@ pub(super) fn slowest(world: &SimpleCommunicator, ms: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The median of `v` (of an even count, the upper middle one).
+/// The median of `v` (not empty; of an even count, the upper middle one).
 pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]

@@ -127,3 +127,31 @@ fn mpirun_multiply_distributed_matches_one_process() {
         "{err}"
     );
 }
+
+#[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
+#[test]
+fn mpirun_resident_on_the_cpu_is_one_clear_error_on_every_rank() {
+    let r = std::process::Command::new("mpirun")
+        .args(["--oversubscribe", "-n", "2"])
+        .arg(env!("CARGO_BIN_EXE_spgemm"))
+        .args([
+            "multiply",
+            "--backend",
+            "cpu",
+            "--distributed",
+            "--resident",
+        ])
+        .arg(common::matrices_dir().join("bcsstk08.mtx.gz"))
+        .arg("-o")
+        .arg(common::temp_file("cli", "dist_resident_cpu.mtx"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success());
+    assert!(
+        err.contains("--resident needs a GPU backend (cuda or hip)"),
+        "{err}"
+    );
+}
