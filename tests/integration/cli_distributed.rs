@@ -46,10 +46,23 @@ fn expected_a() -> spgemm::CsrMatrix<f64> {
     spgemm::mtx::read_path(common::matrices_dir().join("bcsstk08.mtx.gz")).unwrap()
 }
 
+/// `spgemm` run by `mpirun --oversubscribe -n ranks` with `args` (as root
+/// too, as in containers and CI).
+#[cfg(feature = "mpi")]
+fn mpirun(ranks: usize, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new("mpirun")
+        .args(["--oversubscribe", "-n", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_spgemm"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap()
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn mpirun_multiply_distributed_matches_one_process() {
-    use std::process::Command;
     let a = common::matrices_dir().join("bcsstk08.mtx.gz");
     let one = common::temp_file("cli", "dist_one.mtx");
     let r = common::spgemm_command()
@@ -71,24 +84,17 @@ fn mpirun_multiply_distributed_matches_one_process() {
         (4, "2d", "npz", &plain),
     ] {
         let out = common::temp_file("cli", &format!("dist_{ranks}.{ext}"));
-        let r = Command::new("mpirun")
-            .args(["--oversubscribe", "-n", &ranks.to_string()])
-            .arg(env!("CARGO_BIN_EXE_spgemm"))
-            .args([
-                "multiply",
-                "--backend",
-                "cpu",
-                "--distributed",
-                "--algorithm",
-                algorithm,
-            ])
-            .arg(input)
-            .arg("-o")
-            .arg(&out)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .unwrap();
+        let args = [
+            "multiply",
+            "--backend",
+            "cpu",
+            "--distributed",
+            "--algorithm",
+            algorithm,
+        ];
+        let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        args.extend([input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+        let r = mpirun(ranks, &args);
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(r.status.success(), "{ranks} ranks: {err}");
         assert!(err.contains(&format!("on {ranks} ranks")), "{err}");
@@ -102,24 +108,18 @@ fn mpirun_multiply_distributed_matches_one_process() {
             .unwrap();
     }
     // 2D on 3 ranks: one clear error, from rank 0 only.
-    let r = Command::new("mpirun")
-        .args(["--oversubscribe", "-n", "3"])
-        .arg(env!("CARGO_BIN_EXE_spgemm"))
-        .args([
-            "multiply",
-            "--backend",
-            "cpu",
-            "--distributed",
-            "--algorithm",
-            "2d",
-        ])
-        .arg(&a)
-        .arg("-o")
-        .arg(common::temp_file("cli", "dist_bad.mtx"))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
+    let bad = common::temp_file("cli", "dist_bad.mtx");
+    let args = [
+        "multiply",
+        "--backend",
+        "cpu",
+        "--distributed",
+        "--algorithm",
+        "2d",
+    ];
+    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    args.extend([a.as_os_str(), "-o".as_ref(), bad.as_os_str()]);
+    let r = mpirun(3, &args);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success());
     assert!(
