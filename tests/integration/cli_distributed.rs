@@ -46,14 +46,23 @@ fn expected_a() -> spgemm::CsrMatrix<f64> {
     spgemm::mtx::read_path(common::matrices_dir().join("bcsstk08.mtx.gz")).unwrap()
 }
 
-/// `spgemm` run by `mpirun --oversubscribe -n ranks` with `args` (as root
-/// too, as in containers and CI).
+/// `spgemm multiply --backend cpu --distributed <flags> input -o out` run by
+/// `mpirun --oversubscribe -n ranks` (as root too, as in containers and CI).
 #[cfg(feature = "mpi")]
-fn mpirun(ranks: usize, args: &[&std::ffi::OsStr]) -> std::process::Output {
+fn mpirun(
+    ranks: usize,
+    flags: &[&str],
+    input: &std::path::Path,
+    out: &std::path::Path,
+) -> std::process::Output {
     std::process::Command::new("mpirun")
         .args(["--oversubscribe", "-n", &ranks.to_string()])
         .arg(env!("CARGO_BIN_EXE_spgemm"))
-        .args(args)
+        .args(["multiply", "--backend", "cpu", "--distributed"])
+        .args(flags)
+        .arg(input)
+        .arg("-o")
+        .arg(out)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
@@ -84,17 +93,7 @@ fn mpirun_multiply_distributed_matches_one_process() {
         (4, "2d", "npz", &plain),
     ] {
         let out = common::temp_file("cli", &format!("dist_{ranks}.{ext}"));
-        let args = [
-            "multiply",
-            "--backend",
-            "cpu",
-            "--distributed",
-            "--algorithm",
-            algorithm,
-        ];
-        let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-        args.extend([input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
-        let r = mpirun(ranks, &args);
+        let r = mpirun(ranks, &["--algorithm", algorithm], input, &out);
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(r.status.success(), "{ranks} ranks: {err}");
         assert!(err.contains(&format!("on {ranks} ranks")), "{err}");
@@ -109,17 +108,7 @@ fn mpirun_multiply_distributed_matches_one_process() {
     }
     // 2D on 3 ranks: one clear error, from rank 0 only.
     let bad = common::temp_file("cli", "dist_bad.mtx");
-    let args = [
-        "multiply",
-        "--backend",
-        "cpu",
-        "--distributed",
-        "--algorithm",
-        "2d",
-    ];
-    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-    args.extend([a.as_os_str(), "-o".as_ref(), bad.as_os_str()]);
-    let r = mpirun(3, &args);
+    let r = mpirun(3, &["--algorithm", "2d"], &a, &bad);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success());
     assert!(
@@ -131,23 +120,11 @@ fn mpirun_multiply_distributed_matches_one_process() {
 #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
 #[test]
 fn mpirun_resident_on_the_cpu_is_one_clear_error_on_every_rank() {
-    let r = std::process::Command::new("mpirun")
-        .args(["--oversubscribe", "-n", "2"])
-        .arg(env!("CARGO_BIN_EXE_spgemm"))
-        .args([
-            "multiply",
-            "--backend",
-            "cpu",
-            "--distributed",
-            "--resident",
-        ])
-        .arg(common::matrices_dir().join("bcsstk08.mtx.gz"))
-        .arg("-o")
-        .arg(common::temp_file("cli", "dist_resident_cpu.mtx"))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .unwrap();
+    let (a, out) = (
+        common::matrices_dir().join("bcsstk08.mtx.gz"),
+        common::temp_file("cli", "dist_resident_cpu.mtx"),
+    );
+    let r = mpirun(2, &["--resident"], &a, &out);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success());
     assert!(
