@@ -257,7 +257,13 @@ fn stored_layout(r: impl Read + Seek) -> Result<Option<StoredCsr>> {
         if entry.compression() != zip::CompressionMethod::Stored {
             return Ok(None);
         }
-        let (Some(start), stored, crc32) = (entry.data_start(), entry.size(), entry.crc32()) else {
+        // A stored member's bytes in the file are its compressed size
+        // (the whole reader reads that many, whatever size it claims).
+        let (Some(start), stored, crc32) = (
+            entry.data_start(),
+            entry.compressed_size().min(entry.size()),
+            entry.crc32(),
+        ) else {
             return Ok(None);
         };
         let head = npy_header(&mut entry).map_err(|e| err(format!("{file}: {e}")))?;
