@@ -119,16 +119,25 @@ struct Member {
     bytes: Vec<u8>,
 }
 
-/// The archive's member `file`, or the error naming it as missing.
+/// The archive's member `file`, or the error naming it as missing, or as
+/// stored (not compressed) with two different sizes: which bytes are its
+/// own is then unclear (the zip reader takes its compressed size).
 fn member_entry<'z, R: Read + Seek>(
     zip: &'z mut zip::ZipArchive<R>,
     file: &str,
 ) -> Result<zip::read::ZipFile<'z, R>> {
-    zip.by_name(file).map_err(|_| {
+    let entry = zip.by_name(file).map_err(|_| {
         err(format!(
             "missing member '{file}' (not a file of scipy.sparse.save_npz?)"
         ))
-    })
+    })?;
+    let (held, claimed) = (entry.compressed_size(), entry.size());
+    if entry.compression() == zip::CompressionMethod::Stored && held != claimed {
+        return Err(err(format!(
+            "{file}: a stored member of {held} bytes claims {claimed} bytes uncompressed"
+        )));
+    }
+    Ok(entry)
 }
 
 fn member<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, name: &str) -> Result<Member> {

@@ -257,13 +257,8 @@ fn stored_layout(r: impl Read + Seek) -> Result<Option<StoredCsr>> {
         if entry.compression() != zip::CompressionMethod::Stored {
             return Ok(None);
         }
-        // A stored member's bytes in the file are its compressed size
-        // (the whole reader reads that many, whatever size it claims).
-        let (Some(start), stored, crc32) = (
-            entry.data_start(),
-            entry.compressed_size().min(entry.size()),
-            entry.crc32(),
-        ) else {
+        // Stored: its compressed and claimed sizes are equal (checked).
+        let (Some(start), stored, crc32) = (entry.data_start(), entry.size(), entry.crc32()) else {
             return Ok(None);
         };
         let head = npy_header(&mut entry).map_err(|e| err(format!("{file}: {e}")))?;
