@@ -220,6 +220,22 @@ fn read(name: &str) -> CsrMatrix<f64> {
     .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// The real matrix `name` as A, and as B itself or (rectangular) its
+/// transpose, each held whole and split evenly over the ranks.
+type Operands = (CsrMatrix<f64>, CsrMatrix<f64>, DistCsr<f64>, DistCsr<f64>);
+fn real_operands(comm: &SimpleCommunicator, name: &str) -> Result<Operands, String> {
+    let p = comm.size() as usize;
+    let a = read(name);
+    let b = if a.nrows() == a.ncols() {
+        a.clone()
+    } else {
+        a.transpose().unwrap()
+    };
+    let da = distribute(comm, &a, &Partition::even(a.nrows() as u64, p).unwrap())?;
+    let db = distribute(comm, &b, &Partition::even(b.nrows() as u64, p).unwrap())?;
+    Ok((a, b, da, db))
+}
+
 fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), String> {
     let p = comm.size() as usize;
     let cpu = CpuBackend::new();
@@ -231,14 +247,7 @@ fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), Str
         "lp_afiro",
         "Goodwin_010",
     ] {
-        let a = read(name);
-        let b = if a.nrows() == a.ncols() {
-            a.clone()
-        } else {
-            a.transpose().unwrap()
-        };
-        let da = distribute(comm, &a, &Partition::even(a.nrows() as u64, p).unwrap())?;
-        let db = distribute(comm, &b, &Partition::even(b.nrows() as u64, p).unwrap())?;
+        let (a, b, da, db) = real_operands(comm, name)?;
         let options = Options { algorithm };
         match multiply(comm, &da, &db, &cpu, options) {
             Ok((c, _)) => check(comm, &a, &b, &c, name)?,

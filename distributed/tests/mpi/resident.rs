@@ -4,7 +4,7 @@
 //! 1–4 ranks, and through NCCL on as many ranks as there are GPUs (NCCL
 //! refuses two ranks on one GPU).
 
-use super::{check, distribute, read, uneven, Case};
+use super::{check, distribute, real_operands, uneven, Case};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::CsrMatrix;
@@ -12,7 +12,7 @@ use spgemm_cuda::{CudaDevice, CudaEngine};
 use spgemm_distributed::device_exchange::{DeviceExchange, HostStaged};
 use spgemm_distributed::nccl::Nccl;
 use spgemm_distributed::resident::{multiply, DeviceDistCsr};
-use spgemm_distributed::{DistCsr, Partition};
+use spgemm_distributed::DistCsr;
 
 /// The GPU cases: name, case, whether it needs one GPU per rank.
 pub const CASES: &[(&str, Case, bool)] = &[
@@ -86,14 +86,7 @@ fn resident(comm: &SimpleCommunicator, nccl: bool) -> Result<(), String> {
         &staged
     };
     for name in ["west0067", "bcsstk08", "ca-GrQc", "lp_afiro"] {
-        let a = read(name);
-        let b = if a.nrows() == a.ncols() {
-            a.clone()
-        } else {
-            a.transpose().unwrap()
-        };
-        let da = distribute(comm, &a, &Partition::even(a.nrows() as u64, p).unwrap())?;
-        let db = distribute(comm, &b, &Partition::even(b.nrows() as u64, p).unwrap())?;
+        let (a, b, da, db) = real_operands(comm, name)?;
         product(comm, &engine, exchange, (&a, &da), (&b, &db), None, name)?;
     }
     // Rectangular, uneven partitions with an empty rank, rows of B far
