@@ -39,6 +39,45 @@ pub trait DeviceExchange<D: Device> {
     /// transport allows (MPI); a piece addressed to this rank or out of
     /// the communicator.
     fn exchange(&self, device: &D, sends: &[Piece], recvs: &[Piece]) -> Result<Traffic>;
+
+    /// As [`DeviceExchange::exchange`], but may return while the pieces
+    /// are still moving: they are in place once [`Started::ready`] has
+    /// completed on the device (at once when `None`). Every start is
+    /// followed by [`DeviceExchange::finish`] before the received pieces
+    /// are read by the host, freed or reused, or another exchange starts.
+    /// This one waits for the moves: exchanges that can leave them running
+    /// override it.
+    ///
+    /// # Errors
+    /// As [`DeviceExchange::exchange`] for what fails before the moves
+    /// are under way.
+    fn start(&self, device: &D, sends: &[Piece], recvs: &[Piece]) -> Result<Started<D>> {
+        let traffic = self.exchange(device, sends, recvs)?;
+        Ok(Started {
+            traffic,
+            ready: None,
+        })
+    }
+
+    /// Waits for the moves of the last [`DeviceExchange::start`]: the
+    /// device milliseconds they took, where the exchange measures them.
+    /// Collective.
+    ///
+    /// # Errors
+    /// Device or transport errors of the moves, on every rank.
+    fn finish(&self, device: &D) -> Result<Option<f64>> {
+        let _ = device;
+        Ok(None)
+    }
+}
+
+/// An exchange under way ([`DeviceExchange::start`]).
+pub struct Started<D: Device> {
+    /// The bytes it moves.
+    pub traffic: Traffic,
+    /// Completes on the device once every received piece is in place;
+    /// `None`: they already are.
+    pub ready: Option<D::Event>,
 }
 
 /// The check every exchange makes before it moves anything: each piece's

@@ -5,20 +5,24 @@
 //! one group per exchange on a stream of the rank's device.
 
 use crate::comm::{agree, Traffic};
-use crate::device_exchange::{check_peers, DeviceExchange, Piece};
+use crate::device_exchange::{check_peers, DeviceExchange, Piece, Started};
 use crate::{Error, Result};
 use cudarc::nccl::{result, sys};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::device::Device;
-use spgemm_cuda::{CudaDevice, Stream};
+use spgemm_cuda::{CudaDevice, Event, Stream};
 use std::ffi::c_void;
+use std::sync::Mutex;
 
 /// An NCCL communicator over an MPI communicator's ranks, one GPU each.
 pub struct Nccl<'c> {
     comm: &'c SimpleCommunicator,
     nccl: sys::ncclComm_t,
     stream: Stream,
+    /// Events before and after the moves of the exchange started last,
+    /// until it is finished.
+    under_way: Mutex<Option<(Event, Event)>>,
 }
 
 // SAFETY: the NCCL communicator is used by one thread at a time (every
@@ -80,7 +84,12 @@ impl<'c> Nccl<'c> {
             // SAFETY: `nccl` receives the communicator; the id is rank 0's.
             unsafe { result::comm_init_rank(&mut nccl, comm.size(), unique, comm.rank()) }
                 .map_err(|e| failed("ncclCommInitRank", e))?;
-            Ok(Self { comm, nccl, stream })
+            Ok(Self {
+                comm,
+                nccl,
+                stream,
+                under_way: Mutex::new(None),
+            })
         })();
         agree(comm, made)
     }
@@ -101,18 +110,35 @@ impl DeviceExchange<CudaDevice> for Nccl<'_> {
     }
 
     fn exchange(&self, device: &CudaDevice, sends: &[Piece], recvs: &[Piece]) -> Result<Traffic> {
+        let started = self.start(device, sends, recvs)?;
+        self.finish(device)?;
+        Ok(started.traffic)
+    }
+
+    /// Posts every send and receive in one NCCL group on the exchange's
+    /// stream and returns: the moves run beside the caller's kernels.
+    fn start(
+        &self,
+        device: &CudaDevice,
+        sends: &[Piece],
+        recvs: &[Piece],
+    ) -> Result<Started<CudaDevice>> {
         let (rank, ranks) = (self.comm.rank() as usize, self.comm.size() as usize);
         agree(self.comm, check_peers(rank, ranks, &[sends, recvs]))?;
         let stream = self.stream.raw() as sys::cudaStream_t;
-        let moved = (|| {
+        let posted = (|| {
             device.make_current().map_err(spgemm_core::Error::from)?;
+            let before = device
+                .record(&self.stream)
+                .map_err(spgemm_core::Error::from)?;
             result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
             let posted = (|| {
                 let post = |p: &Piece, receive: bool| {
                     let (ptr, count, int8) =
                         (p.ptr as *mut c_void, p.bytes, sys::ncclDataType_t::ncclInt8);
-                    // SAFETY: the caller's pieces address live device
-                    // memory of this device; complete before return.
+                    // SAFETY: each piece addresses live device memory of
+                    // this rank's GPU, `bytes` long (the caller's
+                    // contract), kept until the exchange is finished.
                     unsafe {
                         if receive {
                             result::recv(ptr, count, int8, p.peer as i32, self.nccl, stream)
@@ -132,16 +158,45 @@ impl DeviceExchange<CudaDevice> for Nccl<'_> {
             })();
             let ended = result::group_end().map_err(|e| failed("ncclGroupEnd", e));
             posted.and(ended)?;
+            let after = device
+                .record(&self.stream)
+                .map_err(spgemm_core::Error::from)?;
+            let ready = device
+                .record(&self.stream)
+                .map_err(spgemm_core::Error::from)?;
+            *self.under_way.lock().unwrap_or_else(|e| e.into_inner()) = Some((before, after));
+            Ok(ready)
+        })();
+        let ready = agree(self.comm, posted)?;
+        let bytes = |pieces: &[Piece]| pieces.iter().map(|p| p.bytes as u64).sum();
+        Ok(Started {
+            traffic: Traffic {
+                sent: bytes(sends),
+                received: bytes(recvs),
+            },
+            ready: Some(ready),
+        })
+    }
+
+    fn finish(&self, device: &CudaDevice) -> Result<Option<f64>> {
+        let events = self
+            .under_way
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let waited = (|| {
             device
                 .synchronize(&self.stream)
                 .map_err(spgemm_core::Error::from)?;
-            Ok(())
+            Ok(match events {
+                Some((before, after)) => Some(f64::from(
+                    device
+                        .elapsed_ms(&before, &after)
+                        .map_err(spgemm_core::Error::from)?,
+                )),
+                None => None,
+            })
         })();
-        agree(self.comm, moved)?;
-        let bytes = |pieces: &[Piece]| pieces.iter().map(|p| p.bytes as u64).sum();
-        Ok(Traffic {
-            sent: bytes(sends),
-            received: bytes(recvs),
-        })
+        agree(self.comm, waited)
     }
 }

@@ -317,6 +317,7 @@ pub(super) fn gather(world: &SimpleCommunicator, stats: &ResidentStats) -> serde
         "runs": every(stats.runs as f64),
         "plan_ms": every(stats.plan_ms),
         "fetch_ms": every(stats.fetch_ms),
+        "values_device_ms": every(stats.values_device_ms),
         "assemble_ms": every(stats.assemble_ms),
         "local_ms": every(stats.local_ms),
         "total_ms": every(stats.total_ms),
@@ -337,18 +338,19 @@ pub(super) fn print_ranks(per_rank: &serde_json::Value) {
         "runs",
         "plan_ms",
         "fetch_ms",
+        "values_device_ms",
         "assemble_ms",
         "local_ms",
         "total_ms",
     ];
     let cols: Vec<Vec<f64>> = names.iter().map(|k| col(k)).collect();
     eprintln!(
-        "rank   recv MiB  fetched rows  runs   plan ms  fetch ms  assemble ms  local ms  total ms"
+        "rank   recv MiB  fetched rows  runs   plan ms  fetch ms  values ms  assemble ms  local ms  total ms"
     );
     for r in 0..cols[0].len() {
         let v: Vec<f64> = cols.iter().map(|c| c[r]).collect();
         eprintln!(
-            "{r:>4} {:>10.3} {:>13} {:>5} {:>9.2} {:>9.2} {:>12.2} {:>9.2} {:>9.2}",
+            "{r:>4} {:>10.3} {:>13} {:>5} {:>9.2} {:>9.2} {:>10.2} {:>12.2} {:>9.2} {:>9.2}",
             v[0] / (1u64 << 20) as f64,
             v[1],
             v[2],
@@ -356,7 +358,8 @@ pub(super) fn print_ranks(per_rank: &serde_json::Value) {
             v[4],
             v[5],
             v[6],
-            v[7]
+            v[7],
+            v[8]
         );
     }
 }

@@ -151,6 +151,7 @@ impl<D: Device> GpuEngine<D> {
                     a: &matrices[0],
                     b: matrices.last().expect("one or two operands"),
                     pending: Some(&pending),
+                    values_ready: None,
                 };
                 product.check()?;
                 let run = product.enqueue(None, int32_offsets)?;

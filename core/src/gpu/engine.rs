@@ -362,6 +362,36 @@ impl<D: Device> GpuEngine<D> {
         self.run(a, b, None)
     }
 
+    /// `C = A·B` as [`GpuEngine::multiply`] while B's values are still
+    /// being written (by a transfer from another GPU): the symbolic phase,
+    /// which reads only B's structure, runs at once, and the numeric phase
+    /// waits on the device for `values_ready`, an event recorded on the
+    /// stream that writes them.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply`].
+    pub fn multiply_values_after<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        values_ready: &D::Event,
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        let ((c, mut times), peak) = self.with_launcher::<T, _>(|l| {
+            let product = Product {
+                launcher: *l,
+                options: &self.config,
+                a,
+                b,
+                pending: None,
+                values_ready: Some(values_ready),
+            };
+            product.check()?;
+            Ok((product.multiply(None)?, l.usage.peak()))
+        })?;
+        times.peak_bytes = peak;
+        Ok((c, times))
+    }
+
     /// The symbolic phase of `C = A·B`, kept as a plan.
     ///
     /// # Errors
@@ -450,6 +480,7 @@ impl<D: Device> GpuEngine<D> {
                 a,
                 b,
                 pending: None,
+                values_ready: None,
             };
             product.check()?;
             Ok((f(&product)?, l.usage.peak()))

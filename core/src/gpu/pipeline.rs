@@ -87,6 +87,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 col: &ccol,
                 val: &cval,
             };
+            if let Some(ready) = self.values_ready {
+                dev.wait(s0, ready)?;
+            }
             self.numeric(&out, typical, meta, counts)?;
         }
         let end = dev.record(s0)?;

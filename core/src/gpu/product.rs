@@ -36,6 +36,10 @@ pub(super) struct Product<'a, D: Device, T: Scalar> {
     /// library), launched but not yet answered: their faults come back
     /// with setup's counters.
     pub(super) pending: Option<&'a PendingChecks<D>>,
+    /// Completes once B's values are in place (they may still be arriving
+    /// while the symbolic phase runs, which reads only B's structure);
+    /// `None`: they are.
+    pub(super) values_ready: Option<&'a D::Event>,
 }
 
 /// The slice bounds ([`Product::slice_bounds`]) of the batch of rows that

@@ -293,6 +293,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         a: &a,
                         b: self.b,
                         pending: None,
+                        values_ready: None,
                     };
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);
