@@ -26,6 +26,8 @@ use spgemm_core::{CsrMatrix, Scalar};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+/// Fewest needed rows whose runs are found in parallel.
+const PARALLEL_ROWS: usize = 1 << 20;
 /// Runs of needed rows this close (rows between them) are fetched as one.
 pub const MERGE_GAP_ROWS: u64 = 16;
 /// The most runs of rows one rank asks of another.
@@ -220,18 +222,23 @@ fn runs_needed(rows: &[u64]) -> Vec<(u64, u64)> {
 /// The runs of consecutive rows covering `rows` (ascending, distinct):
 /// runs closer than [`MERGE_GAP_ROWS`] merged, then the smallest gaps
 /// merged until at most [`MAX_RUNS`] remain. `(first, len)` each. Found
-/// in parallel chunks, joined where they meet.
+/// in parallel chunks (from [`PARALLEL_ROWS`] rows), joined where they
+/// meet.
 pub fn runs_of(rows: &[u64]) -> Vec<(u64, u64)> {
-    let pieces: Vec<Vec<(u64, u64)>> = rows
-        .par_chunks(1 << 16)
-        .map(|chunk| {
-            let mut runs = Vec::new();
-            for &r in chunk {
-                push_run(&mut runs, r, 1);
-            }
-            runs
-        })
-        .collect();
+    let chunk_runs = |chunk: &[u64]| {
+        let mut runs = Vec::new();
+        for &r in chunk {
+            push_run(&mut runs, r, 1);
+        }
+        runs
+    };
+    // Below a million rows one pass here is quicker than waking the pool
+    // (R-MAT 18 on 2 ranks took 3.4 ms to plan through the pool).
+    let pieces: Vec<Vec<(u64, u64)>> = if rows.len() < PARALLEL_ROWS {
+        vec![chunk_runs(rows)]
+    } else {
+        rows.par_chunks(1 << 16).map(chunk_runs).collect()
+    };
     let mut runs = Vec::new();
     for (first, len) in pieces.into_iter().flatten() {
         push_run(&mut runs, first, len);
@@ -381,7 +388,8 @@ pub fn multiply<D: Device, T: Scalar>(
             value_sends.push(piece(val + size * from, (size * (to - from)) as usize));
         }
     }
-    let (mut recvs, mut value_recvs, mut own) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut recvs, mut value_recvs) = (Vec::new(), Vec::new());
+    let (mut own, mut own_values) = (Vec::new(), Vec::new());
     let mut offset = 0u64;
     for (run, peer) in &runs {
         let at = |ptr: u64, bytes: u64| (ptr, bytes as usize);
@@ -400,17 +408,27 @@ pub fn multiply<D: Device, T: Scalar>(
                 recvs.extend([piece(pieces[0]), piece(pieces[1])]);
                 value_recvs.push(piece(pieces[2]));
             }
-            None => own.extend(pieces.into_iter().zip([
-                (rpt + 8, 8 * run.rows),
-                (col, (4 * run.entries) as usize),
-                (val, (size * run.entries) as usize),
-            ])),
+            None => {
+                own.extend([
+                    (pieces[0], (rpt + 8, 8 * run.rows)),
+                    (pieces[1], (col, (4 * run.entries) as usize)),
+                ]);
+                own_values.push((pieces[2], (val, (size * run.entries) as usize)));
+            }
         }
         offset += run.entries;
     }
-    let copied = agree(comm, copy_own(dev, &own))?;
-    stats.device = exchange.exchange(dev, &sends, &recvs)?;
-    drop(copied);
+    // The rank's own rows are copied while the others' arrive.
+    let copies = dev.create_copy_stream().map_err(spgemm_core::Error::from)?;
+    let values_copies = dev.create_copy_stream().map_err(spgemm_core::Error::from)?;
+    let mut borrowed = Vec::new();
+    let copying = copy_spans(dev, &copies, &own, &mut borrowed);
+    let copying = agree(comm, copying);
+    let exchanged = copying.and_then(|()| exchange.exchange(dev, &sends, &recvs));
+    // Whatever happened, nothing is left writing into B̂'s arrays.
+    let copied = dev.synchronize(&copies).map_err(spgemm_core::Error::from);
+    stats.device = exchanged?;
+    agree(comm, copied.map_err(Error::from))?;
     stats.fetched_rows = runs
         .iter()
         .filter(|(_, p)| p.is_some())
@@ -428,23 +446,37 @@ pub fn multiply<D: Device, T: Scalar>(
     let b_hat = agree(comm, assembled.map_err(Error::from))?;
     stats.assemble_ms = elapsed_ms(t);
     let t = Instant::now();
-    let started = exchange.start(dev, &value_sends, &value_recvs)?;
-    stats.device.sent += started.traffic.sent;
-    stats.device.received += started.traffic.received;
-    let product = match &started.ready {
-        Some(ready) => engine.multiply_values_after(&a.matrix, &b_hat, ready),
-        None => engine.multiply(&a.matrix, &b_hat),
-    };
+    // The values, received and own, land while the product's symbolic
+    // phase runs; its numeric phase waits for them on the device.
+    let product = (|| {
+        let started = exchange.start(dev, &value_sends, &value_recvs)?;
+        stats.device.sent += started.traffic.sent;
+        stats.device.received += started.traffic.received;
+        let moved = (|| {
+            copy_spans(dev, &values_copies, &own_values, &mut borrowed)?;
+            if let Some(received) = &started.ready {
+                dev.wait(&values_copies, received)
+                    .map_err(spgemm_core::Error::from)?;
+            }
+            Ok(dev
+                .record(&values_copies)
+                .map_err(spgemm_core::Error::from)?)
+        })();
+        let ready = agree(comm, moved)?;
+        let product = engine.multiply_values_after(&a.matrix, &b_hat, &ready);
+        product.map_err(|e| Error::Local(e.to_string()))
+    })();
     // B̂ lives until the values have landed, whatever the product did.
     let moved = exchange.finish(dev);
+    let copied = dev.synchronize(&values_copies);
     drop(b_hat);
+    drop(borrowed);
     stats.values_device_ms = moved?.unwrap_or(0.0);
-    let c = agree(
+    agree(
         comm,
-        product
-            .map(|(c, _)| c)
-            .map_err(|e| Error::Local(e.to_string())),
+        copied.map_err(|e| Error::from(spgemm_core::Error::from(e))),
     )?;
+    let c = agree(comm, product.map(|(c, _)| c))?;
     stats.local_ms = elapsed_ms(t);
     stats.total_ms = elapsed_ms(start);
     Ok((
@@ -512,27 +544,25 @@ fn b_hat_runs<D: Device, T: Scalar>(
 /// A device address and a length in bytes.
 type Span = (u64, usize);
 
-/// Starts copying this rank's own rows into B̂ (`(to, from)` pairs) and
-/// waits for the copies; the borrowed buffers are returned to be dropped
-/// after.
-fn copy_own<D: Device>(device: &D, own: &[(Span, Span)]) -> Result<Vec<D::Buffer>> {
-    let stream = device
-        .create_copy_stream()
-        .map_err(spgemm_core::Error::from)?;
-    let mut borrowed = Vec::new();
-    for &((to, bytes), (from, _)) in own.iter().filter(|((_, b), _)| *b > 0) {
+/// Starts copying the spans `(to, from)` on `stream`, keeping the
+/// borrowed buffers in `borrowed` (they must outlive the copies).
+fn copy_spans<D: Device>(
+    device: &D,
+    stream: &D::Stream,
+    spans: &[(Span, Span)],
+    borrowed: &mut Vec<D::Buffer>,
+) -> Result<()> {
+    for &((to, bytes), (from, _)) in spans.iter().filter(|((_, b), _)| *b > 0) {
         // SAFETY: both address live device memory of `bytes` bytes (B's
-        // block and B̂'s arrays), kept alive past the synchronisation.
+        // block and B̂'s arrays), kept alive until the stream is
+        // synchronised.
         let (dst, src) = unsafe { (device.borrow(to, bytes), device.borrow(from, bytes)) };
         device
-            .copy_device(&stream, &src, 0, &dst, 0, bytes)
+            .copy_device(stream, &src, 0, &dst, 0, bytes)
             .map_err(spgemm_core::Error::from)?;
         borrowed.extend([dst, src]);
     }
-    device
-        .synchronize(&stream)
-        .map_err(spgemm_core::Error::from)?;
-    Ok(borrowed)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -563,15 +593,19 @@ mod tests {
 
     #[test]
     fn runs_found_in_chunks_join_where_chunks_meet() {
-        // 300,000 rows (several chunks), gaps of 1..=15 rows and every
-        // 6,001st a gap of 1,000: one run per stretch between those.
+        // 1,300,000 rows (in parallel, several chunks), gaps of 1..=15 rows and every
+        // 30,001st a gap of 1,000: one run per stretch between those.
         let mut rows = vec![5u64];
-        for k in 1..300_000u64 {
-            let gap = if k % 6001 == 0 { 1000 } else { 1 + k * 7 % 15 };
+        for k in 1..1_300_000u64 {
+            let gap = if k % 30_001 == 0 {
+                1000
+            } else {
+                1 + k * 7 % 15
+            };
             rows.push(rows.last().unwrap() + gap);
         }
         let runs = runs_of(&rows);
-        assert_eq!(runs.len(), 1 + (300_000 - 1) / 6001);
+        assert_eq!(runs.len(), 1 + (1_300_000 - 1) / 30_001);
         let mut at = 0;
         for &(first, len) in &runs {
             assert_eq!(first, rows[at], "a run starts at a row");

@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+mod prefetch;
 mod rows;
 
 use accumulator::{Accumulator, CompressedRows, Dense, Hash};
@@ -270,7 +271,7 @@ impl CpuBackend {
         } = product_stats(a, b)?;
         let chunks = rows::split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
         let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
-        let shortcuts = Shortcuts::of(&b);
+        let shortcuts = Shortcuts::of(&a, &b);
         {
             let mut slices = Vec::with_capacity(chunks.len());
             let mut rest = &mut counts[1..];
@@ -281,23 +282,27 @@ impl CpuBackend {
             }
             let dense = self.dense(b.ncols());
             let compressed = if dense { CompressedRows::of(&b) } else { None };
+            // One accumulator for the chunks a thread takes in a row (a
+            // dense one is as wide as C: allocating it per chunk cost more
+            // than the chunks' products on Erdős–Rényi 2²⁰ × 8).
+            let accumulators = Accumulators::new(dense, b.ncols());
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
-                let rows = r.clone();
-                match (&compressed, dense) {
-                    (Some(cb), _) => {
-                        let mut acc = Dense::<T>::new(b.ncols());
-                        for (i, o) in rows.zip(out) {
-                            *o = acc.count_compressed(a.row(i).0, cb);
+                accumulators.with(|acc| {
+                    let rows = r.clone();
+                    match (&compressed, acc) {
+                        (Some(cb), Either::Dense(acc)) => {
+                            for (i, o) in rows.zip(out) {
+                                *o = acc.count_compressed(a.row(i).0, cb);
+                            }
+                        }
+                        (_, Either::Dense(acc)) => {
+                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
+                        }
+                        (_, Either::Hash(acc)) => {
+                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
                         }
                     }
-                    (None, true) => {
-                        let mut acc = Dense::<T>::new(b.ncols());
-                        shortcuts.count_rows(&mut acc, a, b, rows, &nprod, out)
-                    }
-                    (None, false) => {
-                        shortcuts.count_rows(&mut Hash::<T>::new(), a, b, rows, &nprod, out)
-                    }
-                }
+                })
             });
         }
         rows::prefix_sum(&mut counts);
@@ -333,16 +338,15 @@ impl CpuBackend {
             &mut vals.spare_capacity_mut()[..nnz],
         );
         let dense = self.dense(b.ncols());
+        let accumulators = Accumulators::new(dense, b.ncols());
         let written: usize = chunks
             .par_iter()
             .zip(parts)
             .map(|(r, (c, v))| {
-                if dense {
-                    let mut acc = Dense::<T>::new(b.ncols());
-                    shortcuts.fill_rows(&mut acc, a, b, r.clone(), &offsets, c, v)
-                } else {
-                    shortcuts.fill_rows(&mut Hash::<T>::new(), a, b, r.clone(), &offsets, c, v)
-                }
+                accumulators.with(|acc| match acc {
+                    Either::Dense(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
+                    Either::Hash(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
+                })
             })
             .sum();
         // Each row writes exactly the count the symbolic phase found for the
@@ -359,6 +363,49 @@ impl CpuBackend {
         // SAFETY: offsets are a prefix sum of the exact per-row counts, and
         // every column written comes from B's checked column indices.
         Ok(unsafe { CsrMatrix::new_unchecked(a.nrows(), b.ncols(), offsets, cols, vals) })
+    }
+}
+
+/// An accumulator of either kind.
+enum Either<T> {
+    Dense(Dense<T>),
+    Hash(Hash<T>),
+}
+
+/// One accumulator per thread of the pool, made when the thread first
+/// needs it and kept for all the chunks it takes: a dense one is as wide
+/// as C (12 bytes a column for f64), and there are eight chunks a thread.
+struct Accumulators<T> {
+    dense: bool,
+    ncols: usize,
+    slots: Vec<std::sync::Mutex<Option<Either<T>>>>,
+}
+
+impl<T: Scalar> Accumulators<T> {
+    fn new(dense: bool, ncols: usize) -> Self {
+        let slots = (0..rayon::current_num_threads().max(1))
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        Self {
+            dense,
+            ncols,
+            slots,
+        }
+    }
+
+    /// Runs `f` with this thread's accumulator (each thread has a slot of
+    /// its own, so the lock is never contended).
+    fn with<R>(&self, f: impl FnOnce(&mut Either<T>) -> R) -> R {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut slot = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
+        let acc = slot.get_or_insert_with(|| {
+            if self.dense {
+                Either::Dense(Dense::new(self.ncols))
+            } else {
+                Either::Hash(Hash::new())
+            }
+        });
+        f(acc)
     }
 }
 
@@ -397,15 +444,20 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
 struct Shortcuts {
     /// Every row of B is strictly increasing (one parallel pass over B).
     b_sorted: bool,
+    /// The rows of B are prefetched ahead ([`prefetch::worth_it`]).
+    prefetch: bool,
 }
 
 impl Shortcuts {
-    fn of<T: Scalar>(b: &CsrView<'_, T>) -> Self {
+    fn of<T: Scalar>(a: &CsrView<'_, T>, b: &CsrView<'_, T>) -> Self {
         let b_sorted = (0..b.nrows())
             .into_par_iter()
             .with_min_len(4096)
             .all(|k| b.row(k).0.windows(2).all(|w| w[0] < w[1]));
-        Self { b_sorted }
+        Self {
+            b_sorted,
+            prefetch: prefetch::worth_it(a),
+        }
     }
 
     fn count_rows<T: Scalar>(
@@ -417,7 +469,12 @@ impl Shortcuts {
         nprod: &[u64],
         out: &mut [usize],
     ) {
+        let aoff = a.row_offsets();
+        let end = aoff[rows.end];
         for (i, o) in rows.zip(out) {
+            if self.prefetch {
+                prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, false);
+            }
             let acols = a.row(i).0;
             let p = nprod[i] as usize;
             *o = if p == 0 || (acols.len() == 1 && self.b_sorted) {
@@ -441,7 +498,12 @@ impl Shortcuts {
     ) -> usize {
         let base = offsets[rows.start];
         let mut written = 0;
+        let aoff = a.row_offsets();
+        let end = aoff[rows.end];
         for i in rows {
+            if self.prefetch {
+                prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, true);
+            }
             let r = offsets[i] - base..offsets[i + 1] - base;
             if r.is_empty() {
                 continue;
@@ -481,6 +543,24 @@ mod tests {
         spgemm_core::verify::check_product(&a, &a, &h)
             .unwrap()
             .unwrap();
+    }
+
+    #[test]
+    fn scattered_products_prefetch_and_stay_exact() {
+        // Random columns over 2¹⁸ rows: far from the diagonal.
+        let a = spgemm_core::generate::erdos_renyi::<f64>(1 << 18, 3, 7).unwrap();
+        assert!(prefetch::worth_it(&a.view()));
+        let stencil = spgemm_core::generate::stencil_3d::<f64>(32, 27, 1).unwrap();
+        assert!(!prefetch::worth_it(&stencil.view()));
+        for cutoff in [DEFAULT_DENSE_CUTOFF, 0] {
+            let cpu = CpuBackend::with_threads(3)
+                .unwrap()
+                .with_dense_cutoff(cutoff);
+            let c = cpu.multiply(&a, &a).unwrap();
+            spgemm_core::verify::check_product(&a, &a, &c)
+                .unwrap()
+                .unwrap();
+        }
     }
 
     #[test]
