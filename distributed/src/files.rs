@@ -1,4 +1,5 @@
-//! One Matrix Market file written by every rank at once.
+//! Files read and written by every rank at once: one Matrix Market or
+//! `.npz` file, each rank its own rows.
 
 use crate::comm::{self, agree, Traffic};
 use crate::dist_csr::DistCsr;
@@ -8,7 +9,7 @@ use crate::{Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::mtx::part::{self, Summary};
-use spgemm_core::npz::StoredCsr;
+use spgemm_core::npz::{PartSums, PartsLayout, StoredCsr};
 use spgemm_core::{CsrMatrix, Scalar};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -266,6 +267,89 @@ impl<T: Scalar> DistCsr<T> {
             .and_then(|f| f.write_all_at(&rows, at))
             .map_err(io);
         agree(comm, written)
+    }
+
+    /// Writes the matrix to one stored `.npz` file with every rank writing
+    /// its own rows' elements of `indptr`, `indices` and `data` at their
+    /// offsets (from every rank's sizes), and rank 0 the zip and `.npy`
+    /// headers, `format`, `shape` and the central directory once every
+    /// member's CRC-32 is combined from the ranks' (see
+    /// [`spgemm_core::npz::PartsLayout`]). The file reads back as the
+    /// matrix that [`DistCsr::gather`] would give, through
+    /// `scipy.sparse.load_npz` too. Collective.
+    ///
+    /// # Errors
+    /// On every rank: a path that is not `.npz`; a file that cannot be
+    /// created or written (naming it and the rank).
+    pub fn write_npz(&self, comm: &SimpleCommunicator, path: &Path) -> Result<()> {
+        if !spgemm_core::files::is_npz(path) {
+            return Err(Error::Argument(format!(
+                "{}: not a .npz file",
+                path.display()
+            )));
+        }
+        let io = |e: std::io::Error| -> Error {
+            Error::Core(spgemm_core::Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        };
+        let local = self.local();
+        let rows = comm::all_gather(comm, local.nrows() as u64);
+        let entries = comm::all_gather(comm, local.nnz() as u64);
+        let sizes: Vec<(u64, u64)> = rows.into_iter().zip(entries).collect();
+        let layout = PartsLayout::new::<T>(self.nrows(), self.ncols(), &sizes);
+        let layout = agree(comm, layout.map_err(Error::from))?;
+        let map = self.col_map();
+        let part = layout.part(
+            self.rank(),
+            local.row_offsets(),
+            local.col_indices(),
+            |c| map[c as usize],
+            local.values(),
+        );
+        let part = agree(comm, part.map_err(Error::from))?;
+        let created = if comm.rank() == 0 {
+            std::fs::File::create(path)
+                .and_then(|f| f.set_len(layout.len()))
+                .map_err(io)
+        } else {
+            Ok(())
+        };
+        agree(comm, created)?;
+        let put = |pieces: &[(u64, Vec<u8>)]| {
+            let f = std::fs::OpenOptions::new().write(true).open(path)?;
+            pieces
+                .iter()
+                .try_for_each(|(at, bytes)| f.write_all_at(bytes, *at))
+        };
+        agree(comm, put(&part.pieces).map_err(io))?;
+        let mine: Vec<u64> = part
+            .sums
+            .iter()
+            .flat_map(|&(c, n)| [u64::from(c), n])
+            .collect();
+        let mut all = vec![0u64; 6 * comm.size() as usize];
+        comm.all_gather_into(&mine[..], &mut all[..]);
+        let sums: Vec<PartSums> = all
+            .chunks(6)
+            .map(|w| {
+                [
+                    (w[0] as u32, w[1]),
+                    (w[2] as u32, w[3]),
+                    (w[4] as u32, w[5]),
+                ]
+            })
+            .collect();
+        let headers = if comm.rank() == 0 {
+            layout
+                .headers(&sums)
+                .map_err(Error::from)
+                .and_then(|h| put(&h).map_err(io))
+        } else {
+            Ok(())
+        };
+        agree(comm, headers)
     }
 }
 

@@ -219,8 +219,8 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     })
 }
 
-/// Writes C (every rank its rows into one `.mtx`/`.mtx.gz`; `.npz`
-/// gathered on rank 0), then prints on rank 0 what ran (`read_ms`, how,
+/// Writes C (every rank its rows into one `.mtx`, `.mtx.gz` or `.npz`),
+/// then prints on rank 0 what ran (`read_ms`, how,
 /// on which backend) and each rank's figures (`per_rank`). Collective.
 fn write_c<T: Scalar>(
     world: &SimpleCommunicator,
@@ -230,29 +230,22 @@ fn write_c<T: Scalar>(
     per_rank: impl FnOnce(),
 ) -> Result<(), CliError> {
     let ranks = world.size() as usize;
-    // .mtx and .mtx.gz: every rank writes its rows into the one file;
-    // .npz: rank 0 gathers C and writes it.
+    // Every rank writes its rows into the one file.
     let t = Instant::now();
-    let npz = spgemm::files::is_npz(&args.output);
-    if npz {
-        let whole = c.gather(world, 0).map_err(spgemm::Error::from)?;
-        on_root(world, || {
-            let c = whole.as_ref().expect("rank 0 gathered C");
-            Ok(spgemm::files::write(&args.output, c, None)?)
-        })?;
+    if spgemm::files::is_npz(&args.output) {
+        c.write_npz(world, &args.output)
     } else {
         c.write_mtx(world, &args.output)
-            .map_err(spgemm::Error::from)?;
     }
+    .map_err(spgemm::Error::from)?;
     let write_ms = t.elapsed().as_secs_f64() * 1e3;
     let nnz = c.nnz(world);
     on_root(world, || {
         eprintln!(
-            "C: {}x{}, nnz(C) {nnz}; {how} on {ranks} ranks ({}), read {read_ms:.1} ms, write {write_ms:.1} ms ({}); wrote {}",
+            "C: {}x{}, nnz(C) {nnz}; {how} on {ranks} ranks ({}), read {read_ms:.1} ms, write {write_ms:.1} ms (every rank its rows); wrote {}",
             c.nrows(),
             c.ncols(),
             backend.name(),
-            if npz { "gathered on rank 0" } else { "every rank its rows" },
             args.output.display()
         );
         per_rank();

@@ -84,7 +84,7 @@ fn mpirun_multiply_distributed_matches_one_process() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let expected = spgemm::mtx::read_path::<f64>(&one).unwrap();
     // A plain .mtx is read by every rank at once, a .mtx.gz by rank 0;
-    // .mtx and .mtx.gz written by every rank into one file, .npz gathered.
+    // .mtx, .mtx.gz and .npz written by every rank into one file.
     let plain = common::temp_file("cli", "bcsstk08.mtx");
     spgemm::mtx::write_path(&plain, &expected_a()).unwrap();
     for (ranks, algorithm, ext, input) in [

@@ -21,7 +21,9 @@ use rayon::prelude::*;
 use std::io::{Read, Seek, Write};
 use std::path::Path;
 
+mod parts;
 mod stored;
+pub use parts::{PartBytes, PartsLayout};
 pub use stored::{PartSums, StoredArray, StoredCsr, StoredRows};
 
 fn err(message: impl Into<String>) -> Error {
@@ -463,6 +465,31 @@ fn write_file<T: Scalar>(path: &Path, m: &CsrMatrix<T>, compressed: bool) -> Res
     .map_err(io)
 }
 
+/// The `.npy` header of an array of `E` of `shape`.
+fn npy_head<E: npyz::AutoSerialize>(shape: &[u64]) -> Vec<u8> {
+    let mut head = Vec::new();
+    npyz::WriteOptions::<E>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(&mut head)
+        .write_header_only()
+        .expect("a header written to memory");
+    head
+}
+
+/// The `.npy` header of `format`: a 3-byte string, shape `()`.
+fn format_head() -> Vec<u8> {
+    let mut head = Vec::new();
+    let dtype = npyz::DType::Plain("|S3".parse().expect("a valid type string"));
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&[])
+        .writer(&mut head)
+        .write_header_only()
+        .expect("a header written to memory");
+    head
+}
+
 /// Writes `m` as a `.npz` archive to `w`; deflated when `compressed`.
 ///
 /// # Errors
@@ -483,67 +510,50 @@ pub fn write<T: Scalar>(
         .compression_method(method)
         .large_file(true);
     let wide = m.nnz() > i32::MAX as usize || m.ncols() > i32::MAX as usize;
-    let mut put = |name: &str,
-                   bytes: &[u8],
-                   head: &dyn Fn(&mut dyn Write) -> std::io::Result<()>|
-     -> std::io::Result<()> {
+    let mut put = |name: &str, head: Vec<u8>, bytes: &[u8]| -> std::io::Result<()> {
         zip.start_file(format!("{name}.npy"), options)
             .map_err(to_io)?;
-        head(&mut zip)?;
+        zip.write_all(&head)?;
         zip.write_all(bytes)
     };
-    fn header<E: npyz::AutoSerialize>(
-        shape: &[u64],
-    ) -> impl Fn(&mut dyn Write) -> std::io::Result<()> + '_ {
-        move |w| {
-            npyz::WriteOptions::<E>::new()
-                .default_dtype()
-                .shape(shape)
-                .writer(w)
-                .write_header_only()
-                .map(|_| ())
-        }
-    }
     let n = m.nnz() as u64;
     let rows = m.nrows() as u64 + 1;
     if wide {
         let offsets: Vec<i64> = m.row_offsets().par_iter().map(|&o| o as i64).collect();
         let cols: Vec<i64> = m.col_indices().par_iter().map(|&c| c as i64).collect();
-        put("indices", bytemuck::cast_slice(&cols), &header::<i64>(&[n]))?;
+        put(
+            "indices",
+            npy_head::<i64>(&[n]),
+            bytemuck::cast_slice(&cols),
+        )?;
         put(
             "indptr",
+            npy_head::<i64>(&[rows]),
             bytemuck::cast_slice(&offsets),
-            &header::<i64>(&[rows]),
         )?;
     } else {
         let offsets: Vec<i32> = m.row_offsets().par_iter().map(|&o| o as i32).collect();
         let cols: Vec<i32> = m.col_indices().par_iter().map(|&c| c as i32).collect();
-        put("indices", bytemuck::cast_slice(&cols), &header::<i32>(&[n]))?;
+        put(
+            "indices",
+            npy_head::<i32>(&[n]),
+            bytemuck::cast_slice(&cols),
+        )?;
         put(
             "indptr",
+            npy_head::<i32>(&[rows]),
             bytemuck::cast_slice(&offsets),
-            &header::<i32>(&[rows]),
         )?;
     }
-    let format_head = |w: &mut dyn Write| -> std::io::Result<()> {
-        let dtype = npyz::DType::Plain("|S3".parse().expect("a valid type string"));
-        npyz::WriteOptions::new_header_only()
-            .dtype(dtype)
-            .shape(&[])
-            .writer(w)
-            .write_header_only()
-            .map(|_| ())
-    };
-    put("format", b"csr", &format_head)?;
+    put("format", format_head(), b"csr")?;
     let shape = [m.nrows() as i64, m.ncols() as i64];
-    put("shape", bytemuck::cast_slice(&shape), &header::<i64>(&[2]))?;
-    put("data", bytemuck::cast_slice(m.values()), &|w| {
-        if T::NAME == "f32" {
-            header::<f32>(&[n])(w)
-        } else {
-            header::<f64>(&[n])(w)
-        }
-    })?;
+    put("shape", npy_head::<i64>(&[2]), bytemuck::cast_slice(&shape))?;
+    let values = if T::NAME == "f32" {
+        npy_head::<f32>(&[n])
+    } else {
+        npy_head::<f64>(&[n])
+    };
+    put("data", values, bytemuck::cast_slice(m.values()))?;
     zip.finish().map_err(to_io)?.flush()
 }
 

@@ -412,9 +412,22 @@ fn parallel_write_reads_back(comm: &SimpleCommunicator) -> Result<(), String> {
     for name in ["bcsstk08", "lp_afiro"] {
         let a = read(name);
         let d = distribute(comm, &a, &uneven(a.nrows() as u64, p, 4))?;
-        for ext in ["mtx", "mtx.gz"] {
+        for ext in ["mtx", "mtx.gz", "npz"] {
             let path = dir.join(format!("{name}.{ext}"));
-            d.write_mtx(comm, &path).map_err(|e| e.to_string())?;
+            if ext == "npz" {
+                d.write_npz(comm, &path).map_err(|e| e.to_string())?;
+                // Read back in parts too: every rank its rows.
+                let parts = DistCsr::<f64>::read(comm, &path, None).map_err(|e| e.to_string())?;
+                if parts
+                    .gather(comm, 0)
+                    .map_err(|e| e.to_string())?
+                    .is_some_and(|m| m != a)
+                {
+                    return Err(format!("{name}.npz read in parts is not A"));
+                }
+            } else {
+                d.write_mtx(comm, &path).map_err(|e| e.to_string())?;
+            }
             if comm.rank() == 0 {
                 let back: CsrMatrix<f64> = spgemm_core::files::read(&path, &Default::default())
                     .map_err(|e| e.to_string())?;
@@ -431,7 +444,9 @@ fn parallel_write_reads_back(comm: &SimpleCommunicator) -> Result<(), String> {
         d.write_mtx(comm, &dir.join("c.npz")),
         "written as .mtx or .mtx.gz",
     )?;
-    expect_error(d.write_mtx(comm, &dir.join("no/such/c.mtx")), "rank 0 of")
+    expect_error(d.write_mtx(comm, &dir.join("no/such/c.mtx")), "rank 0 of")?;
+    expect_error(d.write_npz(comm, &dir.join("c.mtx")), "not a .npz file")?;
+    expect_error(d.write_npz(comm, &dir.join("no/such/c.npz")), "rank 0 of")
 }
 
 /// The folder the launcher made for this run.
