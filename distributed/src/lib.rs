@@ -13,7 +13,7 @@
 //! [`multiply`] runs either, or picks by the bytes each would move.
 //! [`resident::multiply`] keeps A, B and C on the ranks' GPUs and moves
 //! B's rows GPU to GPU ([`device_exchange`]: NCCL with the `nccl`
-//! feature, or staged through the host).
+//! feature, RCCL with `rccl`, or staged through the host).
 //!
 //! Without the `mpi` feature the crate holds the [`model`] only: from the
 //! structure of A and B, what each of `P` ranks would send, receive, hold
@@ -46,6 +46,8 @@ pub mod device_exchange;
 mod dist_csr;
 #[cfg(feature = "mpi")]
 mod files;
+#[cfg(any(feature = "nccl", feature = "rccl"))]
+pub mod grouped;
 #[cfg(feature = "mpi")]
 mod local;
 #[cfg(feature = "nccl")]
@@ -54,6 +56,8 @@ pub mod nccl;
 mod npz_parts;
 #[cfg(feature = "mpi")]
 pub mod one_d;
+#[cfg(feature = "rccl")]
+pub mod rccl;
 #[cfg(feature = "mpi")]
 pub mod resident;
 #[cfg(feature = "mpi")]

@@ -72,7 +72,8 @@ pub struct BenchArgs {
     #[arg(long, requires = "distributed")]
     pub(super) resident: bool,
     /// With --resident: how B's rows move between GPUs, each timed
-    /// (nccl: NCCL, NVIDIA only; host: staged through pinned host memory).
+    /// (nccl: NCCL, NVIDIA only; rccl: RCCL, AMD only; host: staged
+    /// through pinned host memory).
     #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
     #[arg(long, value_enum, value_delimiter = ',', default_value = "host")]
     pub(super) exchange: Vec<super::mpi_resident::Exchange>,

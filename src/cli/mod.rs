@@ -175,8 +175,8 @@ struct MultiplyArgs {
     #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
     #[arg(long, requires = "distributed")]
     resident: bool,
-    /// With --resident: nccl (NVIDIA, feature nccl) or host (staged
-    /// through pinned host memory and MPI).
+    /// With --resident: nccl (NVIDIA, feature nccl), rccl (AMD, feature
+    /// rccl) or host (staged through pinned host memory and MPI).
     #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "hip")))]
     #[arg(long, value_enum, default_value = "host")]
     exchange: mpi_resident::Exchange,

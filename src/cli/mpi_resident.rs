@@ -1,6 +1,6 @@
 //! `spgemm bench --distributed --resident` under mpirun: the distributed
 //! product with A, B and C on the ranks' GPUs (B's rows moved GPU to GPU
-//! by NCCL or staged through the host), beside the same product on rank
+//! by NCCL, RCCL or staged through the host), beside the same product on rank
 //! 0's GPU alone and on all `--devices` in one process, all with their
 //! operands already on the devices, in the same run.
 
@@ -23,12 +23,58 @@ use std::time::Instant;
 pub enum Exchange {
     /// NCCL (NVIDIA GPUs; feature `nccl`).
     Nccl,
+    /// RCCL (AMD GPUs; feature `rccl`).
+    Rccl,
     /// Staged through page-locked host memory and MPI.
     Host,
 }
 
-/// The exchanges of `names` for one vendor's devices.
-type Exchanges<'c, D> = Vec<Box<dyn DeviceExchange<D> + 'c>>;
+/// A boxed exchange for one vendor's devices.
+type Boxed<'c, D> = Box<dyn DeviceExchange<D> + 'c>;
+
+/// The exchange `e` between CUDA devices (`device` this rank's), or every
+/// rank's error where it cannot be used. Collective.
+#[cfg(feature = "cuda")]
+fn cuda_exchange<'c>(
+    world: &'c SimpleCommunicator,
+    device: &spgemm::CudaDevice,
+    e: Exchange,
+) -> Result<Boxed<'c, spgemm::CudaDevice>, CliError> {
+    #[cfg(not(feature = "nccl"))]
+    let _ = device;
+    match e {
+        Exchange::Host => Ok(Box::new(HostStaged::new(world))),
+        #[cfg(feature = "nccl")]
+        Exchange::Nccl => Ok(Box::new(
+            spgemm::distributed::nccl::Nccl::new(world, device).map_err(spgemm::Error::from)?,
+        )),
+        #[cfg(not(feature = "nccl"))]
+        Exchange::Nccl => refused(world, host_only(e, "this build lacks the nccl feature")),
+        Exchange::Rccl => refused(world, host_only(e, "RCCL is for AMD GPUs")),
+    }
+}
+
+/// The exchange `e` between HIP devices (`device` this rank's), or every
+/// rank's error where it cannot be used. Collective.
+#[cfg(feature = "hip")]
+fn hip_exchange<'c>(
+    world: &'c SimpleCommunicator,
+    device: &spgemm::HipDevice,
+    e: Exchange,
+) -> Result<Boxed<'c, spgemm::HipDevice>, CliError> {
+    #[cfg(not(feature = "rccl"))]
+    let _ = device;
+    match e {
+        Exchange::Host => Ok(Box::new(HostStaged::new(world))),
+        #[cfg(feature = "rccl")]
+        Exchange::Rccl => Ok(Box::new(
+            spgemm::distributed::rccl::Rccl::new(world, device).map_err(spgemm::Error::from)?,
+        )),
+        #[cfg(not(feature = "rccl"))]
+        Exchange::Rccl => refused(world, host_only(e, "this build lacks the rccl feature")),
+        Exchange::Nccl => refused(world, host_only(e, "NCCL is for NVIDIA GPUs")),
+    }
+}
 
 /// Runs the resident benchmark on every product of `args`.
 pub fn bench<T: Scalar>(
@@ -49,21 +95,11 @@ pub fn bench<T: Scalar>(
         #[cfg(feature = "cuda")]
         Backend::Cuda(m) => {
             let engine = &m.engines()[0];
-            let mut exchanges: Exchanges<'_, spgemm::CudaDevice> = Vec::new();
-            for e in &args.exchange {
-                match e {
-                    Exchange::Host => exchanges.push(Box::new(HostStaged::new(world))),
-                    #[cfg(feature = "nccl")]
-                    Exchange::Nccl => exchanges.push(Box::new(
-                        spgemm::distributed::nccl::Nccl::new(world, engine.device())
-                            .map_err(spgemm::Error::from)?,
-                    )),
-                    #[cfg(not(feature = "nccl"))]
-                    Exchange::Nccl => {
-                        return refused(world, host_only("this build lacks the nccl feature"))
-                    }
-                }
-            }
+            let exchanges = args
+                .exchange
+                .iter()
+                .map(|&e| cuda_exchange(world, engine.device(), e))
+                .collect::<Result<Vec<_>, _>>()?;
             let all = all.as_ref().and_then(|b| match b {
                 Backend::Cuda(m) => Some(&**m),
                 _ => None,
@@ -72,18 +108,17 @@ pub fn bench<T: Scalar>(
         }
         #[cfg(feature = "hip")]
         Backend::Hip(m) => {
-            let mut exchanges: Exchanges<'_, spgemm::HipDevice> = Vec::new();
-            for e in &args.exchange {
-                match e {
-                    Exchange::Host => exchanges.push(Box::new(HostStaged::new(world))),
-                    Exchange::Nccl => return refused(world, host_only("NCCL is for NVIDIA GPUs")),
-                }
-            }
+            let engine = &m.engines()[0];
+            let exchanges = args
+                .exchange
+                .iter()
+                .map(|&e| hip_exchange(world, engine.device(), e))
+                .collect::<Result<Vec<_>, _>>()?;
             let all = all.as_ref().and_then(|b| match b {
                 Backend::Hip(m) => Some(&**m),
                 _ => None,
             });
-            products::<_, T>(world, args, files, &m.engines()[0], &exchanges, all)
+            products::<_, T>(world, args, files, engine, &exchanges, all)
         }
         Backend::Cpu(_) => refused(world, Err(no_gpu())),
     }
@@ -102,24 +137,14 @@ pub fn multiply<T: Scalar>(
         #[cfg(feature = "cuda")]
         Backend::Cuda(m) => {
             let engine = &m.engines()[0];
-            match exchange {
-                Exchange::Host => on_gpus(world, engine, &HostStaged::new(world), a, b),
-                #[cfg(feature = "nccl")]
-                Exchange::Nccl => {
-                    let nccl = spgemm::distributed::nccl::Nccl::new(world, engine.device())
-                        .map_err(spgemm::Error::from)?;
-                    on_gpus(world, engine, &nccl, a, b)
-                }
-                #[cfg(not(feature = "nccl"))]
-                Exchange::Nccl => refused(world, host_only("this build lacks the nccl feature")),
-            }
+            let exchange = cuda_exchange(world, engine.device(), exchange)?;
+            on_gpus(world, engine, &*exchange, a, b)
         }
         #[cfg(feature = "hip")]
         Backend::Hip(m) => {
-            if exchange == Exchange::Nccl {
-                return refused(world, host_only("NCCL is for NVIDIA GPUs"));
-            }
-            on_gpus(world, &m.engines()[0], &HostStaged::new(world), a, b)
+            let engine = &m.engines()[0];
+            let exchange = hip_exchange(world, engine.device(), exchange)?;
+            on_gpus(world, engine, &*exchange, a, b)
         }
         Backend::Cpu(_) => refused(world, Err(no_gpu())),
     }
@@ -154,11 +179,16 @@ fn on_gpus<D: Device, T: Scalar>(
     Ok((c, stats))
 }
 
-/// The error for `--exchange nccl` where NCCL cannot be used (`why`).
-#[cfg(any(feature = "hip", all(feature = "cuda", not(feature = "nccl"))))]
-fn host_only(why: &str) -> Result<(), CliError> {
+/// The error for `--exchange e` where it cannot be used (`why`).
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn host_only(e: Exchange, why: &str) -> Result<(), CliError> {
+    let name = match e {
+        Exchange::Nccl => "nccl",
+        Exchange::Rccl => "rccl",
+        Exchange::Host => "host",
+    };
     Err(CliError::Argument(format!(
-        "--exchange nccl: {why}; use --exchange host"
+        "--exchange {name}: {why}; use --exchange host"
     )))
 }
 
@@ -181,7 +211,7 @@ fn products<D: Device, T: Scalar>(
     args: &BenchArgs,
     files: &[super::source::Operands],
     engine: &GpuEngine<D>,
-    exchanges: &Exchanges<'_, D>,
+    exchanges: &[Boxed<'_, D>],
     all: Option<&MultiGpu<D>>,
 ) -> Result<Vec<serde_json::Value>, CliError> {
     let ranks = world.size() as usize;

@@ -234,6 +234,93 @@ pub fn npz_read_parts(data: &[u8]) {
     }
 }
 
+/// Bytes read as a small matrix (its shape, how many parts of rows and
+/// where they are cut, then entries of 10 bytes: row, column, value) and
+/// written in those parts as the distributed writer writes a stored
+/// `.npz` (empty parts too): the archive reads back as the matrix, bit for
+/// bit, whole and in the same parts with its checksums, as the sequential
+/// writer's archive does.
+pub fn npz_write_parts(data: &[u8]) {
+    use spgemm_core::npz::{self, PartsLayout, StoredCsr};
+    use spgemm_core::CsrMatrix;
+    let byte = |k: usize| data.get(k).map_or(0, |&b| b as usize);
+    let (nrows, ncols) = (byte(0) % 48, 1 + byte(1) % 48);
+    let parts = 1 + byte(2) % 8;
+    let mut cuts: Vec<usize> = (0..parts - 1)
+        .map(|k| byte(3 + k) * (nrows + 1) / 256)
+        .collect();
+    cuts.sort_unstable();
+    cuts.insert(0, 0);
+    cuts.push(nrows);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    if nrows > 0 {
+        for t in data.get(2 + parts..).unwrap_or(&[]).chunks_exact(10) {
+            rows.push(t[0] as usize % nrows);
+            cols.push(t[1] as u32 % ncols as u32);
+            vals.push(f64::from_le_bytes(t[2..].try_into().expect("8 bytes")));
+        }
+    }
+    let m = CsrMatrix::from_triplets(nrows, ncols, &rows, &cols, &vals)
+        .expect("entries inside the shape");
+    let off = m.row_offsets();
+    let sizes: Vec<(u64, u64)> = cuts
+        .windows(2)
+        .map(|w| ((w[1] - w[0]) as u64, (off[w[1]] - off[w[0]]) as u64))
+        .collect();
+    let layout = PartsLayout::new::<f64>(nrows as u64, ncols as u64, &sizes)
+        .expect("parts covering the rows");
+    let mut file = vec![0u8; layout.len() as usize];
+    let mut place = |at: u64, bytes: &[u8]| {
+        file[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+    };
+    let mut sums = Vec::new();
+    for (k, w) in cuts.windows(2).enumerate() {
+        let offsets: Vec<usize> = off[w[0]..=w[1]].iter().map(|&o| o - off[w[0]]).collect();
+        let r = off[w[0]]..off[w[1]];
+        let part = layout
+            .part(
+                k,
+                &offsets,
+                &m.col_indices()[r.clone()],
+                u64::from,
+                &m.values()[r],
+            )
+            .expect("a part of the layout's sizes");
+        for (at, bytes) in &part.pieces {
+            place(*at, bytes);
+        }
+        sums.push(part.sums);
+    }
+    for (at, bytes) in layout.headers(&sums).expect("every part's sums") {
+        place(at, &bytes);
+    }
+    let whole = npz::read::<f64>(std::io::Cursor::new(&file)).expect("the archive reads back");
+    assert_identical(&whole, &m);
+    let stored = StoredCsr::find(&file)
+        .expect("a layout")
+        .expect("stored members");
+    let mut sums = Vec::new();
+    let mut back = (vec![0usize], Vec::new(), Vec::new());
+    for w in cuts.windows(2) {
+        let part = stored
+            .read_rows::<f64>(&file, w[0]..w[1])
+            .expect("its rows read");
+        let base = *back.0.last().expect("one offset at least");
+        back.0.extend(part.offsets[1..].iter().map(|x| x + base));
+        back.1.extend(part.cols);
+        back.2.extend(part.values);
+        sums.push(part.sums);
+    }
+    stored.check_sums(&file, &sums).expect("the checksums");
+    let parts = CsrMatrix::new(nrows, ncols, back.0, back.1, back.2).expect("a matrix");
+    assert_identical(&parts, &m);
+    let mut sequential = std::io::Cursor::new(Vec::new());
+    npz::write(&mut sequential, &m, false).expect("written to memory");
+    let again = npz::read::<f64>(std::io::Cursor::new(sequential.into_inner()))
+        .expect("the sequential archive reads back");
+    assert_identical(&again, &whole);
+}
+
 /// Bytes read as a small CSR matrix (shape, offsets, columns, values in
 /// turn): the checked constructors never panic; when one accepts, the CPU
 /// backend's product of the matrix with its transpose matches the reference.

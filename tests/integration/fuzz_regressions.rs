@@ -55,6 +55,11 @@ fn npz_read_parts_corpus() {
 }
 
 #[test]
+fn npz_write_parts_corpus() {
+    replay("npz_write_parts", fuzz_checks::npz_write_parts);
+}
+
+#[test]
 fn csr_multiply_corpus() {
     replay("csr_multiply", fuzz_checks::csr_multiply);
 }

@@ -298,6 +298,15 @@ impl HipDevice {
         self.ctx.bind()
     }
 
+    /// Makes this device current on the calling thread, for libraries
+    /// that use the current device (RCCL).
+    ///
+    /// # Errors
+    /// A runtime failure.
+    pub fn make_current(&self) -> DeviceResult<()> {
+        self.bind()
+    }
+
     fn check_range(what: &str, len: usize, offset: usize, bytes: usize) -> DeviceResult<()> {
         spgemm_core::device::check_range("hip", what, len, offset, bytes)
     }

@@ -25,6 +25,7 @@ mod device;
 pub mod hiprtc;
 mod library;
 pub mod properties;
+pub mod rccl;
 pub mod rocsparse;
 pub mod runtime;
 

@@ -26,7 +26,7 @@ fn include_dir() -> Option<PathBuf> {
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     type Test = fn() -> Completion;
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 5] = [
         (
             "constants_match_the_installed_headers",
             constants_match_the_installed_headers,
@@ -42,6 +42,10 @@ fn main() {
         (
             "every_rocsparse_symbol_is_in_librocsparse",
             every_rocsparse_symbol_is_in_librocsparse,
+        ),
+        (
+            "every_rccl_symbol_is_in_librccl",
+            every_rccl_symbol_is_in_librccl,
         ),
     ];
     let trials = tests
@@ -195,12 +199,21 @@ fn constants_match_the_installed_headers() -> Completion {
 }
 
 fn symbols_resolve(libraries: &[&str], symbols: &[&str]) -> Completion {
+    symbols_resolve_or(libraries, symbols, skip)
+}
+
+/// [`symbols_resolve`], with `missing` saying what a missing library means.
+fn symbols_resolve_or(
+    libraries: &[&str],
+    symbols: &[&str],
+    missing: fn(&str) -> Completion,
+) -> Completion {
     // SAFETY: loading the libraries runs their initialisers only.
     let Some(lib) = libraries
         .iter()
         .find_map(|l| unsafe { libloading::Library::new(l) }.ok())
     else {
-        return skip(&format!("none of {libraries:?} could be loaded"));
+        return missing(&format!("none of {libraries:?} could be loaded"));
     };
     for s in symbols {
         // SAFETY: only the presence of the symbol is checked; it is not called.
@@ -219,6 +232,16 @@ fn every_runtime_symbol_is_in_libamdhip64() -> Completion {
 
 fn every_hiprtc_symbol_is_in_its_library() -> Completion {
     symbols_resolve(&spgemm_hip::hiprtc::LIBRARIES, spgemm_hip::hiprtc::SYMBOLS)
+}
+
+fn every_rccl_symbol_is_in_librccl() -> Completion {
+    // Debian packages no RCCL (ROCm's own packages do): ignored where it
+    // is missing, even under SPGEMM_REQUIRE_HIPRTC=1.
+    symbols_resolve_or(
+        &spgemm_hip::rccl::LIBRARIES,
+        spgemm_hip::rccl::SYMBOLS,
+        |why| Completion::ignored_with(format!("{why} (RCCL comes with ROCm)")),
+    )
 }
 
 fn every_rocsparse_symbol_is_in_librocsparse() -> Completion {
