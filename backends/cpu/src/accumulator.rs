@@ -347,3 +347,53 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
         self.pairs.len()
     }
 }
+
+/// Rows of fewer products than this go to [`Mixed`]'s hash table.
+const HASH_BELOW: usize = 1024;
+
+/// Both accumulators, chosen row by row: rows of fewer than
+/// [`HASH_BELOW`] products in the hash table, which stays in the core's
+/// own cache, longer ones in the dense accumulator. For wide products
+/// whose columns are scattered, where an accumulator as wide as C misses
+/// the cache on nearly every product once every thread has one
+/// (Erdős–Rényi 2²⁰ × 8 on 32 cores: 212 ms with hash tables, 272 ms
+/// dense), while the long rows of power-law graphs stay dense (R-MAT 16:
+/// 147 ms dense, 556 ms with hash tables only).
+pub(crate) struct Mixed<T> {
+    dense: Dense<T>,
+    hash: Hash<T>,
+}
+
+impl<T: Scalar> Mixed<T> {
+    pub(crate) fn new(ncols: usize) -> Self {
+        Self {
+            dense: Dense::new(ncols),
+            hash: Hash::new(),
+        }
+    }
+}
+
+impl<T: Scalar> Accumulator<T> for Mixed<T> {
+    fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, nprod: usize) -> usize {
+        if nprod < HASH_BELOW {
+            self.hash.count(acols, b, nprod)
+        } else {
+            self.dense.count(acols, b, nprod)
+        }
+    }
+
+    fn fill(
+        &mut self,
+        acols: &[u32],
+        avals: &[T],
+        b: &CsrView<'_, T>,
+        cols: &mut [MaybeUninit<u32>],
+        vals: &mut [MaybeUninit<T>],
+    ) -> usize {
+        if row_products(acols, b) < HASH_BELOW {
+            self.hash.fill(acols, avals, b, cols, vals)
+        } else {
+            self.dense.fill(acols, avals, b, cols, vals)
+        }
+    }
+}

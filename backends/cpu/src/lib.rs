@@ -7,7 +7,11 @@
 //!    about equal products (not equal row counts), several per thread.
 //! 2. **Symbolic.** Each row's distinct columns are counted with a dense
 //!    accumulator when C has at most [`CpuBackend::dense_cutoff`] columns,
-//!    a hash accumulator otherwise.
+//!    a hash accumulator otherwise; when C is wide and A's columns lie far
+//!    from its diagonal (random graphs), short rows use the hash table and
+//!    long ones the dense accumulator, and the rows of B that A's next
+//!    entries select are prefetched (Ainsworth and Jones, "Software
+//!    prefetching for indirect memory accesses", CGO 2017).
 //! 3. **Scan.** A prefix sum of the counts gives C's row offsets.
 //! 4. **Numeric.** Each row is accumulated again and written sorted into its
 //!    slot of C.
@@ -38,7 +42,7 @@ mod accumulator;
 mod prefetch;
 mod rows;
 
-use accumulator::{Accumulator, CompressedRows, Dense, Hash};
+use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed};
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
 use spgemm_core::error::try_with_capacity;
@@ -50,6 +54,9 @@ use std::ops::Range;
 /// Default largest number of columns of C for the dense accumulator
 /// (measured: see `docs/benchmarks/cpu-dense-cutoff-dev-2core-2026-11-21.md`).
 pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 20;
+/// Widest C whose products with scattered columns accumulate densely
+/// (12 bytes a column for f64: 3 MiB); wider ones use [`Mixed`].
+const MIXED_COLUMNS: usize = 1 << 18;
 /// Chunks per thread: enough to even out the products the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;
 
@@ -259,8 +266,17 @@ impl CpuBackend {
         })
     }
 
-    fn dense(&self, ncols: usize) -> bool {
-        ncols <= self.dense_cutoff
+    /// The accumulator for products with `b`: hash tables past the dense
+    /// cut-off; below it dense, or both ([`Mixed`]) when C is wider than
+    /// [`MIXED_COLUMNS`] and A's columns are scattered.
+    fn kind<T: Scalar>(&self, b: &CsrView<'_, T>, shortcuts: &Shortcuts) -> Kind {
+        if b.ncols() > self.dense_cutoff {
+            Kind::Hash
+        } else if b.ncols() > MIXED_COLUMNS && shortcuts.prefetch {
+            Kind::Mixed
+        } else {
+            Kind::Dense
+        }
     }
 
     fn symbolic_parts<T: Scalar>(&self, a: CsrView<'_, T>, b: CsrView<'_, T>) -> Result<Symbolic> {
@@ -280,12 +296,12 @@ impl CpuBackend {
                 slices.push(head);
                 rest = tail;
             }
-            let dense = self.dense(b.ncols());
-            let compressed = if dense { CompressedRows::of(&b) } else { None };
-            // One accumulator for the chunks a thread takes in a row (a
-            // dense one is as wide as C: allocating it per chunk cost more
-            // than the chunks' products on Erdős–Rényi 2²⁰ × 8).
-            let accumulators = Accumulators::new(dense, b.ncols());
+            let kind = self.kind(&b, &shortcuts);
+            let compressed = match kind {
+                Kind::Dense => CompressedRows::of(&b),
+                Kind::Mixed | Kind::Hash => None,
+            };
+            let accumulators = Accumulators::new(kind, b.ncols());
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 accumulators.with(|acc| {
                     let rows = r.clone();
@@ -296,6 +312,9 @@ impl CpuBackend {
                             }
                         }
                         (_, Either::Dense(acc)) => {
+                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
+                        }
+                        (_, Either::Mixed(acc)) => {
                             shortcuts.count_rows(acc, a, b, rows, &nprod, out)
                         }
                         (_, Either::Hash(acc)) => {
@@ -337,14 +356,14 @@ impl CpuBackend {
             &mut cols.spare_capacity_mut()[..nnz],
             &mut vals.spare_capacity_mut()[..nnz],
         );
-        let dense = self.dense(b.ncols());
-        let accumulators = Accumulators::new(dense, b.ncols());
+        let accumulators = Accumulators::new(self.kind(&b, shortcuts), b.ncols());
         let written: usize = chunks
             .par_iter()
             .zip(parts)
             .map(|(r, (c, v))| {
                 accumulators.with(|acc| match acc {
                     Either::Dense(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
+                    Either::Mixed(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
                     Either::Hash(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
                 })
             })
@@ -366,9 +385,18 @@ impl CpuBackend {
     }
 }
 
-/// An accumulator of either kind.
+/// Which accumulator a product's threads use.
+#[derive(Clone, Copy)]
+enum Kind {
+    Dense,
+    Mixed,
+    Hash,
+}
+
+/// An accumulator of one [`Kind`].
 enum Either<T> {
     Dense(Dense<T>),
+    Mixed(Mixed<T>),
     Hash(Hash<T>),
 }
 
@@ -376,21 +404,17 @@ enum Either<T> {
 /// needs it and kept for all the chunks it takes: a dense one is as wide
 /// as C (12 bytes a column for f64), and there are eight chunks a thread.
 struct Accumulators<T> {
-    dense: bool,
+    kind: Kind,
     ncols: usize,
     slots: Vec<std::sync::Mutex<Option<Either<T>>>>,
 }
 
 impl<T: Scalar> Accumulators<T> {
-    fn new(dense: bool, ncols: usize) -> Self {
+    fn new(kind: Kind, ncols: usize) -> Self {
         let slots = (0..rayon::current_num_threads().max(1))
             .map(|_| std::sync::Mutex::new(None))
             .collect();
-        Self {
-            dense,
-            ncols,
-            slots,
-        }
+        Self { kind, ncols, slots }
     }
 
     /// Runs `f` with this thread's accumulator (each thread has a slot of
@@ -398,12 +422,10 @@ impl<T: Scalar> Accumulators<T> {
     fn with<R>(&self, f: impl FnOnce(&mut Either<T>) -> R) -> R {
         let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
         let mut slot = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
-        let acc = slot.get_or_insert_with(|| {
-            if self.dense {
-                Either::Dense(Dense::new(self.ncols))
-            } else {
-                Either::Hash(Hash::new())
-            }
+        let acc = slot.get_or_insert_with(|| match self.kind {
+            Kind::Dense => Either::Dense(Dense::new(self.ncols)),
+            Kind::Mixed => Either::Mixed(Mixed::new(self.ncols)),
+            Kind::Hash => Either::Hash(Hash::new()),
         });
         f(acc)
     }
@@ -547,9 +569,30 @@ mod tests {
 
     #[test]
     fn scattered_products_prefetch_and_stay_exact() {
-        // Random columns over 2¹⁸ rows: far from the diagonal.
-        let a = spgemm_core::generate::erdos_renyi::<f64>(1 << 18, 3, 7).unwrap();
+        // Random columns over more than 2¹⁸ rows, far from the diagonal;
+        // row 0 with 700 entries (about 2,100 products: the dense half of
+        // the mixed accumulator), the others 3 (its hash half).
+        let n = MIXED_COLUMNS + 4096;
+        let er = spgemm_core::generate::erdos_renyi::<f64>(n, 3, 7).unwrap();
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..n {
+            let (c, v) = er.row(i);
+            rows.extend(std::iter::repeat_n(i, c.len()));
+            cols.extend_from_slice(c);
+            vals.extend_from_slice(v);
+        }
+        for k in 0..700u32 {
+            rows.push(0);
+            cols.push(k.wrapping_mul(2_654_435_761) % n as u32);
+            vals.push(1.0 + f64::from(k));
+        }
+        let a = CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
         assert!(prefetch::worth_it(&a.view()));
+        let shortcuts = Shortcuts::of(&a.view(), &a.view());
+        assert!(matches!(
+            CpuBackend::new().kind(&a.view(), &shortcuts),
+            Kind::Mixed
+        ));
         let stencil = spgemm_core::generate::stencil_3d::<f64>(32, 27, 1).unwrap();
         assert!(!prefetch::worth_it(&stencil.view()));
         for cutoff in [DEFAULT_DENSE_CUTOFF, 0] {
