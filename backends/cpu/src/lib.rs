@@ -8,13 +8,13 @@
 //! 2. **Symbolic.** Each row's distinct columns are counted with a dense
 //!    accumulator when C has at most [`CpuBackend::dense_cutoff`] columns,
 //!    a hash accumulator otherwise; when C is wide and A's columns lie far
-//!    from its diagonal (random graphs), short rows use the hash table and
-//!    long ones the dense accumulator, and the rows of B that A's next
+//!    from its diagonal (random graphs), the rows of B that A's next
 //!    entries select are prefetched (Ainsworth and Jones, "Software
 //!    prefetching for indirect memory accesses", CGO 2017).
 //! 3. **Scan.** A prefix sum of the counts gives C's row offsets.
 //! 4. **Numeric.** Each row is accumulated again and written sorted into its
-//!    slot of C.
+//!    slot of C; when C is wide and A's columns scattered, short rows in a
+//!    hash table and long ones densely.
 //!
 //! Rows with no products, and rows of A with one entry when B's rows are
 //! sorted without repeats, need no accumulator in either phase: their
@@ -298,8 +298,8 @@ impl CpuBackend {
             }
             let kind = self.kind(&b, &shortcuts);
             let compressed = match kind {
-                Kind::Dense => CompressedRows::of(&b),
-                Kind::Mixed | Kind::Hash => None,
+                Kind::Dense | Kind::Mixed => CompressedRows::of(&b),
+                Kind::Hash => None,
             };
             let accumulators = Accumulators::new(kind, b.ncols());
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
@@ -307,6 +307,11 @@ impl CpuBackend {
                     let rows = r.clone();
                     match (&compressed, acc) {
                         (Some(cb), Either::Dense(acc)) => {
+                            for (i, o) in rows.zip(out) {
+                                *o = acc.count_compressed(a.row(i).0, cb);
+                            }
+                        }
+                        (Some(cb), Either::Mixed(acc)) => {
                             for (i, o) in rows.zip(out) {
                                 *o = acc.count_compressed(a.row(i).0, cb);
                             }
