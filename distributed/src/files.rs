@@ -9,7 +9,7 @@ use crate::{Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use spgemm_core::mtx::part::{self, Summary};
-use spgemm_core::npz::{PartSums, PartsLayout, StoredCsr};
+use spgemm_core::npz::{PartsLayout, StoredCsr};
 use spgemm_core::{CsrMatrix, Scalar};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -324,23 +324,7 @@ impl<T: Scalar> DistCsr<T> {
                 .try_for_each(|(at, bytes)| f.write_all_at(bytes, *at))
         };
         agree(comm, put(&part.pieces).map_err(io))?;
-        let mine: Vec<u64> = part
-            .sums
-            .iter()
-            .flat_map(|&(c, n)| [u64::from(c), n])
-            .collect();
-        let mut all = vec![0u64; 6 * comm.size() as usize];
-        comm.all_gather_into(&mine[..], &mut all[..]);
-        let sums: Vec<PartSums> = all
-            .chunks(6)
-            .map(|w| {
-                [
-                    (w[0] as u32, w[1]),
-                    (w[2] as u32, w[3]),
-                    (w[4] as u32, w[5]),
-                ]
-            })
-            .collect();
+        let sums = crate::npz_parts::every_ranks_sums(comm, &part.sums);
         let headers = if comm.rank() == 0 {
             layout
                 .headers(&sums)

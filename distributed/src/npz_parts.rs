@@ -35,23 +35,7 @@ impl<T: Scalar> DistCsr<T> {
             .map_err(|e| Error::Core(e.in_file(path)));
         let part = agree(comm, part)?;
         // Every member's checksum, from every rank's sums in rank order.
-        let words: Vec<u64> = part
-            .sums
-            .iter()
-            .flat_map(|&(crc, len)| [crc as u64, len])
-            .collect();
-        let mut all = vec![0u64; words.len() * p];
-        comm.all_gather_into(&words[..], &mut all[..]);
-        let sums: Vec<PartSums> = all
-            .chunks(6)
-            .map(|w| {
-                [
-                    (w[0] as u32, w[1]),
-                    (w[2] as u32, w[3]),
-                    (w[4] as u32, w[5]),
-                ]
-            })
-            .collect();
+        let sums = every_ranks_sums(comm, &part.sums);
         let cols: Vec<u64> = part.cols.into_iter().map(u64::from).collect();
         let part = layout
             .check_sums(file, &sums)
@@ -68,4 +52,24 @@ impl<T: Scalar> DistCsr<T> {
             });
         agree(comm, part)
     }
+}
+
+/// Every rank's checksums of its part of a stored `.npz`, in rank order.
+/// Collective.
+pub(crate) fn every_ranks_sums(comm: &SimpleCommunicator, mine: &PartSums) -> Vec<PartSums> {
+    let words: Vec<u64> = mine
+        .iter()
+        .flat_map(|&(crc, len)| [u64::from(crc), len])
+        .collect();
+    let mut all = vec![0u64; words.len() * comm.size() as usize];
+    comm.all_gather_into(&words[..], &mut all[..]);
+    all.chunks(6)
+        .map(|w| {
+            [
+                (w[0] as u32, w[1]),
+                (w[2] as u32, w[3]),
+                (w[4] as u32, w[5]),
+            ]
+        })
+        .collect()
 }

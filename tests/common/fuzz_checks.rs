@@ -234,40 +234,18 @@ pub fn npz_read_parts(data: &[u8]) {
     }
 }
 
-/// Bytes read as a small matrix (its shape, how many parts of rows and
-/// where they are cut, then entries of 10 bytes: row, column, value) and
-/// written in those parts as the distributed writer writes a stored
-/// `.npz` (empty parts too): the archive reads back as the matrix, bit for
-/// bit, whole and in the same parts with its checksums, as the sequential
-/// writer's archive does.
-pub fn npz_write_parts(data: &[u8]) {
-    use spgemm_core::npz::{self, PartsLayout, StoredCsr};
-    use spgemm_core::CsrMatrix;
-    let byte = |k: usize| data.get(k).map_or(0, |&b| b as usize);
-    let (nrows, ncols) = (byte(0) % 48, 1 + byte(1) % 48);
-    let parts = 1 + byte(2) % 8;
-    let mut cuts: Vec<usize> = (0..parts - 1)
-        .map(|k| byte(3 + k) * (nrows + 1) / 256)
-        .collect();
-    cuts.sort_unstable();
-    cuts.insert(0, 0);
-    cuts.push(nrows);
-    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
-    if nrows > 0 {
-        for t in data.get(2 + parts..).unwrap_or(&[]).chunks_exact(10) {
-            rows.push(t[0] as usize % nrows);
-            cols.push(t[1] as u32 % ncols as u32);
-            vals.push(f64::from_le_bytes(t[2..].try_into().expect("8 bytes")));
-        }
-    }
-    let m = CsrMatrix::from_triplets(nrows, ncols, &rows, &cols, &vals)
-        .expect("entries inside the shape");
+/// `m` written as one stored `.npz` in parts of rows cut at `cuts` (0 to
+/// its rows, ascending; parts may be empty), as the distributed writer
+/// writes it: every part's pieces, then the headers, placed into one
+/// buffer of the archive's length.
+pub fn npz_in_parts(m: &spgemm_core::CsrMatrix<f64>, cuts: &[usize]) -> Vec<u8> {
+    use spgemm_core::npz::PartsLayout;
     let off = m.row_offsets();
     let sizes: Vec<(u64, u64)> = cuts
         .windows(2)
         .map(|w| ((w[1] - w[0]) as u64, (off[w[1]] - off[w[0]]) as u64))
         .collect();
-    let layout = PartsLayout::new::<f64>(nrows as u64, ncols as u64, &sizes)
+    let layout = PartsLayout::new::<f64>(m.nrows() as u64, m.ncols() as u64, &sizes)
         .expect("parts covering the rows");
     let mut file = vec![0u8; layout.len() as usize];
     let mut place = |at: u64, bytes: &[u8]| {
@@ -294,6 +272,38 @@ pub fn npz_write_parts(data: &[u8]) {
     for (at, bytes) in layout.headers(&sums).expect("every part's sums") {
         place(at, &bytes);
     }
+    file
+}
+
+/// Bytes read as a small matrix (its shape, how many parts of rows and
+/// where they are cut, then entries of 10 bytes: row, column, value) and
+/// written in those parts as the distributed writer writes a stored
+/// `.npz` (empty parts too): the archive reads back as the matrix, bit for
+/// bit, whole and in the same parts with its checksums, as the sequential
+/// writer's archive does.
+pub fn npz_write_parts(data: &[u8]) {
+    use spgemm_core::npz::{self, StoredCsr};
+    use spgemm_core::CsrMatrix;
+    let byte = |k: usize| data.get(k).map_or(0, |&b| b as usize);
+    let (nrows, ncols) = (byte(0) % 48, 1 + byte(1) % 48);
+    let parts = 1 + byte(2) % 8;
+    let mut cuts: Vec<usize> = (0..parts - 1)
+        .map(|k| byte(3 + k) * (nrows + 1) / 256)
+        .collect();
+    cuts.sort_unstable();
+    cuts.insert(0, 0);
+    cuts.push(nrows);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    if nrows > 0 {
+        for t in data.get(2 + parts..).unwrap_or(&[]).chunks_exact(10) {
+            rows.push(t[0] as usize % nrows);
+            cols.push(t[1] as u32 % ncols as u32);
+            vals.push(f64::from_le_bytes(t[2..].try_into().expect("8 bytes")));
+        }
+    }
+    let m = CsrMatrix::from_triplets(nrows, ncols, &rows, &cols, &vals)
+        .expect("entries inside the shape");
+    let file = npz_in_parts(&m, &cuts);
     let whole = npz::read::<f64>(std::io::Cursor::new(&file)).expect("the archive reads back");
     assert_identical(&whole, &m);
     let stored = StoredCsr::find(&file)

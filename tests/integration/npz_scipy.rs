@@ -140,3 +140,33 @@ np.savez(sys.argv[3], indptr=np.array([0, 1]), data=np.array([1.0]), shape=np.ar
         .to_string();
     assert!(e.contains("indices.npy"), "{e}");
 }
+
+/// An archive written in parts, as the distributed writer writes it (an
+/// empty part among them), loads in SciPy equal to the matrix, and a
+/// flipped byte in a part's values fails our reader's checksum.
+#[test]
+fn archives_written_in_parts_load_in_scipy() {
+    let d = dir("parts");
+    let m = spgemm::generate::uniform::<f64>(200, 150, 6, 9).unwrap();
+    let file = common::fuzz_checks::npz_in_parts(&m, &[0, 70, 70, 130, 200]);
+    let path = d.join("parts.npz");
+    std::fs::write(&path, &file).unwrap();
+    let mtx = d.join("parts.mtx");
+    spgemm::mtx::write_path(&mtx, &m).unwrap();
+    let script = r#"
+import sys, scipy.sparse as sp, scipy.io as io, zipfile
+a = sp.load_npz(sys.argv[1]).tocsr()
+b = io.mmread(sys.argv[2]).tocsr()
+assert zipfile.ZipFile(sys.argv[1]).testzip() is None
+print(a.shape == b.shape and (a != b).nnz == 0)
+"#;
+    let out = python(script, &[path.to_str().unwrap(), mtx.to_str().unwrap()]);
+    assert_eq!(out.trim(), "True", "SciPy read another matrix");
+    // 1,200 values of 8 bytes end where the directory's 500-odd bytes
+    // start: 800 bytes from the end is a value.
+    let mut bad = file.clone();
+    let at = bad.len() - 800;
+    bad[at] ^= 1;
+    let e = spgemm::npz::read::<f64>(std::io::Cursor::new(&bad)).unwrap_err();
+    assert!(e.to_string().contains("checksum"), "{e}");
+}
