@@ -1,6 +1,6 @@
 //! GPU-resident exchange through a library with NCCL's point-to-point API:
-//! NCCL on NVIDIA GPUs ([`crate::nccl`]), RCCL, which implements the same
-//! API, on AMD ones ([`crate::rccl`]). One communicator over the MPI
+//! NCCL on NVIDIA GPUs (module `nccl`, feature `nccl`), RCCL, which
+//! implements the same API, on AMD ones (module `rccl`, feature `rccl`). One communicator over the MPI
 //! communicator's ranks, its unique id made by rank 0 and broadcast over
 //! MPI; every send and receive of an exchange in one group on a stream of
 //! the rank's device, left running until the exchange is finished.

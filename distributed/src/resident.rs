@@ -222,7 +222,7 @@ fn runs_needed(rows: &[u64]) -> Vec<(u64, u64)> {
 /// The runs of consecutive rows covering `rows` (ascending, distinct):
 /// runs closer than [`MERGE_GAP_ROWS`] merged, then the smallest gaps
 /// merged until at most [`MAX_RUNS`] remain. `(first, len)` each. Found
-/// in parallel chunks (from [`PARALLEL_ROWS`] rows), joined where they
+/// in parallel chunks (from a million rows), joined where they
 /// meet.
 pub fn runs_of(rows: &[u64]) -> Vec<(u64, u64)> {
     let chunk_runs = |chunk: &[u64]| {
