@@ -1,7 +1,8 @@
 //! Moving pieces of device memory between the ranks' GPUs: the
 //! [`DeviceExchange`] trait, and [`HostStaged`], which stages them through
 //! page-locked host memory and MPI (any GPU, any MPI; MPI here is not
-//! CUDA-aware). NCCL's is [`crate::nccl::Nccl`] (feature `nccl`).
+//! CUDA-aware). NCCL's and RCCL's are `nccl::Nccl` and `rccl::Rccl`
+//! (features `nccl` and `rccl`).
 
 use crate::comm::{agree, Traffic};
 use crate::{Error, Result};
