@@ -311,7 +311,7 @@ impl<T: Scalar> DistCsr<T> {
         let part = agree(comm, part.map_err(Error::from))?;
         let created = if comm.rank() == 0 {
             std::fs::File::create(path)
-                .and_then(|f| f.set_len(layout.len()))
+                .and_then(|f| f.set_len(layout.file_bytes()))
                 .map_err(io)
         } else {
             Ok(())

@@ -9,12 +9,9 @@ use spgemm_hip::{HipDevice, Stream};
 
 /// An RCCL exchange over an MPI communicator's ranks, one GPU each
 /// ([`Grouped::new`]).
-pub type Rccl<'c> = Grouped<'c, RcclComm>;
+pub type Rccl<'c> = Grouped<'c, Communicator>;
 
-/// One rank's RCCL communicator.
-pub struct RcclComm(Communicator);
-
-impl GroupLibrary for RcclComm {
+impl GroupLibrary for Communicator {
     type Device = HipDevice;
     const NAME: &'static str = "rccl";
     const MISSING: &'static str =
@@ -32,7 +29,7 @@ impl GroupLibrary for RcclComm {
         let id = UniqueId {
             internal: id.map(|b| b as std::ffi::c_char),
         };
-        Communicator::new(device, ranks, id, rank).map(Self)
+        Communicator::new(device, ranks, id, rank)
     }
 
     fn make_current(device: &HipDevice) -> Result<(), String> {
@@ -40,11 +37,11 @@ impl GroupLibrary for RcclComm {
     }
 
     fn group_start(&self) -> Result<(), String> {
-        self.0.group_start()
+        Communicator::group_start(self)
     }
 
     fn group_end(&self) -> Result<(), String> {
-        self.0.group_end()
+        Communicator::group_end(self)
     }
 
     unsafe fn transfer(
@@ -56,6 +53,6 @@ impl GroupLibrary for RcclComm {
         receive: bool,
     ) -> Result<(), String> {
         // SAFETY: the caller's guarantee.
-        unsafe { self.0.transfer(ptr, bytes, peer, stream, receive) }
+        unsafe { Communicator::transfer(self, ptr, bytes, peer, stream, receive) }
     }
 }

@@ -247,7 +247,7 @@ pub fn npz_in_parts(m: &spgemm_core::CsrMatrix<f64>, cuts: &[usize]) -> Vec<u8> 
         .collect();
     let layout = PartsLayout::new::<f64>(m.nrows() as u64, m.ncols() as u64, &sizes)
         .expect("parts covering the rows");
-    let mut file = vec![0u8; layout.len() as usize];
+    let mut file = vec![0u8; layout.file_bytes() as usize];
     let mut place = |at: u64, bytes: &[u8]| {
         file[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
     };

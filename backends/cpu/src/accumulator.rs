@@ -357,8 +357,9 @@ const HASH_BELOW: usize = 1024;
 /// products whose columns are scattered, where an accumulator as wide as
 /// C misses the cache on nearly every product once every thread has one
 /// (Erdős–Rényi 2²⁰ × 8 on 32 cores, three runs each: a numeric phase
-/// of 145–185 ms mixed, 171–195 ms dense), while the long rows of power-law graphs stay dense
-/// (R-MAT 16: 147 ms in all dense, 556 ms with hash tables only).
+/// of 145–185 ms mixed, 171–195 ms dense), while the long rows of
+/// power-law graphs stay dense (R-MAT 16: 147 ms in all dense, 556 ms
+/// with hash tables only).
 pub(crate) struct Mixed<T> {
     dense: Dense<T>,
     hash: Hash<T>,

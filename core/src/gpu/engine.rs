@@ -359,7 +359,7 @@ impl<D: Device> GpuEngine<D> {
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        self.run(a, b, None)
+        self.run(a, b, None, None)
     }
 
     /// `C = A·B` as [`GpuEngine::multiply`] while B's values are still
@@ -376,20 +376,7 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         values_ready: &D::Event,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        let ((c, mut times), peak) = self.with_launcher::<T, _>(|l| {
-            let product = Product {
-                launcher: *l,
-                options: &self.config,
-                a,
-                b,
-                pending: None,
-                values_ready: Some(values_ready),
-            };
-            product.check()?;
-            Ok((product.multiply(None)?, l.usage.peak()))
-        })?;
-        times.peak_bytes = peak;
-        Ok((c, times))
+        self.run(a, b, None, Some(values_ready))
     }
 
     /// The symbolic phase of `C = A·B`, kept as a plan.
@@ -425,7 +412,7 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         plan_matches(plan, a, b)?;
-        self.run(a, b, Some(plan))
+        self.run(a, b, Some(plan), None)
     }
 
     /// `C = A·B` into host memory, C downloaded in chunks of rows while
@@ -452,13 +439,17 @@ impl<D: Device> GpuEngine<D> {
         Ok(s)
     }
 
+    /// The whole product (from `plan` when given; the numeric phase after
+    /// `values_ready` when given) with its phase times and peak memory.
     fn run<T: Scalar>(
         &self,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
         plan: Option<&GpuPlan<D, T>>,
+        values_ready: Option<&D::Event>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
-        let ((c, mut times), peak) = self.with_product(a, b, |p| p.multiply(plan))?;
+        let ((c, mut times), peak) =
+            self.with_product_after(a, b, values_ready, |p| p.multiply(plan))?;
         times.peak_bytes = peak;
         Ok((c, times))
     }
@@ -473,6 +464,18 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
+        self.with_product_after(a, b, None, f)
+    }
+
+    /// [`GpuEngine::with_product`] with B's values complete only once
+    /// `values_ready` has (`None`: they are).
+    fn with_product_after<T: Scalar, R>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        values_ready: Option<&D::Event>,
+        f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
+    ) -> Result<(R, usize)> {
         self.with_launcher::<T, _>(|l| {
             let product = Product {
                 launcher: *l,
@@ -480,7 +483,7 @@ impl<D: Device> GpuEngine<D> {
                 a,
                 b,
                 pending: None,
-                values_ready: None,
+                values_ready,
             };
             product.check()?;
             Ok((f(&product)?, l.usage.peak()))

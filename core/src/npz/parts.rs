@@ -147,14 +147,9 @@ impl PartsLayout {
     }
 
     /// The archive's length in bytes.
-    pub fn len(&self) -> u64 {
+    pub fn file_bytes(&self) -> u64 {
         let names: u64 = self.members.iter().map(|m| m.name.len() as u64).sum();
         self.directory + 5 * (CENTRAL_HEADER + CENTRAL_EXTRA) + names + 56 + 20 + 22
-    }
-
-    /// Whether the archive is empty (never: it has its headers).
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Part `k`'s elements, from its rows' `offsets` (from 0, rows + 1),
@@ -301,7 +296,7 @@ impl PartsLayout {
         put32(&mut dir, u32::MAX);
         put32(&mut dir, u32::MAX);
         put16(&mut dir, 0);
-        debug_assert_eq!(start + dir.len() as u64, self.len());
+        debug_assert_eq!(start + dir.len() as u64, self.file_bytes());
         out.push((start, dir));
         Ok(out)
     }
