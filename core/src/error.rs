@@ -150,6 +150,21 @@ pub enum Error {
     /// add up to its entries.
     #[error("row runs: {0}")]
     RowRuns(String),
+    /// A mask whose shape is not the product's.
+    #[error("the mask is {}x{} but the product is {}x{}", mask.0, mask.1, product.0, product.1)]
+    MaskShape {
+        /// The mask's `(rows, columns)`.
+        mask: (usize, usize),
+        /// C's `(rows, columns)`.
+        product: (usize, usize),
+    },
+    /// Pruning that cannot be applied (a negative or NaN threshold).
+    #[error("prune: {0}")]
+    Prune(String),
+    /// A product this backend does not run (a semiring, mask or pruning
+    /// on a backend without kernels for them).
+    #[error("{0}")]
+    NotOnBackend(String),
     /// A plan was given matrices whose structure differs from the one it was built for.
     #[error("structure mismatch: {0}")]
     StructureMismatch(String),

@@ -10,6 +10,7 @@
 //! | SciPy `.npz` I/O | [`npz`] |
 //! | either, by file extension | [`files`] |
 //! | reference SpGEMM (the oracle) | [`reference::multiply`] |
+//! | semirings, masks, pruning | [`semiring`], [`reference::multiply_spec`] |
 //! | products per row, compression ratio, GFLOPS | [`stats`] |
 //! | checking a product | [`verify::check_product`] |
 //! | seeded synthetic matrices | [`generate`] |
@@ -43,6 +44,7 @@ pub mod mtx;
 pub mod npz;
 pub mod reference;
 pub mod scalar;
+pub mod semiring;
 pub mod stats;
 pub mod structure;
 pub mod table;

@@ -9,6 +9,7 @@ use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::semiring::ProductSpec;
 
 /// Checks that `A·B` is defined for A of shape `a` and B of shape `b`
 /// (`(rows, columns)`).
@@ -82,6 +83,62 @@ fn multiply_with<T: Scalar>(
                 vals.push(v);
             }
         }
+        offsets[i + 1] = cols.len();
+    }
+    CsrMatrix::new(a.nrows(), b.ncols(), offsets, cols, vals)
+}
+
+/// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), pruned, as `spec` says,
+/// computed sequentially: each row's products that the mask allows listed
+/// as `(j, a_ik ⊗ b_kj)`, stable-sorted by `j`, folded with `⊕` in the
+/// order produced, then pruned. A `M×K`, B `K×N`, the mask and C `M×N`
+/// with sorted rows. A repeated entry of A or B is a term of its own.
+///
+/// # Errors
+/// As [`ProductSpec::check`]; [`Error::HostOutOfMemory`].
+pub fn multiply_spec<T: Scalar>(
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    spec: &ProductSpec<'_, T>,
+) -> Result<CsrMatrix<T>> {
+    spec.check(a.shape(), b.shape())?;
+    let ring = spec.semiring;
+    let mut offsets = vec![0usize; a.nrows() + 1];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    let mut row: Vec<(u32, T)> = Vec::new();
+    let mut out: Vec<(u32, T)> = Vec::new();
+    let mut in_mask: Vec<u32> = Vec::new();
+    for i in 0..a.nrows() {
+        row.clear();
+        in_mask.clear();
+        if let Some(m) = &spec.mask {
+            in_mask.extend_from_slice(m.row(i));
+            in_mask.sort_unstable();
+        }
+        let allowed = |j: u32| match &spec.mask {
+            None => true,
+            Some(m) => in_mask.binary_search(&j).is_ok() != m.complement(),
+        };
+        let (acols, avals) = a.row(i);
+        for (&k, &av) in acols.iter().zip(avals) {
+            let (bcols, bvals) = b.row(k as usize);
+            for (&j, &bv) in bcols.iter().zip(bvals) {
+                if allowed(j) {
+                    row.push((j, ring.times(av, bv)));
+                }
+            }
+        }
+        row.sort_by_key(|p| p.0);
+        out.clear();
+        for &(j, v) in &row {
+            match out.last_mut() {
+                Some(last) if last.0 == j => last.1 = ring.plus(last.1, v),
+                _ => out.push((j, v)),
+            }
+        }
+        spec.prune.row(&mut out);
+        cols.extend(out.iter().map(|e| e.0));
+        vals.extend(out.iter().map(|e| e.1));
         offsets[i + 1] = cols.len();
     }
     CsrMatrix::new(a.nrows(), b.ncols(), offsets, cols, vals)
@@ -164,5 +221,46 @@ mod tests {
         let a = CsrMatrix::new(1, 2, vec![0, 3], vec![1, 0, 1], vec![1.0, 5.0, 2.0]).unwrap();
         let b = dense([[1., 0.], [0., 1.]]);
         assert_eq!(multiply(&a, &b).unwrap(), dense([[5., 3.]]));
+    }
+
+    #[test]
+    fn semirings_by_hand() {
+        use crate::semiring::{ProductSpec, Semiring};
+        // A = [1 2; 0 3], A ⊕.⊗ A over each semiring.
+        let a = dense([[1., 2.], [0., 3.]]);
+        let by = |semiring| {
+            let spec = ProductSpec {
+                semiring,
+                ..Default::default()
+            };
+            multiply_spec(a.view(), a.view(), &spec)
+                .unwrap()
+                .values()
+                .to_vec()
+        };
+        // (0,0): 1⊗1; (0,1): 1⊗2 ⊕ 2⊗3; (1,1): 3⊗3.
+        assert_eq!(by(Semiring::PlusTimes), vec![1., 8., 9.]);
+        assert_eq!(by(Semiring::MinPlus), vec![2., 3., 6.]);
+        assert_eq!(by(Semiring::MaxPlus), vec![2., 5., 6.]);
+        assert_eq!(by(Semiring::MaxTimes), vec![1., 6., 9.]);
+        assert_eq!(by(Semiring::OrAnd), vec![1., 1., 1.]);
+        assert_eq!(by(Semiring::PlusPair), vec![1., 2., 1.]);
+        assert_eq!(by(Semiring::AnyPair), vec![1., 1., 1.]);
+    }
+
+    #[test]
+    fn masks_and_complements_by_hand() {
+        use crate::semiring::{Mask, ProductSpec};
+        let a = dense([[1., 2.], [0., 3.]]);
+        let m = dense([[0., 1.], [1., 1.]]);
+        let masked = |complement| {
+            let spec = ProductSpec {
+                mask: Some(Mask::of(m.view(), complement)),
+                ..Default::default()
+            };
+            multiply_spec(a.view(), a.view(), &spec).unwrap()
+        };
+        assert_eq!(masked(false), dense([[0., 8.], [0., 9.]]));
+        assert_eq!(masked(true), dense([[1., 0.], [0., 0.]]));
     }
 }

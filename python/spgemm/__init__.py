@@ -116,8 +116,22 @@ def _native_check(check, kind: str) -> bool:
     return check is not False
 
 
-def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
-    """C = A @ B for sparse matrices, returned as the same kind as ``a``.
+def matmul(
+    a,
+    b=None,
+    *,
+    backend: str = "auto",
+    precision=None,
+    check=True,
+    semiring: str = "plus_times",
+    mask=None,
+    complement: bool = False,
+    prune=None,
+    keep=None,
+):
+    """C = A @ B for sparse matrices, returned as the same kind as ``a``;
+    with ``semiring``, ``mask`` or ``prune`` / ``keep``, C<M> = A (+).(x) B
+    as GraphBLAS computes it.
 
     Parameters
     ----------
@@ -141,6 +155,24 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
         have sorted rows without duplicates under True and "canonical" (one
         pass over their indices on the device); False skips that check there
         and multiplies them as they are.
+    semiring : the product's semiring, by its GraphBLAS name:
+        "plus_times" (the default), "min_plus", "max_plus", "max_times",
+        "lor_land" (or "or_and": values read as true when nonzero, C holds
+        1.0 and 0.0), "plus_pair" (C counts the k joining i and j) and
+        "any_pair" (C's structure, values 1.0); the last two never read
+        A's or B's values. C has an entry wherever some k joins i and j.
+    mask : a SciPy matrix of shape (M, N) whose structure (not its values)
+        selects C's entries: C keeps only entries where ``mask`` has one
+        (C<M>), or with ``complement=True`` only where it has none (C<!M>).
+        Masked-out products are never accumulated.
+    complement : use the complement of ``mask``'s structure.
+    prune : drop C's entries of magnitude below this threshold (>= 0).
+    keep : keep at most this many entries of largest magnitude per row
+        (ties to the lower column), after ``prune``.
+
+    Products with a semiring other than "plus_times", a mask, ``prune`` or
+    ``keep`` take SciPy matrices and run on the CPU backend ("auto" means
+    "cpu" for them; a GPU backend named explicitly raises RuntimeError).
 
     Returns
     -------
@@ -156,7 +188,9 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
     Raises
     ------
     TypeError: inputs that are not sparse matrices, or of different kinds.
-    ValueError: shape mismatch, unsupported dtype, malformed CSR (out-of-range
+    ValueError: shape mismatch (of the mask too), an unknown semiring, a
+        negative ``prune`` or ``keep``, device matrices with a semiring,
+        mask or pruning, unsupported dtype, malformed CSR (out-of-range
         or negative indices, decreasing indptr; unsorted rows or duplicates
         where ``check`` asks for sorted rows), naming the row, column or
         position at fault; a ``check`` other than True, False, "canonical".
@@ -167,6 +201,8 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
     """
     if b is None:
         b = a
+    if semiring != "plus_times" or mask is not None or prune is not None or keep is not None:
+        return _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep)
     if precision is None:
         # Host work here delays the first kernel: the common case of device
         # inputs skips it.
@@ -180,6 +216,34 @@ def matmul(a, b=None, *, backend: str = "auto", precision=None, check=True):
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     c = _spgemm.matmul(oa, ob, backend, _native_check(check, kind))
+    return _host_result(a, (a.shape[0], b.shape[1]), c)
+
+
+def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep):
+    """``matmul`` with a semiring, mask or pruning: SciPy matrices, CPU."""
+    kind = _kinds(a, b)
+    if kind != "scipy" or (mask is not None and _kind(mask) != "scipy"):
+        raise ValueError(
+            "semirings, masks and pruning take SciPy matrices (they run on the CPU "
+            "backend); move device matrices to the host with .get() or .cpu() first"
+        )
+    if keep is not None and (not isinstance(keep, (int, np.integer)) or keep < 0):
+        raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
+    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
+    oa = _host_operand(a, dtype)
+    ob = oa if b is a else _host_operand(b, dtype)
+    om = None if mask is None else _host_operand(mask, dtype)
+    c = _spgemm.matmul_spec(
+        oa,
+        ob,
+        om,
+        "cpu" if backend == "auto" else backend,
+        _native_check(check, kind),
+        str(semiring),
+        bool(complement),
+        None if prune is None else float(prune),
+        None if keep is None else int(keep),
+    )
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 

@@ -22,12 +22,19 @@ def matmul(
     backend: _Backend = "auto",
     precision: _Precision = None,
     check: _Check = True,
+    semiring: str = "plus_times",
+    mask: Optional[_M] = None,
+    complement: bool = False,
+    prune: Optional[float] = None,
+    keep: Optional[int] = None,
 ) -> _M:
     """C = A @ B (shapes (M, K) @ (K, N) -> (M, N)), of ``a``'s kind:
     scipy.sparse csr_array / csr_matrix, cupyx.scipy.sparse.csr_matrix or a
     torch sparse CSR tensor on the same device (complete in the order of
     the caller's current stream). Raises TypeError, ValueError,
-    MemoryError or RuntimeError as documented."""
+    MemoryError or RuntimeError as documented. ``semiring``, ``mask``,
+    ``complement``, ``prune`` and ``keep`` (GraphBLAS-style products) take
+    SciPy matrices and run on the CPU backend."""
 
 class Plan:
     """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""

@@ -8,7 +8,8 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
-use spgemm::{Backend, CsrMatrix, Plan, Scalar};
+use spgemm::semiring::Semiring;
+use spgemm::{Backend, CsrMatrix, Plan, ProductSpec, Scalar};
 use std::borrow::Cow;
 
 /// An index array as NumPy holds it.
@@ -199,6 +200,62 @@ pub(crate) fn multiply(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgem
         b,
         |a, b| backend.multiply(a, b).map(AnyCsr::F32),
         |a, b| backend.multiply(a, b).map(AnyCsr::F64),
+    )
+}
+
+/// What `matmul` computes beside `A·B`: the semiring, the mask's sense
+/// and the pruning (a threshold of magnitude, at most `keep` a row).
+pub(crate) struct Extras {
+    pub semiring: Semiring,
+    pub complement: bool,
+    pub below: Option<f64>,
+    pub keep: Option<usize>,
+}
+
+/// `C⟨M⟩ = A ⊕.⊗ B` on `backend`, as `extras` say; the mask's values are
+/// of A's type (and not read).
+pub(crate) fn multiply_spec(
+    backend: &Backend,
+    a: Slices<'_>,
+    b: Slices<'_>,
+    mask: Option<Slices<'_>>,
+    extras: &Extras,
+) -> spgemm::Result<AnyCsr> {
+    fn run<T: Scalar>(
+        backend: &Backend,
+        a: &CsrCow<'_, T>,
+        b: &CsrCow<'_, T>,
+        mask: Option<&CsrCow<'_, T>>,
+        x: &Extras,
+    ) -> spgemm::Result<CsrMatrix<T>> {
+        let mut spec = ProductSpec::new().semiring(x.semiring);
+        if let Some(m) = mask {
+            spec = spec.mask(m.view(), x.complement);
+        }
+        spec.prune.below = x.below.map(T::from_f64);
+        spec.prune.keep = x.keep;
+        backend.multiply_spec(a, b, &spec)
+    }
+    let mismatch = || spgemm::error::Error::StructureMismatch("the mask differs from A in dtype".into());
+    dispatch(
+        a,
+        b,
+        |a, b| {
+            let m = match mask.map(|m| (m, m.data)) {
+                Some((m, ValueSlice::F32(v))) => Some(m.csr(v)?),
+                Some(_) => return Err(mismatch().into()),
+                None => None,
+            };
+            run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F32)
+        },
+        |a, b| {
+            let m = match mask.map(|m| (m, m.data)) {
+                Some((m, ValueSlice::F64(v))) => Some(m.csr(v)?),
+                Some(_) => return Err(mismatch().into()),
+                None => None,
+            };
+            run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F64)
+        },
     )
 }
 

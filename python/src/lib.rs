@@ -111,6 +111,41 @@ fn matmul<'py>(
     arrays::product(py, c.map_err(to_py)?)
 }
 
+/// `matmul_spec(a, b, mask, backend, check, semiring, complement, prune,
+/// keep)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an operand like `a` or `None`;
+/// `semiring` a GraphBLAS name; `prune` a threshold of magnitude or
+/// `None`; `keep` at most this many entries a row or `None`); returns C's
+/// `(indptr, indices, data)`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // one keyword of Python's matmul each
+fn matmul_spec<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    mask: Option<&Bound<'py, PyAny>>,
+    backend: &str,
+    check: bool,
+    semiring: &str,
+    complement: bool,
+    prune: Option<f64>,
+    keep: Option<usize>,
+) -> PyResult<Product<'py>> {
+    let be = self::backend(backend)?;
+    let extras = arrays::Extras {
+        semiring: semiring.parse().map_err(PyValueError::new_err)?,
+        complement,
+        below: prune,
+        keep,
+    };
+    let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
+    arrays::same_precision(&a, &b)?;
+    let m = mask.map(|m| Operand::extract(m, false)).transpose()?;
+    let (a, b) = (a.slices()?, b.slices()?);
+    let m = m.as_ref().map(|m| m.slices()).transpose()?;
+    let c = py.detach(|| arrays::multiply_spec(&be, a, b, m, &extras));
+    arrays::product(py, c.map_err(to_py)?)
+}
+
 /// The symbolic phase of one product, kept to rerun the numeric phase
 /// with new values.
 #[pyclass(module = "spgemm._spgemm", frozen)]
@@ -175,6 +210,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;

@@ -18,6 +18,7 @@ mod cpu;
 mod cuda;
 mod hip;
 mod plans;
+mod semirings;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -25,5 +26,6 @@ fn main() {
     trials.extend(cuda::trials());
     trials.extend(hip::trials());
     trials.extend(plans::trials());
+    trials.extend(semirings::trials());
     libtest_mimic::run(&args, trials).exit();
 }

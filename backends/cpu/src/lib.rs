@@ -39,13 +39,17 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+mod per_thread;
 mod prefetch;
 mod rows;
+mod semiring;
 
 use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed};
+use per_thread::PerThread;
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
 use spgemm_core::error::try_with_capacity;
+use spgemm_core::semiring::ProductSpec;
 use spgemm_core::stats::{product_stats, ProductStats};
 use spgemm_core::{CsrMatrix, CsrView, Error, Result, Scalar};
 use std::mem::MaybeUninit;
@@ -215,6 +219,29 @@ impl CpuBackend {
             let s = self.symbolic_parts(a, b)?;
             self.numeric_parts(a, b, s.offsets, &s.chunks, &s.shortcuts)
         })
+    }
+
+    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
+    /// `spec` says (see [`spgemm_core::semiring`]): A `M×K`, B `K×N`, the
+    /// mask and C `M×N` with sorted rows. The plain product runs
+    /// [`CpuBackend::multiply`]; any other in one pass over A's rows with
+    /// the mask applied while accumulating (products the mask excludes are
+    /// never accumulated, rows its structure leaves empty never visited).
+    ///
+    /// # Errors
+    /// As [`ProductSpec::check`]; [`Error::HostOutOfMemory`].
+    pub fn multiply_spec<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+        spec: &ProductSpec<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        let (a, b) = (a.into(), b.into());
+        if spec.is_plain() {
+            return self.multiply(a, b);
+        }
+        spec.check(a.shape(), b.shape())?;
+        self.run(|| semiring::multiply(a, b, spec, self.dense_cutoff))
     }
 
     /// The symbolic phase: C's structure size per row, as a reusable plan.
@@ -405,34 +432,32 @@ enum Either<T> {
     Hash(Hash<T>),
 }
 
-/// One accumulator per thread of the pool, made when the thread first
-/// needs it and kept for all the chunks it takes: a dense one is as wide
-/// as C (12 bytes a column for f64), and there are eight chunks a thread.
+/// One accumulator per thread of the pool, kept for all the chunks it
+/// takes: a dense one is as wide as C (12 bytes a column for f64), and
+/// there are eight chunks a thread.
 struct Accumulators<T> {
     kind: Kind,
     ncols: usize,
-    slots: Vec<std::sync::Mutex<Option<Either<T>>>>,
+    slots: PerThread<Either<T>>,
 }
 
 impl<T: Scalar> Accumulators<T> {
     fn new(kind: Kind, ncols: usize) -> Self {
-        let slots = (0..rayon::current_num_threads().max(1))
-            .map(|_| std::sync::Mutex::new(None))
-            .collect();
-        Self { kind, ncols, slots }
+        Self {
+            kind,
+            ncols,
+            slots: PerThread::new(),
+        }
     }
 
-    /// Runs `f` with this thread's accumulator (each thread has a slot of
-    /// its own, so the lock is never contended).
+    /// Runs `f` with this thread's accumulator.
     fn with<R>(&self, f: impl FnOnce(&mut Either<T>) -> R) -> R {
-        let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
-        let mut slot = self.slots[i].lock().unwrap_or_else(|e| e.into_inner());
-        let acc = slot.get_or_insert_with(|| match self.kind {
+        let make = || match self.kind {
             Kind::Dense => Either::Dense(Dense::new(self.ncols)),
             Kind::Mixed => Either::Mixed(Mixed::new(self.ncols)),
             Kind::Hash => Either::Hash(Hash::new()),
-        });
-        f(acc)
+        };
+        self.slots.with(make, f)
     }
 }
 

@@ -1,0 +1,277 @@
+//! Products beyond the plain one on the CPU: any semiring of
+//! [`spgemm_core::semiring`], a structural mask or its complement, and
+//! pruning, in one pass over A's rows.
+//!
+//! Row-wise (Gustavson, "Two fast algorithms for sparse matrices:
+//! multiplication and permuted transposition", ACM TOMS 4(3), 1978) with
+//! the mask applied while accumulating, as SuiteSparse:GraphBLAS's
+//! saxpy-based masked products do (Davis, "Algorithm 1000", ACM TOMS 45(4),
+//! 2019, §5): a row's mask columns are marked in the accumulator first,
+//! and a product whose column the mask excludes is never accumulated. A
+//! row with an empty structural mask is not visited at all. Each chunk of
+//! rows writes its rows to buffers of its own; C is their concatenation,
+//! so no separate symbolic pass reads A and B twice.
+
+use crate::per_thread::PerThread;
+use crate::rows;
+use rayon::prelude::*;
+use spgemm_core::error::try_with_capacity;
+use spgemm_core::semiring::{Mask, ProductSpec, Semiring};
+use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
+
+/// Widest C accumulated in a slot per column; wider ones hash.
+const DENSE_COLUMNS: usize = 1 << 18;
+/// Chunks per thread: enough to even out the work the chunks hold.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// One thread's accumulator for one row at a time: a slot per column of C
+/// (dense) or an open-addressing hash table. A slot's stamp says whether
+/// it is empty this row (below `row`), marked by the mask (`row`), or
+/// holds a value (`row + 1`), so nothing is cleared between rows.
+struct Table<T> {
+    hashed: bool,
+    stamps: Vec<u32>,
+    keys: Vec<u32>,
+    values: Vec<T>,
+    /// Slots given a value this row, in order of arrival.
+    filled: Vec<usize>,
+    row: u32,
+    /// Slots in use this row minus one (hash tables only).
+    slot_mask: usize,
+}
+
+impl<T: Scalar> Table<T> {
+    fn new(ncols: usize, hashed: bool) -> Self {
+        let n = if hashed { 0 } else { ncols };
+        Table {
+            hashed,
+            stamps: vec![0; n],
+            keys: Vec::new(),
+            values: vec![T::ZERO; n],
+            filled: Vec::new(),
+            row: 0,
+            slot_mask: 0,
+        }
+    }
+
+    /// Starts a row of at most `bound` distinct columns.
+    fn begin(&mut self, bound: usize) {
+        self.filled.clear();
+        if self.row >= u32::MAX - 4 {
+            self.stamps.fill(0);
+            self.row = 0;
+        }
+        self.row += 2;
+        if self.hashed {
+            let slots = (2 * bound).next_power_of_two().max(16);
+            if self.stamps.len() < slots {
+                self.stamps = vec![0; slots];
+                self.keys = vec![0; slots];
+                self.values = vec![T::ZERO; slots];
+            }
+            self.slot_mask = slots - 1;
+        }
+    }
+
+    /// The slot of column `j`, and whether it is in use this row; a slot
+    /// not in use is where `j` goes (its key set here).
+    #[inline(always)]
+    fn slot(&mut self, j: u32) -> (usize, bool) {
+        if !self.hashed {
+            return (j as usize, self.stamps[j as usize] >= self.row);
+        }
+        let mut h =
+            (u64::from(j).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.slot_mask;
+        loop {
+            if self.stamps[h] < self.row {
+                self.keys[h] = j;
+                return (h, false);
+            }
+            if self.keys[h] == j {
+                return (h, true);
+            }
+            h = (h + 1) & self.slot_mask;
+        }
+    }
+
+    /// Marks column `j` as in the mask.
+    #[inline(always)]
+    fn mark(&mut self, j: u32) {
+        let (s, used) = self.slot(j);
+        if !used {
+            self.stamps[s] = self.row;
+        }
+    }
+
+    /// Adds `v` at column `j`: with `masked`, only to a marked column
+    /// (`⟨M⟩`); otherwise to any column not marked (`⟨¬M⟩`, or no mask).
+    #[inline(always)]
+    fn add(&mut self, j: u32, v: T, ring: Semiring, masked: bool) {
+        let (s, used) = self.slot(j);
+        let stamp = self.stamps[s];
+        if !used {
+            if masked {
+                return;
+            }
+        } else if stamp == self.row + 1 {
+            self.values[s] = ring.plus(self.values[s], v);
+            return;
+        } else if !masked {
+            return; // marked: outside a complemented mask
+        }
+        self.stamps[s] = self.row + 1;
+        self.values[s] = v;
+        self.filled.push(s);
+    }
+
+    /// The row's entries, sorted by column.
+    fn drain(&mut self, out: &mut Vec<(u32, T)>) {
+        out.clear();
+        for &s in &self.filled {
+            let j = if self.hashed { self.keys[s] } else { s as u32 };
+            out.push((j, self.values[s]));
+        }
+        out.sort_unstable_by_key(|e| e.0);
+    }
+}
+
+/// One chunk's rows of C: their lengths, columns and values.
+struct Piece<T> {
+    lens: Vec<usize>,
+    cols: Vec<u32>,
+    values: Vec<T>,
+}
+
+/// `C = A ⊕.⊗ B` masked and pruned as `spec` says, on the current pool;
+/// `spec` already checked against A and B.
+pub(crate) fn multiply<T: Scalar>(
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    spec: &ProductSpec<'_, T>,
+    dense_cutoff: usize,
+) -> Result<CsrMatrix<T>> {
+    let mask = spec.mask.as_ref();
+    let products: Vec<u64> = (0..a.nrows())
+        .into_par_iter()
+        .map(|i| {
+            a.row(i)
+                .0
+                .iter()
+                .map(|&k| b.row(k as usize).0.len() as u64)
+                .sum()
+        })
+        .collect();
+    let work: Vec<u64> = match mask {
+        Some(m) => products
+            .par_iter()
+            .enumerate()
+            .map(|(i, &p)| p + m.row(i).len() as u64)
+            .collect(),
+        None => products.clone(),
+    };
+    let chunks = rows::split_by_work(&work, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+    let hashed = b.ncols() > dense_cutoff.min(DENSE_COLUMNS);
+    let tables: PerThread<Table<T>> = PerThread::new();
+    let pieces: Vec<Piece<T>> = chunks
+        .par_iter()
+        .map(|r| {
+            tables.with(
+                || Table::new(b.ncols(), hashed),
+                |t| chunk(t, a, b, spec, mask, r.clone(), &products),
+            )
+        })
+        .collect();
+    concatenate(a.nrows(), b.ncols(), pieces)
+}
+
+/// The rows `rows` of C into a piece.
+fn chunk<T: Scalar>(
+    t: &mut Table<T>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    spec: &ProductSpec<'_, T>,
+    mask: Option<&Mask<'_>>,
+    rows: std::ops::Range<usize>,
+    products: &[u64],
+) -> Piece<T> {
+    let mut piece = Piece {
+        lens: Vec::with_capacity(rows.len()),
+        cols: Vec::new(),
+        values: Vec::new(),
+    };
+    let mut out = Vec::new();
+    let ring = spec.semiring;
+    let masked = mask.is_some_and(|m| !m.complement());
+    for i in rows {
+        let marks = mask.map_or(&[][..], |m| m.row(i));
+        if products[i] == 0 || (masked && marks.is_empty()) {
+            piece.lens.push(0);
+            continue;
+        }
+        let bound = if masked {
+            marks.len()
+        } else {
+            products[i].min(b.ncols() as u64) as usize + marks.len()
+        };
+        t.begin(bound);
+        for &j in marks {
+            t.mark(j);
+        }
+        let (acols, avals) = a.row(i);
+        if ring.reads_values() {
+            for (&k, &av) in acols.iter().zip(avals) {
+                let (bcols, bvals) = b.row(k as usize);
+                for (&j, &bv) in bcols.iter().zip(bvals) {
+                    t.add(j, ring.times(av, bv), ring, masked);
+                }
+            }
+        } else {
+            for &k in acols {
+                for &j in b.row(k as usize).0 {
+                    t.add(j, T::ONE, ring, masked);
+                }
+            }
+        }
+        t.drain(&mut out);
+        spec.prune.row(&mut out);
+        piece.lens.push(out.len());
+        piece.cols.extend(out.iter().map(|e| e.0));
+        piece.values.extend(out.iter().map(|e| e.1));
+    }
+    piece
+}
+
+/// C from its pieces, in order, the copies done in parallel.
+fn concatenate<T: Scalar>(
+    nrows: usize,
+    ncols: usize,
+    pieces: Vec<Piece<T>>,
+) -> Result<CsrMatrix<T>> {
+    let mut offsets: Vec<usize> = try_with_capacity(nrows + 1, "C row offsets")?;
+    offsets.push(0);
+    for p in &pieces {
+        for &l in &p.lens {
+            offsets.push(offsets[offsets.len() - 1] + l);
+        }
+    }
+    let nnz = offsets[nrows];
+    let mut cols: Vec<u32> = try_with_capacity(nnz, "C column indices")?;
+    let mut values: Vec<T> = try_with_capacity(nnz, "C values")?;
+    cols.resize(nnz, 0);
+    values.resize(nnz, T::ZERO);
+    let mut slices = Vec::with_capacity(pieces.len());
+    let (mut c_rest, mut v_rest) = (&mut cols[..], &mut values[..]);
+    for p in &pieces {
+        let (c, c_tail) = std::mem::take(&mut c_rest).split_at_mut(p.cols.len());
+        let (v, v_tail) = std::mem::take(&mut v_rest).split_at_mut(p.values.len());
+        slices.push((c, v));
+        (c_rest, v_rest) = (c_tail, v_tail);
+    }
+    pieces.par_iter().zip(slices).for_each(|(p, (c, v))| {
+        c.copy_from_slice(&p.cols);
+        v.copy_from_slice(&p.values);
+    });
+    // SAFETY: the offsets are a prefix sum of the rows' lengths, each row
+    // sorted without repeats, every column one of B's checked columns.
+    Ok(unsafe { CsrMatrix::new_unchecked(nrows, ncols, offsets, cols, values) })
+}

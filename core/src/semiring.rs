@@ -1,0 +1,415 @@
+//! Products beyond plus-times: the semiring `⊕.⊗` of `C = A ⊕.⊗ B`, a
+//! structural mask `⟨M⟩` or its complement `⟨¬M⟩`, and pruning of C's
+//! rows — defined once here, run by the backends.
+//!
+//! `c_ij = ⊕_k a_ik ⊗ b_kj` over the `k` where both `a_ik` and `b_kj` are
+//! stored; C holds an entry exactly where at least one such `k` exists (and
+//! the mask allows it), whatever its value. The names follow GraphBLAS
+//! (Davis, "Algorithm 1000: SuiteSparse:GraphBLAS", ACM TOMS 45(4), 2019,
+//! §2) and python-graphblas: `plus_times`, `min_plus`, `max_plus`,
+//! `max_times`, `lor_land`, `plus_pair`, `any_pair`.
+
+use crate::csr_view::CsrView;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use crate::structure::Structure;
+
+/// The `⊕` monoid and `⊗` operator of a product.
+///
+/// Values are `f32` or `f64` in and out. The boolean semiring `lor_land`
+/// reads a stored value as true when it is nonzero and writes 1 or 0;
+/// `plus_pair` writes counts (exact up to 2²⁴ in `f32`, 2⁵³ in `f64`) and
+/// `any_pair` writes 1: neither reads A's or B's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Semiring {
+    /// `⊕ = +`, `⊗ = ×`: the ordinary product.
+    #[default]
+    PlusTimes,
+    /// `⊕ = min`, `⊗ = +` (identity `+∞`): shortest paths.
+    MinPlus,
+    /// `⊕ = max`, `⊗ = +` (identity `−∞`): longest paths.
+    MaxPlus,
+    /// `⊕ = max`, `⊗ = ×` (identity `−∞`): most reliable paths.
+    MaxTimes,
+    /// `⊕ = or`, `⊗ = and` (identity false): reachability.
+    OrAnd,
+    /// `⊕ = +`, `⊗ = pair` (`x ⊗ y = 1`): the number of `k` joining `i`
+    /// and `j` (triangle counting with a mask).
+    PlusPair,
+    /// `⊕ = any`, `⊗ = pair`: the structure of the product, values 1
+    /// (breadth-first search frontiers).
+    AnyPair,
+}
+
+impl Semiring {
+    /// Every semiring, in the order of the documentation.
+    pub const ALL: [Semiring; 7] = [
+        Semiring::PlusTimes,
+        Semiring::MinPlus,
+        Semiring::MaxPlus,
+        Semiring::MaxTimes,
+        Semiring::OrAnd,
+        Semiring::PlusPair,
+        Semiring::AnyPair,
+    ];
+
+    /// The GraphBLAS name (`"min_plus"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Semiring::PlusTimes => "plus_times",
+            Semiring::MinPlus => "min_plus",
+            Semiring::MaxPlus => "max_plus",
+            Semiring::MaxTimes => "max_times",
+            Semiring::OrAnd => "lor_land",
+            Semiring::PlusPair => "plus_pair",
+            Semiring::AnyPair => "any_pair",
+        }
+    }
+
+    /// Whether the product reads A's and B's values (`plus_pair` and
+    /// `any_pair` read only their structure).
+    pub fn reads_values(self) -> bool {
+        !matches!(self, Semiring::PlusPair | Semiring::AnyPair)
+    }
+
+    /// The identity of `⊕` (`0`, `+∞`, `−∞`, false as 0).
+    pub fn identity<T: Scalar>(self) -> T {
+        match self {
+            Semiring::MinPlus => T::from_f64(f64::INFINITY),
+            Semiring::MaxPlus | Semiring::MaxTimes => T::from_f64(f64::NEG_INFINITY),
+            _ => T::ZERO,
+        }
+    }
+
+    /// `x ⊗ y`.
+    #[inline(always)]
+    pub fn times<T: Scalar>(self, x: T, y: T) -> T {
+        match self {
+            Semiring::PlusTimes | Semiring::MaxTimes => x * y,
+            Semiring::MinPlus | Semiring::MaxPlus => x + y,
+            Semiring::OrAnd => truth(x != T::ZERO && y != T::ZERO),
+            Semiring::PlusPair | Semiring::AnyPair => T::ONE,
+        }
+    }
+
+    /// `x ⊕ y`. `min` and `max` return the other operand when one is NaN,
+    /// as C's `fmin` and `fmax` (and GraphBLAS) do.
+    #[inline(always)]
+    pub fn plus<T: Scalar>(self, x: T, y: T) -> T {
+        match self {
+            Semiring::PlusTimes | Semiring::PlusPair => x + y,
+            Semiring::MinPlus => {
+                if y < x || x.to_f64().is_nan() {
+                    y
+                } else {
+                    x
+                }
+            }
+            Semiring::MaxPlus | Semiring::MaxTimes => {
+                if y > x || x.to_f64().is_nan() {
+                    y
+                } else {
+                    x
+                }
+            }
+            Semiring::OrAnd => truth(x != T::ZERO || y != T::ZERO),
+            Semiring::AnyPair => x,
+        }
+    }
+}
+
+fn truth<T: Scalar>(b: bool) -> T {
+    if b {
+        T::ONE
+    } else {
+        T::ZERO
+    }
+}
+
+impl std::fmt::Display for Semiring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Semiring {
+    type Err = String;
+    /// A GraphBLAS name, with `-` or `_` (`min-plus`), or `or_and` for
+    /// `lor_land`.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let s = s.trim().to_ascii_lowercase().replace('-', "_");
+        if s == "or_and" {
+            return Ok(Semiring::OrAnd);
+        }
+        Semiring::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Semiring::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "unknown semiring {s:?}: expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// A structural mask: `C⟨M⟩` keeps only the entries of C where M has an
+/// entry (whatever M's value), `C⟨¬M⟩` (`complement`) only those where it
+/// has none. C is new (GraphBLAS's replace semantics). M is `M×N` for A
+/// `M×K` and B `K×N`; its rows need not be sorted.
+#[derive(Clone, Copy, Debug)]
+pub struct Mask<'m> {
+    structure: Structure<'m>,
+    complement: bool,
+}
+
+impl<'m> Mask<'m> {
+    /// The structure of `m` as a mask (`complement` false: `⟨M⟩`).
+    pub fn of<T: Scalar>(m: CsrView<'m, T>, complement: bool) -> Self {
+        Mask {
+            structure: Structure {
+                nrows: m.nrows(),
+                ncols: m.ncols(),
+                row_offsets: m.row_offsets(),
+                col_indices: m.col_indices(),
+            },
+            complement,
+        }
+    }
+
+    /// Whether this is `⟨¬M⟩`.
+    pub fn complement(&self) -> bool {
+        self.complement
+    }
+
+    /// M's `(rows, columns)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.structure.nrows, self.structure.ncols)
+    }
+
+    /// M's entries.
+    pub fn nnz(&self) -> usize {
+        self.structure.col_indices.len()
+    }
+
+    /// Columns of M's row `i` (`i` below M's rows).
+    pub fn row(&self, i: usize) -> &'m [u32] {
+        let s = self.structure;
+        &s.col_indices[s.row_offsets[i]..s.row_offsets[i + 1]]
+    }
+}
+
+/// Pruning of C's rows after each is accumulated (before it is stored):
+/// entries with `|c_ij| < below` dropped, then at most `keep` of the
+/// largest `|c_ij|` kept per row (ties to the lower column), as Markov
+/// clustering prunes (Azad et al., "HipMCL", Nucleic Acids Research
+/// 46(6), 2018, §2). A row's kept entries stay sorted by column.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prune<T> {
+    /// Drop entries of magnitude below this (`None`: keep all).
+    pub below: Option<T>,
+    /// Keep at most this many entries per row (`None`: no limit).
+    pub keep: Option<usize>,
+}
+
+impl<T> Default for Prune<T> {
+    fn default() -> Self {
+        Prune {
+            below: None,
+            keep: None,
+        }
+    }
+}
+
+impl<T: Scalar> Prune<T> {
+    /// Whether pruning changes anything.
+    pub fn is_none(&self) -> bool {
+        self.below.is_none() && self.keep.is_none()
+    }
+
+    /// Prunes one row, given as `(column, value)` pairs sorted by column.
+    pub fn row(&self, row: &mut Vec<(u32, T)>) {
+        if let Some(t) = self.below {
+            row.retain(|&(_, v)| v.abs() >= t);
+        }
+        if let Some(k) = self.keep {
+            if row.len() > k {
+                let larger = |x: &(u32, T), y: &(u32, T)| {
+                    y.1.abs()
+                        .to_f64()
+                        .total_cmp(&x.1.abs().to_f64())
+                        .then(x.0.cmp(&y.0))
+                };
+                if k > 0 {
+                    row.select_nth_unstable_by(k - 1, larger);
+                }
+                row.truncate(k);
+                row.sort_unstable_by_key(|e| e.0);
+            }
+        }
+    }
+}
+
+/// What is computed beside `A·B`: the semiring, an optional mask, and
+/// pruning. The default is the plain plus-times product.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProductSpec<'m, T> {
+    /// `⊕.⊗`.
+    pub semiring: Semiring,
+    /// `⟨M⟩` or `⟨¬M⟩`.
+    pub mask: Option<Mask<'m>>,
+    /// Pruning of C's rows.
+    pub prune: Prune<T>,
+}
+
+impl<'m, T: Scalar> ProductSpec<'m, T> {
+    /// The plain plus-times product, to be changed by the methods below.
+    pub fn new() -> Self {
+        ProductSpec {
+            semiring: Semiring::PlusTimes,
+            mask: None,
+            prune: Prune::default(),
+        }
+    }
+
+    /// With `⊕.⊗` = `semiring`.
+    pub fn semiring(mut self, semiring: Semiring) -> Self {
+        self.semiring = semiring;
+        self
+    }
+
+    /// With `m`'s structure as the mask (`⟨¬M⟩` when `complement`).
+    pub fn mask(mut self, m: CsrView<'m, T>, complement: bool) -> Self {
+        self.mask = Some(Mask::of(m, complement));
+        self
+    }
+
+    /// Dropping entries of magnitude below `threshold`.
+    pub fn prune_below(mut self, threshold: T) -> Self {
+        self.prune.below = Some(threshold);
+        self
+    }
+
+    /// Keeping at most the `k` largest entries (by magnitude) of each row.
+    pub fn keep(mut self, k: usize) -> Self {
+        self.prune.keep = Some(k);
+        self
+    }
+
+    /// Whether this is the plain plus-times product, unmasked, unpruned.
+    pub fn is_plain(&self) -> bool {
+        self.semiring == Semiring::PlusTimes && self.mask.is_none() && self.prune.is_none()
+    }
+
+    /// Checks the spec against A's and B's shapes (`(rows, columns)`).
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] unless A's columns equal B's rows;
+    /// [`Error::MaskShape`] unless the mask is `A.rows × B.columns`;
+    /// [`Error::Prune`] for a negative or NaN threshold.
+    pub fn check(&self, a: (usize, usize), b: (usize, usize)) -> Result<()> {
+        crate::reference::check_dimensions(a, b)?;
+        if let Some(m) = &self.mask {
+            if m.shape() != (a.0, b.1) {
+                return Err(Error::MaskShape {
+                    mask: m.shape(),
+                    product: (a.0, b.1),
+                });
+            }
+        }
+        if let Some(t) = self.prune.below {
+            if t.to_f64().is_nan() || t < T::ZERO {
+                return Err(Error::Prune(format!(
+                    "the threshold must be a number at least 0, not {t}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        for r in Semiring::ALL {
+            assert_eq!(r.name().parse::<Semiring>(), Ok(r));
+            assert_eq!(r.name().replace('_', "-").parse::<Semiring>(), Ok(r));
+        }
+        assert_eq!("or-and".parse::<Semiring>(), Ok(Semiring::OrAnd));
+        let e = "min_times".parse::<Semiring>().unwrap_err();
+        assert!(e.contains("min_times") && e.contains("min_plus"), "{e}");
+    }
+
+    #[test]
+    fn identities_are_identities() {
+        for r in Semiring::ALL {
+            if r == Semiring::AnyPair {
+                continue; // any's identity is "no entry"
+            }
+            for x in [-2.5f64, 0.0, 1.0, 7.0] {
+                let x = if r == Semiring::OrAnd {
+                    (x != 0.0) as u8 as f64
+                } else {
+                    x
+                };
+                assert_eq!(r.plus(r.identity::<f64>(), x), x, "{r}");
+                assert_eq!(r.plus(x, r.identity::<f64>()), x, "{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn min_and_max_skip_nan() {
+        assert_eq!(Semiring::MinPlus.plus(f64::NAN, 2.0), 2.0);
+        assert_eq!(Semiring::MinPlus.plus(2.0, f64::NAN), 2.0);
+        assert_eq!(Semiring::MaxTimes.plus(f64::NAN, 2.0), 2.0);
+    }
+
+    #[test]
+    fn prune_drops_small_then_keeps_largest() {
+        let mut row = vec![(1u32, 0.5f64), (3, -4.0), (4, 0.01), (7, 4.0), (9, 2.0)];
+        Prune {
+            below: Some(0.1),
+            keep: Some(2),
+        }
+        .row(&mut row);
+        assert_eq!(row, vec![(3, -4.0), (7, 4.0)]);
+        let mut row = vec![(1u32, 1.0f64), (2, 1.0), (3, 1.0)];
+        Prune {
+            below: None,
+            keep: Some(2),
+        }
+        .row(&mut row);
+        assert_eq!(row, vec![(1, 1.0), (2, 1.0)], "ties go to the lower column");
+        Prune {
+            below: None,
+            keep: Some(0),
+        }
+        .row(&mut row);
+        assert!(row.is_empty());
+    }
+
+    #[test]
+    fn spec_checks_mask_shape_and_threshold() {
+        let m = crate::CsrMatrix::<f64>::zeros(3, 4).unwrap();
+        let spec = ProductSpec::<f64> {
+            mask: Some(Mask::of(m.view(), false)),
+            ..Default::default()
+        };
+        assert!(spec.check((3, 5), (5, 4)).is_ok());
+        let e = spec.check((3, 5), (5, 6)).unwrap_err().to_string();
+        assert!(e.contains("3x4") && e.contains("3x6"), "{e}");
+        let spec = ProductSpec::<f64> {
+            prune: Prune {
+                below: Some(f64::NAN),
+                keep: None,
+            },
+            ..Default::default()
+        };
+        assert!(spec.check((2, 2), (2, 2)).is_err());
+    }
+}

@@ -1,0 +1,142 @@
+"""Semirings and masks against SuiteSparse:GraphBLAS (python-graphblas),
+the independent oracle, on seeded random matrices and the repository's
+real matrices; pruning against SciPy; the errors of bad arguments."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spgemm
+
+from conftest import load
+
+gb = pytest.importorskip("graphblas")
+
+RINGS = ["plus_times", "min_plus", "max_plus", "max_times", "lor_land", "plus_pair", "any_pair"]
+
+
+def random(m, n, density, seed, lo=-1.0):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
+    a.data = lo + (1.0 - lo) * a.data
+    return a
+
+
+def graphblas(a, b, ring, mask=None, complement=False):
+    """GraphBLAS's C<M> = A (+).(x) B as a SciPy CSR array (lor_land on
+    A and B cast to booleans, its result as 1.0 / 0.0)."""
+    ga, gb_ = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(b)
+    if ring == "lor_land":
+        ga, gb_ = ga.dup(dtype=bool), gb_.dup(dtype=bool)
+    expr = ga.mxm(gb_, getattr(gb.semiring, ring))
+    if mask is None:
+        c = expr.new()
+    else:
+        m = gb.io.from_scipy_sparse(mask).S
+        c = expr.new(mask=~m if complement else m)
+    out = gb.io.to_scipy_sparse(c, format="csr")
+    out = sp.csr_array(out).astype(np.float64)
+    out.sort_indices()
+    return out
+
+
+def assert_same(got, want, ring):
+    got = sp.csr_array(got)
+    assert got.shape == want.shape
+    assert np.array_equal(got.indptr, want.indptr), "structure differs"
+    assert np.array_equal(got.indices, want.indices), "columns differ"
+    if ring in ("plus_times", "max_times"):
+        np.testing.assert_allclose(got.data, want.data, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got.data, want.data)
+
+
+@pytest.mark.parametrize("ring", RINGS)
+@pytest.mark.parametrize("masked", [None, False, True])
+def test_random_products_match_graphblas(ring, masked):
+    a = random(230, 150, 0.06, 1)
+    b = random(150, 310, 0.08, 2)
+    mask = None if masked is None else random(230, 310, 0.2, 3)
+    got = spgemm.matmul(a, b, semiring=ring, mask=mask, complement=bool(masked))
+    assert_same(got, graphblas(a, b, ring, mask, bool(masked)), ring)
+
+
+@pytest.mark.parametrize("ring", ["min_plus", "plus_pair", "any_pair", "max_times"])
+def test_real_matrices_match_graphblas(real_names, ring):
+    for name in real_names:
+        a = load(name)
+        b = a if a.shape[0] == a.shape[1] else sp.csr_array(a.T)
+        mask = a if a.shape[0] == a.shape[1] else None
+        got = spgemm.matmul(a, b, semiring=ring, mask=mask)
+        assert_same(got, graphblas(a, b, ring, mask), ring)
+
+
+def test_triangle_count_matches_graphblas():
+    # Triangles of a random undirected graph: sum of C<L> = L plus.pair Lᵀ
+    # over the strictly lower triangle L (the Sandia "LUT" method).
+    g = random(400, 400, 0.03, 7, lo=0.0)
+    g = sp.lil_array(((g + g.T) != 0).astype(np.float64))
+    g.setdiag(0)
+    g = sp.csr_array(g)
+    g.eliminate_zeros()
+    low = sp.csr_array(sp.tril(g, k=-1))
+    c = spgemm.matmul(low, sp.csr_array(low.T), semiring="plus_pair", mask=low)
+    want = graphblas(low, sp.csr_array(low.T), "plus_pair", low)
+    assert c.sum() == want.sum()
+    dense = g.toarray()
+    assert c.sum() == round(np.trace(dense @ dense @ dense) / 6)
+
+
+def prune_rows(c, below, keep):
+    """SciPy's C with |c| < below dropped, then the keep largest per row."""
+    c = sp.csr_array(c)
+    rows = []
+    for i in range(c.shape[0]):
+        s, e = c.indptr[i], c.indptr[i + 1]
+        cols, vals = c.indices[s:e], c.data[s:e]
+        order = np.argsort(cols, kind="stable")
+        cols, vals = cols[order], vals[order]
+        if below is not None:
+            ok = np.abs(vals) >= below
+            cols, vals = cols[ok], vals[ok]
+        if keep is not None and len(vals) > keep:
+            top = np.lexsort((cols, -np.abs(vals)))[:keep]
+            top.sort()
+            cols, vals = cols[top], vals[top]
+        rows.append((cols, vals))
+    indptr = np.concatenate([[0], np.cumsum([len(r[0]) for r in rows])])
+    cols = np.concatenate([r[0] for r in rows]) if rows else np.array([], int)
+    vals = np.concatenate([r[1] for r in rows]) if rows else np.array([])
+    return sp.csr_array((vals, cols, indptr), shape=c.shape)
+
+
+@pytest.mark.parametrize("below,keep", [(0.05, None), (None, 4), (0.02, 3), (None, 0)])
+def test_pruning_matches_scipy(below, keep):
+    a = random(300, 300, 0.04, 5)
+    want = prune_rows(spgemm.matmul(a, a, backend="cpu"), below, keep)
+    got = sp.csr_array(spgemm.matmul(a, a, prune=below, keep=keep))
+    assert np.array_equal(got.indptr, want.indptr)
+    assert np.array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+
+
+def test_float32_and_matrix_kinds():
+    a = sp.csr_matrix(random(50, 50, 0.1, 6).astype(np.float32))
+    c = spgemm.matmul(a, a, semiring="min_plus", mask=a)
+    assert isinstance(c, sp.csr_matrix) and c.dtype == np.float32
+    want = graphblas(sp.csr_array(a).astype(np.float64), sp.csr_array(a).astype(np.float64), "min_plus", a)
+    np.testing.assert_allclose(sp.csr_array(c).toarray(), want.toarray(), rtol=1e-6)
+
+
+def test_bad_arguments_are_value_errors():
+    a = random(20, 20, 0.2, 8)
+    with pytest.raises(ValueError, match="unknown semiring \"min_times\""):
+        spgemm.matmul(a, a, semiring="min_times")
+    with pytest.raises(ValueError, match="the mask is 20x21 but the product is 20x20"):
+        spgemm.matmul(a, a, mask=random(20, 21, 0.1, 9))
+    with pytest.raises(ValueError, match="at least 0"):
+        spgemm.matmul(a, a, prune=-1.0)
+    with pytest.raises(ValueError, match="keep must be an integer at least 0"):
+        spgemm.matmul(a, a, keep=-2)
+    with pytest.raises(TypeError):
+        spgemm.matmul(a, a, mask=np.ones((20, 20)))

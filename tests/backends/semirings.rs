@@ -1,0 +1,283 @@
+//! Semirings, masks and pruning on the CPU backend against the sequential
+//! reference (`reference::multiply_spec`), on the repository's real
+//! matrices and seeded random ones, with the dense and the hash
+//! accumulator; hard cases by name. The reference itself is checked
+//! against SuiteSparse:GraphBLAS in `python/tests/test_semirings.py`.
+
+use crate::common;
+use spgemm::semiring::{ProductSpec, Semiring};
+use spgemm::{generate, reference, BackendKind::Cpu, CpuBackend, CsrMatrix};
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let tests: [(&str, fn()); 8] = [
+        (
+            "random_products_every_semiring_and_mask",
+            random_products_every_semiring_and_mask,
+        ),
+        (
+            "real_matrices_min_plus_and_masked_counts",
+            real_matrices_min_plus_and_masked_counts,
+        ),
+        (
+            "pruning_matches_the_reference",
+            pruning_matches_the_reference,
+        ),
+        (
+            "empty_mask_rows_and_empty_products",
+            empty_mask_rows_and_empty_products,
+        ),
+        (
+            "complement_of_every_column_is_empty",
+            complement_of_every_column_is_empty,
+        ),
+        ("unsorted_mask_rows", unsorted_mask_rows),
+        (
+            "bad_specs_are_one_line_errors",
+            bad_specs_are_one_line_errors,
+        ),
+        (
+            "gpu_backends_refuse_what_they_do_not_run",
+            gpu_backends_refuse_what_they_do_not_run,
+        ),
+    ];
+    tests
+        .into_iter()
+        .map(|(name, f)| common::trial(Cpu, format!("cpu::semirings::{name}"), f))
+        .collect()
+}
+
+/// The two accumulators: a slot per column, and hashing (cut-off 0).
+fn backends() -> [CpuBackend; 2] {
+    [
+        CpuBackend::with_threads(2).unwrap(),
+        CpuBackend::with_threads(3).unwrap().with_dense_cutoff(0),
+    ]
+}
+
+/// Both accumulators against the reference, exactly: each row's products
+/// are combined in the order they are produced in both.
+fn check(a: &CsrMatrix<f64>, b: &CsrMatrix<f64>, spec: &ProductSpec<'_, f64>, what: &str) {
+    let want = reference::multiply_spec(a.view(), b.view(), spec).unwrap();
+    for cpu in backends() {
+        let got = cpu.multiply_spec(a, b, spec).unwrap();
+        assert_eq!(
+            got.row_offsets(),
+            want.row_offsets(),
+            "{what}: row offsets (cut-off {})",
+            cpu.dense_cutoff()
+        );
+        assert_eq!(got.col_indices(), want.col_indices(), "{what}: columns");
+        let same = got
+            .values()
+            .iter()
+            .zip(want.values())
+            .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
+        assert!(same, "{what}: values (cut-off {})", cpu.dense_cutoff());
+    }
+}
+
+/// A mask for `a·b`: seeded random entries, about `per_row` a row.
+fn mask_for(nrows: usize, ncols: usize, per_row: usize, seed: u64) -> CsrMatrix<f64> {
+    generate::uniform(nrows, ncols, per_row, seed).unwrap()
+}
+
+fn random_products_every_semiring_and_mask() {
+    // Rectangular, rows longer than a warp, negative values.
+    let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 1).unwrap();
+    let b: CsrMatrix<f64> = generate::uniform(170, 410, 40, 2).unwrap();
+    let b = CsrMatrix::new(
+        b.nrows(),
+        b.ncols(),
+        b.row_offsets().to_vec(),
+        b.col_indices().to_vec(),
+        b.values().iter().map(|v| v - 0.5).collect(),
+    )
+    .unwrap();
+    let m = mask_for(300, 410, 60, 3);
+    for ring in Semiring::ALL {
+        check(
+            &a,
+            &b,
+            &ProductSpec::new().semiring(ring),
+            &format!("{ring}"),
+        );
+        for complement in [false, true] {
+            let spec = ProductSpec::new().semiring(ring).mask(m.view(), complement);
+            check(&a, &b, &spec, &format!("{ring}, complement {complement}"));
+        }
+    }
+}
+
+fn real_matrices_min_plus_and_masked_counts() {
+    for name in common::real_matrices() {
+        let a: CsrMatrix<f64> = common::load(&name);
+        let b = common::partner(&a);
+        // The sequential reference sorts every product: the largest
+        // products (over a million) are left to the conformance suite.
+        if spgemm::stats::product_stats(a.view(), b.view())
+            .unwrap()
+            .total_nprod
+            > 1_000_000
+        {
+            continue;
+        }
+        check(
+            &a,
+            &b,
+            &ProductSpec::new().semiring(Semiring::MinPlus),
+            &name,
+        );
+        // Paths of two hops that close onto an edge of A (triangles) when
+        // A is square; a random mask otherwise.
+        let m = if a.nrows() == a.ncols() {
+            a.clone()
+        } else {
+            mask_for(a.nrows(), b.ncols(), 4, 9)
+        };
+        let spec = ProductSpec::new()
+            .semiring(Semiring::PlusPair)
+            .mask(m.view(), false);
+        check(&a, &b, &spec, &format!("{name}, plus_pair ⟨M⟩"));
+        let spec = ProductSpec::new()
+            .semiring(Semiring::AnyPair)
+            .mask(m.view(), true);
+        check(&a, &b, &spec, &format!("{name}, any_pair ⟨¬M⟩"));
+    }
+}
+
+fn pruning_matches_the_reference() {
+    let a: CsrMatrix<f64> = generate::erdos_renyi(500, 9, 4).unwrap();
+    let m = mask_for(500, 500, 30, 5);
+    for (below, keep) in [
+        (Some(0.5), None),
+        (None, Some(3)),
+        (Some(0.2), Some(5)),
+        (None, Some(0)),
+    ] {
+        let mut spec = ProductSpec::new();
+        spec.prune.below = below;
+        spec.prune.keep = keep;
+        check(&a, &a, &spec, &format!("prune {below:?} {keep:?}"));
+        let masked = spec.semiring(Semiring::MaxTimes).mask(m.view(), true);
+        check(
+            &a,
+            &a,
+            &masked,
+            &format!("max_times ⟨¬M⟩ prune {below:?} {keep:?}"),
+        );
+    }
+    let spec = ProductSpec::new().keep(2);
+    let c = CpuBackend::new().multiply_spec(&a, &a, &spec).unwrap();
+    assert!((0..c.nrows()).all(|i| c.row(i).0.len() <= 2));
+}
+
+fn empty_mask_rows_and_empty_products() {
+    // Rows 0 and 2 of the mask are empty; row 1 of A has no entries.
+    let a = CsrMatrix::new(3, 3, vec![0, 2, 2, 3], vec![0, 2, 1], vec![1.0, 2.0, 3.0]).unwrap();
+    let m = CsrMatrix::new(3, 3, vec![0, 0, 2, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
+    for complement in [false, true] {
+        let spec = ProductSpec::new()
+            .semiring(Semiring::MinPlus)
+            .mask(m.view(), complement);
+        check(&a, &a, &spec, &format!("complement {complement}"));
+    }
+    let spec = ProductSpec::new().mask(m.view(), false);
+    let c = CpuBackend::new().multiply_spec(&a, &a, &spec).unwrap();
+    assert_eq!(
+        c.nnz(),
+        0,
+        "the only mask row with entries is A's empty row"
+    );
+}
+
+fn complement_of_every_column_is_empty() {
+    let a: CsrMatrix<f64> = generate::erdos_renyi(200, 5, 6).unwrap();
+    let full = CsrMatrix::new(
+        200,
+        200,
+        (0..=200).map(|i| i * 200).collect(),
+        (0..200 * 200).map(|k| (k % 200) as u32).collect(),
+        vec![1.0; 200 * 200],
+    )
+    .unwrap();
+    for cpu in backends() {
+        let c = cpu
+            .multiply_spec(&a, &a, &ProductSpec::new().mask(full.view(), true))
+            .unwrap();
+        assert_eq!(c.nnz(), 0);
+        let c = cpu
+            .multiply_spec(&a, &a, &ProductSpec::new().mask(full.view(), false))
+            .unwrap();
+        assert_eq!(c, cpu.multiply(&a, &a).unwrap(), "⟨all⟩ is no mask");
+    }
+}
+
+fn unsorted_mask_rows() {
+    let a: CsrMatrix<f64> = generate::erdos_renyi(64, 6, 7).unwrap();
+    let m: CsrMatrix<f64> = mask_for(64, 64, 20, 8);
+    let reversed: Vec<u32> = (0..64)
+        .flat_map(|i| m.row(i).0.iter().rev().copied().collect::<Vec<_>>())
+        .collect();
+    let unsorted = CsrMatrix::new(
+        64,
+        64,
+        m.row_offsets().to_vec(),
+        reversed,
+        m.values().to_vec(),
+    )
+    .unwrap();
+    for complement in [false, true] {
+        let sorted = ProductSpec::new().mask(m.view(), complement);
+        let spec = ProductSpec::new().mask(unsorted.view(), complement);
+        check(&a, &a, &spec, "unsorted mask");
+        let want = reference::multiply_spec(a.view(), a.view(), &sorted).unwrap();
+        assert_eq!(
+            CpuBackend::new().multiply_spec(&a, &a, &spec).unwrap(),
+            want
+        );
+    }
+}
+
+fn bad_specs_are_one_line_errors() {
+    let a: CsrMatrix<f64> = generate::erdos_renyi(10, 3, 1).unwrap();
+    let m = CsrMatrix::<f64>::zeros(10, 11).unwrap();
+    let e = CpuBackend::new()
+        .multiply_spec(&a, &a, &ProductSpec::new().mask(m.view(), false))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "the mask is 10x11 but the product is 10x10");
+    let e = CpuBackend::new()
+        .multiply_spec(&a, &a, &ProductSpec::new().prune_below(-1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least 0") && !e.contains('\n'), "{e}");
+    let b = CsrMatrix::<f64>::zeros(3, 3).unwrap();
+    let e = CpuBackend::new()
+        .multiply_spec(&a, &b, &ProductSpec::new().semiring(Semiring::MinPlus))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dimension mismatch"), "{e}");
+}
+
+fn gpu_backends_refuse_what_they_do_not_run() {
+    // Through the facade, the CPU runs every spec; a GPU backend (where one
+    // is built and present) refuses all but the plain product.
+    let a: CsrMatrix<f64> = generate::erdos_renyi(50, 4, 2).unwrap();
+    let cpu = spgemm::Backend::Cpu(CpuBackend::new());
+    let spec = ProductSpec::new().semiring(Semiring::MinPlus);
+    assert_eq!(
+        cpu.multiply_spec(&a, &a, &spec).unwrap(),
+        reference::multiply_spec(a.view(), a.view(), &spec).unwrap()
+    );
+    if let Ok((gpu, _)) = spgemm::Backend::select(spgemm::BackendKind::Auto) {
+        if gpu.name() != "cpu" {
+            let e = gpu.multiply_spec(&a, &a, &spec).unwrap_err().to_string();
+            assert!(e.contains("min_plus") && e.contains("CPU"), "{e}");
+            let plain = gpu.multiply_spec(&a, &a, &ProductSpec::new()).unwrap();
+            assert_eq!(
+                plain.col_indices(),
+                cpu.multiply(&a, &a).unwrap().col_indices()
+            );
+        }
+    }
+}
