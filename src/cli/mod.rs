@@ -10,6 +10,7 @@ mod info;
 mod mpi_resident;
 #[cfg(feature = "mpi")]
 mod mpi_run;
+mod product_options;
 mod progress;
 mod python;
 mod report;
@@ -181,6 +182,8 @@ struct MultiplyArgs {
     #[arg(long, value_enum, default_value = "host")]
     exchange: mpi_resident::Exchange,
     #[command(flatten)]
+    product: product_options::ProductOptions,
+    #[command(flatten)]
     common: Common,
 }
 
@@ -201,6 +204,10 @@ struct GenArgs {
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        #[cfg(feature = "mpi")]
+        Command::Multiply(a) if a.distributed && !a.product.is_plain() => Err(CliError::Argument(
+            "--semiring, --mask, --prune and --keep do not run with --distributed".into(),
+        )),
         #[cfg(feature = "mpi")]
         Command::Multiply(a) if a.distributed => match a.common.precision {
             Precision::F64 => mpi_run::multiply::<f64>(&a),
@@ -288,9 +295,16 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     if let Some(path) = &args.timings {
         spgemm::files::check_output(path, false)?;
     }
-    let backend = open_backend(&args.common, options, args.common.verbose)?;
+    let plain = args.product.is_plain();
+    let mut common = args.common.clone();
+    if !plain && common.backend == BackendKind::Auto {
+        // Semirings, masks and pruning run on the CPU backend.
+        common.backend = BackendKind::Cpu;
+    }
+    let backend = open_backend(&common, options, args.common.verbose)?;
     let t = Instant::now();
     let a = args.a.load::<T>(args.common.seed)?;
+    let mask = args.product.load_mask::<T>(args.common.seed)?;
     let b = match &args.b {
         Some(s) => Some(s.load::<T>(args.common.seed)?),
         // A·Aᵀ for a rectangular A alone, as `bench` and `info` do.
@@ -306,14 +320,26 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     };
     let read_ms = ms(t);
     let b_ref = b.as_ref().unwrap_or(&a);
-    let what = match &args.b {
+    let mut what = match &args.b {
         Some(_) => "A·B",
         None if b.is_some() => "A·Aᵀ",
         None => "A·A",
-    };
+    }
+    .to_string();
     let stats = spgemm::stats::product_stats(&a, b_ref)?;
-    let (c, times) = progress::Step::new("multiplying", None, false)
-        .spin(|| backend.multiply_timed(&a, b_ref))?;
+    let step = progress::Step::new("multiplying", None, false);
+    let (c, times) = if plain {
+        step.spin(|| backend.multiply_timed(&a, b_ref))?
+    } else {
+        what = format!("{what} ({})", args.product.describe());
+        let (c, multiply_ms) =
+            step.spin(|| args.product.multiply(&backend, &a, b_ref, mask.as_ref()))?;
+        let times = spgemm::gpu::HostTimes {
+            multiply_ms,
+            ..Default::default()
+        };
+        (c, times)
+    };
     let t = Instant::now();
     let step = progress::Step::new(
         format!("writing {}", args.output.display()),

@@ -152,3 +152,73 @@ fn whole_job_times_every_step_beside_scipy() {
     assert_eq!(rows[1]["product"], "A·B");
     assert!(rows[0]["output_bytes"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn multiply_with_a_semiring_mask_and_pruning_matches_the_reference() {
+    let bus = common::matrices_dir().join("494_bus.mtx.gz");
+    let out = tmp("min_plus.mtx");
+    let r = spgemm()
+        .args([
+            "multiply",
+            bus.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .args([
+            "--semiring",
+            "min-plus",
+            "--mask",
+            bus.to_str().unwrap(),
+            "--complement",
+        ])
+        .args(["--keep", "3", "--prune", "0.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(stderr.contains("(min_plus, ⟨¬M⟩, pruned)"), "{stderr}");
+    let a: spgemm::CsrMatrix<f64> = spgemm::mtx::read_path(&bus).unwrap();
+    let spec = spgemm::ProductSpec::new()
+        .semiring(spgemm::semiring::Semiring::MinPlus)
+        .mask(a.view(), true)
+        .prune_below(0.5)
+        .keep(3);
+    let want = spgemm::reference::multiply_spec(a.view(), a.view(), &spec).unwrap();
+    let got: spgemm::CsrMatrix<f64> = spgemm::mtx::read_path(&out).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn bad_product_options_are_one_line_errors() {
+    let bus = common::matrices_dir().join("494_bus.mtx.gz");
+    let ash = common::matrices_dir().join("ash219.mtx.gz");
+    let out = tmp("bad.mtx");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--semiring", "min_times"],
+            "unknown semiring \"min_times\"",
+        ),
+        (
+            &["--mask", ash.to_str().unwrap()],
+            "the mask is 219x85 but the product is 494x494",
+        ),
+        (&["--prune=-1"], "at least 0"),
+        (&["--complement"], "--mask"),
+    ];
+    for (args, want) in cases {
+        let r = spgemm()
+            .args([
+                "multiply",
+                bus.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{args:?}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
