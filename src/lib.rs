@@ -12,6 +12,7 @@
 //! | semirings, masks, pruning | [`Backend::multiply_spec`], [`semiring`] |
 //! | over MPI ranks, and its model | [`distributed`] |
 //! | reuse the structure | [`Backend::symbolic`], [`Backend::numeric`] |
+//! | Galerkin products `Pᵀ·A·P`, `R·A·P`; `Aᵀ·B`, `A·Bᵀ` | [`Backend::ptap`], [`Backend::galerkin`], [`Backend::multiply_transposed`] |
 //! | Matrix Market files | [`mtx`] |
 //! | SciPy `.npz` files | [`npz`] |
 //! | either, by extension | [`files`] |
@@ -46,7 +47,9 @@ pub use spgemm_cpu::{CpuBackend, CpuPlan};
 /// communication (always): see the crate `spgemm-distributed`.
 pub use spgemm_distributed as distributed;
 
+mod galerkin;
 mod plan;
+pub use galerkin::{Galerkin, Transposed};
 pub use plan::Plan;
 
 /// Errors of the facade: those of `spgemm-core` and backend selection.

@@ -261,30 +261,7 @@ impl<T: Scalar> CsrMatrix<T> {
     /// [`Error::TooLarge`] if `nrows` exceeds [`MAX_COLUMNS`],
     /// [`Error::HostOutOfMemory`].
     pub fn transpose(&self) -> Result<Self> {
-        if self.nrows > MAX_COLUMNS {
-            return Err(too_many_columns(self.nrows));
-        }
-        let mut offsets = try_filled(self.ncols + 1, 0usize, "row offsets")?;
-        for &c in &self.col_indices {
-            offsets[c as usize + 1] += 1;
-        }
-        for j in 0..self.ncols {
-            offsets[j + 1] += offsets[j];
-        }
-        let mut next = offsets.clone();
-        let mut ci = try_filled(self.nnz(), 0u32, "column indices")?;
-        let mut cv = try_filled(self.nnz(), T::ZERO, "values")?;
-        for i in 0..self.nrows {
-            let (cols, vals) = self.row(i);
-            for (&c, &v) in cols.iter().zip(vals) {
-                let p = next[c as usize];
-                ci[p] = i as u32;
-                cv[p] = v;
-                next[c as usize] += 1;
-            }
-        }
-        // SAFETY: a counting sort by column of a valid matrix.
-        Ok(unsafe { Self::new_unchecked(self.ncols, self.nrows, offsets, ci, cv) })
+        self.view().transpose()
     }
 
     /// The same structure with every value converted by `f`.
@@ -377,7 +354,7 @@ impl<T: Scalar> CsrMatrix<T> {
     }
 }
 
-fn too_many_columns(n: usize) -> Error {
+pub(crate) fn too_many_columns(n: usize) -> Error {
     Error::TooLarge {
         what: "number of columns",
         value: n as u128,

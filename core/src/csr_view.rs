@@ -7,8 +7,8 @@
 //! the Python package) is multiplied without copying its arrays first; a
 //! `&CsrMatrix<T>` converts to a view for free.
 
-use crate::csr::{check_structure, CsrMatrix};
-use crate::error::{try_with_capacity, Error, Result};
+use crate::csr::{check_structure, too_many_columns, CsrMatrix};
+use crate::error::{try_filled, try_with_capacity, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -219,6 +219,38 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         let vals = copied(self.values, "values")?;
         // SAFETY: the view's invariants are the matrix's.
         Ok(unsafe { CsrMatrix::new_unchecked(self.nrows, self.ncols, offsets, cols, vals) })
+    }
+
+    /// The transpose (`ncols × nrows`), with sorted rows.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] if `nrows` exceeds [`crate::csr::MAX_COLUMNS`],
+    /// [`Error::HostOutOfMemory`].
+    pub fn transpose(&self) -> Result<CsrMatrix<T>> {
+        if self.nrows > crate::csr::MAX_COLUMNS {
+            return Err(too_many_columns(self.nrows));
+        }
+        let mut offsets = try_filled(self.ncols + 1, 0usize, "row offsets")?;
+        for &c in self.col_indices {
+            offsets[c as usize + 1] += 1;
+        }
+        for j in 0..self.ncols {
+            offsets[j + 1] += offsets[j];
+        }
+        let mut next = offsets.clone();
+        let mut ci = try_filled(self.nnz(), 0u32, "column indices")?;
+        let mut cv = try_filled(self.nnz(), T::ZERO, "values")?;
+        for i in 0..self.nrows {
+            let (cols, vals) = self.row(i);
+            for (&c, &v) in cols.iter().zip(vals) {
+                let p = next[c as usize];
+                ci[p] = i as u32;
+                cv[p] = v;
+                next[c as usize] += 1;
+            }
+        }
+        // SAFETY: a counting sort by column of a valid matrix.
+        Ok(unsafe { CsrMatrix::new_unchecked(self.ncols, self.nrows, offsets, ci, cv) })
     }
 }
 

@@ -16,6 +16,7 @@ mod common;
 
 mod cpu;
 mod cuda;
+mod galerkin;
 mod hip;
 mod plans;
 mod semirings;
@@ -27,5 +28,6 @@ fn main() {
     trials.extend(hip::trials());
     trials.extend(plans::trials());
     trials.extend(semirings::trials());
+    trials.extend(galerkin::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -29,6 +29,7 @@ mod constants;
 mod dense;
 mod engine;
 mod faults;
+mod galerkin;
 #[doc(hidden)]
 pub mod kernels;
 mod launch;
@@ -54,6 +55,7 @@ pub use config::{
     REG_PER_LANE,
 };
 pub use engine::GpuEngine;
+pub use galerkin::GalerkinPlan;
 pub use kernels::IndexWidth;
 pub use matrix::DeviceCsr;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};

@@ -1,0 +1,159 @@
+//! Galerkin products (`Pᵀ·A·P`, `R·A·P`, their re-setup with new values of
+//! A) and products with a transposed operand, on the CPU and each GPU
+//! backend, against the sequential reference.
+
+use crate::common;
+use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, Transposed};
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let cases: [(&str, fn(&Backend)); 5] = [
+        ("ptap_of_an_amg_hierarchy", ptap_of_an_amg_hierarchy),
+        (
+            "rap_of_rectangular_random_matrices",
+            rap_of_rectangular_random_matrices,
+        ),
+        (
+            "resetup_reruns_the_numeric_phases",
+            resetup_reruns_the_numeric_phases,
+        ),
+        (
+            "mismatched_operands_are_errors",
+            mismatched_operands_are_errors,
+        ),
+        ("transposed_operands", transposed_operands),
+    ];
+    let mut trials = Vec::new();
+    for (kind, name) in [
+        (BackendKind::Cpu, "cpu"),
+        (BackendKind::Cuda, "cuda"),
+        (BackendKind::Hip, "hip"),
+    ] {
+        for (case, run) in cases {
+            trials.push(common::trial(
+                kind,
+                format!("{name}::galerkin::{case}"),
+                move || {
+                    let (backend, _) = Backend::select(kind).expect("backend");
+                    run(&backend)
+                },
+            ));
+        }
+    }
+    trials
+}
+
+/// `c` against `r·(a·p)` by the reference, entry by entry within rounding
+/// of `|r|·|a|·|p|` (the two products sum in different orders on a GPU).
+fn check(c: &CsrMatrix<f64>, r: &CsrMatrix<f64>, a: &CsrMatrix<f64>, p: &CsrMatrix<f64>) {
+    let want = reference::multiply(r, &reference::multiply(a, p).unwrap()).unwrap();
+    let scale = reference::multiply_abs(r, &reference::multiply_abs(a, p).unwrap()).unwrap();
+    assert_eq!(c.row_offsets(), want.row_offsets(), "row offsets");
+    assert_eq!(c.col_indices(), want.col_indices(), "columns");
+    for (k, ((x, y), s)) in c
+        .values()
+        .iter()
+        .zip(want.values())
+        .zip(scale.values())
+        .enumerate()
+    {
+        assert!(
+            (x - y).abs() <= 64.0 * f64::EPSILON * s,
+            "entry {k}: {x} against {y} (scale {s})"
+        );
+    }
+}
+
+fn ptap_of_an_amg_hierarchy(backend: &Backend) {
+    // Two levels of smoothed aggregation on the 7-point Laplacian.
+    let a: CsrMatrix<f64> = generate::poisson_7(12).unwrap();
+    let p: CsrMatrix<f64> = generate::sa_prolongator(12).unwrap();
+    let coarse = backend.ptap(&a, &p).unwrap();
+    check(&coarse, &p.transpose().unwrap(), &a, &p);
+    let p2: CsrMatrix<f64> = generate::sa_prolongator(4).unwrap();
+    assert_eq!(coarse.nrows(), p2.nrows());
+    let coarser = backend.ptap(&coarse, &p2).unwrap();
+    check(&coarser, &p2.transpose().unwrap(), &coarse, &p2);
+}
+
+fn rap_of_rectangular_random_matrices(backend: &Backend) {
+    let r: CsrMatrix<f64> = generate::uniform(90, 300, 7, 1).unwrap();
+    let a: CsrMatrix<f64> = generate::uniform(300, 250, 40, 2).unwrap();
+    let p: CsrMatrix<f64> = generate::uniform(250, 60, 3, 3).unwrap();
+    let (plan, c) = backend.galerkin(Some(r.view()), &a, &p).unwrap();
+    assert_eq!(plan.nnz(), c.nnz());
+    check(&c, &r, &a, &p);
+    check(&backend.rap(&r, &a, &p).unwrap(), &r, &a, &p);
+}
+
+fn resetup_reruns_the_numeric_phases(backend: &Backend) {
+    let a: CsrMatrix<f64> = generate::poisson_7(10).unwrap();
+    let p: CsrMatrix<f64> = generate::sa_prolongator(10).unwrap();
+    let (plan, _) = backend.galerkin(None, &a, &p).unwrap();
+    assert_eq!(plan.backend(), backend.name());
+    let new_a = a.map(|v| 0.5 * v + 0.25);
+    let c = plan.numeric(backend, &new_a).unwrap();
+    check(&c, &p.transpose().unwrap(), &new_a, &p);
+    // Another structure: refused, naming A.
+    let other: CsrMatrix<f64> = generate::erdos_renyi(a.nrows(), 7, 4).unwrap();
+    let e = plan.numeric(backend, &other).unwrap_err().to_string();
+    assert!(
+        e.contains("A is not the matrix the Galerkin plan was built for"),
+        "{e}"
+    );
+    if backend.name() != "cpu" {
+        let cpu = Backend::Cpu(spgemm::CpuBackend::new());
+        let e = plan.numeric(&cpu, &a).unwrap_err().to_string();
+        assert!(
+            e.contains("built by the") && e.contains("cpu backend"),
+            "{e}"
+        );
+    }
+}
+
+fn mismatched_operands_are_errors(backend: &Backend) {
+    let a: CsrMatrix<f64> = generate::erdos_renyi(20, 3, 1).unwrap();
+    let p: CsrMatrix<f64> = generate::uniform(21, 5, 2, 2).unwrap();
+    let e = backend.ptap(&a, &p).unwrap_err().to_string();
+    assert!(e.contains("A is 20x20 but B is 21x5"), "{e}");
+    let p: CsrMatrix<f64> = generate::uniform(20, 5, 2, 2).unwrap();
+    let r: CsrMatrix<f64> = generate::uniform(5, 19, 2, 3).unwrap();
+    let e = backend
+        .galerkin(Some(r.view()), &a, &p)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("A is 5x19 but B is 20x20"), "{e}");
+}
+
+fn transposed_operands(backend: &Backend) {
+    let a: CsrMatrix<f64> = generate::uniform(70, 40, 6, 5).unwrap();
+    let b: CsrMatrix<f64> = generate::uniform(70, 55, 9, 6).unwrap();
+    let at = a.transpose().unwrap();
+    let c = backend.multiply_transposed(&a, &b, Transposed::A).unwrap();
+    check(&c, &at, &b, &eye(55));
+    let b2: CsrMatrix<f64> = generate::uniform(33, 40, 5, 7).unwrap();
+    let c = backend.multiply_transposed(&a, &b2, Transposed::B).unwrap();
+    check(&c, &a, &b2.transpose().unwrap(), &eye(33));
+    let b3: CsrMatrix<f64> = generate::uniform(25, 70, 8, 8).unwrap();
+    let c = backend
+        .multiply_transposed(&a, &b3, Transposed::Both)
+        .unwrap();
+    check(&c, &at, &b3.transpose().unwrap(), &eye(25));
+    let e = backend
+        .multiply_transposed(&a, &b2, Transposed::A)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("A is 40x70 but B is 33x40"), "{e}");
+}
+
+/// The `n×n` identity.
+fn eye(n: usize) -> CsrMatrix<f64> {
+    CsrMatrix::new(
+        n,
+        n,
+        (0..=n).collect(),
+        (0..n as u32).collect(),
+        vec![1.0; n],
+    )
+    .unwrap()
+}
