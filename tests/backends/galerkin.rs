@@ -5,8 +5,11 @@
 use crate::common;
 use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, Transposed};
 
+/// A case, run on one backend.
+type Case = fn(&Backend);
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let cases: [(&str, fn(&Backend)); 5] = [
+    let cases: [(&str, Case); 5] = [
         ("ptap_of_an_amg_hierarchy", ptap_of_an_amg_hierarchy),
         (
             "rap_of_rectangular_random_matrices",
