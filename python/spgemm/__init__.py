@@ -19,7 +19,7 @@ from . import _device
 
 __version__: str = _spgemm.__version__
 
-__all__ = ["matmul", "symbolic", "backends", "Plan", "__version__"]
+__all__ = ["matmul", "ptap", "rap", "symbolic", "backends", "Plan", "__version__"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -245,6 +245,64 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         None if keep is None else int(keep),
     )
     return _host_result(a, (a.shape[0], b.shape[1]), c)
+
+
+def _galerkin(r, a, p, backend, precision, check):
+    kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
+    if kinds != {"scipy"}:
+        raise ValueError(
+            "ptap and rap take SciPy matrices (the products run on the backend chosen, "
+            "A·P kept on its device); move device matrices to the host first"
+        )
+    if a.shape[1] != p.shape[0]:
+        raise ValueError(
+            f"dimension mismatch: A is {a.shape[0]}x{a.shape[1]} but P is "
+            f"{p.shape[0]}x{p.shape[1]} (A's columns must equal P's rows)"
+        )
+    rows = p.shape[1] if r is None else r.shape[0]
+    if r is not None and r.shape[1] != a.shape[0]:
+        raise ValueError(
+            f"dimension mismatch: R is {r.shape[0]}x{r.shape[1]} but A is "
+            f"{a.shape[0]}x{a.shape[1]} (R's columns must equal A's rows)"
+        )
+    dtypes = [m.dtype for m in ((a, p) if r is None else (r, a, p))]
+    dtype = _precision(np.result_type(*dtypes), np.result_type(*dtypes), precision)
+    ops = [None if m is None else _host_operand(m, dtype) for m in (r, a, p)]
+    c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
+    return _host_result(a, (rows, p.shape[1]), c)
+
+
+def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
+    """C = P.T @ A @ P, the Galerkin (coarse-grid) product of algebraic
+    multigrid, as two sparse products: A @ P, then P.T @ (A @ P), with P's
+    transpose formed once and A @ P kept on the backend's device between
+    them.
+
+    Parameters
+    ----------
+    a : SciPy sparse matrix or array, shape (K, K) (or (M, K) with any P).
+    p : SciPy sparse matrix or array, shape (K, L): the prolongation.
+    backend, precision, check : as for ``matmul``.
+
+    Returns
+    -------
+    C, shape (L, L), a SciPy ``csr_array`` when ``a`` is an array, else
+    ``csr_matrix``; rows sorted, explicit zeros from cancellation kept.
+
+    Raises
+    ------
+    ValueError: shapes that do not chain, matrices that are not SciPy's,
+        unsupported dtypes, malformed CSR; MemoryError, RuntimeError as for
+        ``matmul``.
+    """
+    return _galerkin(None, a, p, backend, precision, check)
+
+
+def rap(r, a, p, *, backend: str = "auto", precision=None, check=True):
+    """C = R @ A @ P, a Galerkin product with a restriction R other than
+    P.T: R of shape (Q, M), A (M, K), P (K, L), C (Q, L). As ``ptap``
+    otherwise."""
+    return _galerkin(r, a, p, backend, precision, check)
 
 
 class _HostPlan:

@@ -55,3 +55,26 @@ def symbolic(
     check: _Check = True,
 ) -> Plan:
     """The symbolic phase of A @ B, kept as a Plan."""
+
+def ptap(
+    a: _M,
+    p: _M,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: _Check = True,
+) -> _M:
+    """C = P.T @ A @ P (A (K, K), P (K, L) -> (L, L)) for SciPy matrices,
+    A @ P kept on the backend's device between the two products."""
+
+def rap(
+    r: _M,
+    a: _M,
+    p: _M,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: _Check = True,
+) -> _M:
+    """C = R @ A @ P (R (Q, M), A (M, K), P (K, L) -> (Q, L)) for SciPy
+    matrices."""

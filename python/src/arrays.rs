@@ -259,6 +259,39 @@ pub(crate) fn multiply_spec(
     )
 }
 
+/// `C = R·A·P` on `backend` (`r = None`: `Pᵀ·A·P`), all three of one
+/// precision.
+pub(crate) fn galerkin(
+    backend: &Backend,
+    r: Option<Slices<'_>>,
+    a: Slices<'_>,
+    p: Slices<'_>,
+) -> spgemm::Result<AnyCsr> {
+    let mismatch = || spgemm::error::Error::StructureMismatch("R differs from A in dtype".into());
+    dispatch(
+        a,
+        p,
+        |a, p| {
+            let r = match r.map(|r| (r, r.data)) {
+                Some((r, ValueSlice::F32(v))) => Some(r.csr(v)?),
+                Some(_) => return Err(mismatch().into()),
+                None => None,
+            };
+            let r = r.as_ref().map(|r| r.view());
+            Ok(AnyCsr::F32(backend.galerkin(r, a, p)?.1))
+        },
+        |a, p| {
+            let r = match r.map(|r| (r, r.data)) {
+                Some((r, ValueSlice::F64(v))) => Some(r.csr(v)?),
+                Some(_) => return Err(mismatch().into()),
+                None => None,
+            };
+            let r = r.as_ref().map(|r| r.view());
+            Ok(AnyCsr::F64(backend.galerkin(r, a, p)?.1))
+        },
+    )
+}
+
 /// A plan in either precision.
 pub(crate) enum AnyPlan {
     F32(Plan<f32>),

@@ -146,6 +146,30 @@ fn matmul_spec<'py>(
     arrays::product(py, c.map_err(to_py)?)
 }
 
+/// `galerkin(r, a, p, backend, check)`: `C = R·A·P` (`r` an operand or
+/// `None` for `Pᵀ·A·P`); returns C's `(indptr, indices, data)`.
+#[pyfunction]
+fn galerkin<'py>(
+    py: Python<'py>,
+    r: Option<&Bound<'py, PyAny>>,
+    a: &Bound<'py, PyAny>,
+    p: &Bound<'py, PyAny>,
+    backend: &str,
+    check: bool,
+) -> PyResult<Product<'py>> {
+    let be = self::backend(backend)?;
+    let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
+    arrays::same_precision(&a, &p)?;
+    let r = r.map(|r| Operand::extract(r, check)).transpose()?;
+    if let Some(r) = &r {
+        arrays::same_precision(r, &a)?;
+    }
+    let (a, p) = (a.slices()?, p.slices()?);
+    let r = r.as_ref().map(|r| r.slices()).transpose()?;
+    let c = py.detach(|| arrays::galerkin(&be, r, a, p));
+    arrays::product(py, c.map_err(to_py)?)
+}
+
 /// The symbolic phase of one product, kept to rerun the numeric phase
 /// with new values.
 #[pyclass(module = "spgemm._spgemm", frozen)]
@@ -211,6 +235,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(galerkin, m)?)?;
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;

@@ -140,3 +140,4 @@ def test_bad_arguments_are_value_errors():
         spgemm.matmul(a, a, keep=-2)
     with pytest.raises(TypeError):
         spgemm.matmul(a, a, mask=np.ones((20, 20)))
+

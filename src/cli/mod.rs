@@ -12,6 +12,7 @@ mod mpi_resident;
 mod mpi_run;
 mod product_options;
 mod progress;
+mod ptap;
 mod python;
 mod report;
 mod source;
@@ -87,6 +88,9 @@ enum Command {
     /// alone: bytes each rank sends and receives, memory and products, 1D
     /// and 2D, for P up to thousands (no MPI needed).
     PlanDistributed(distributed::PlanArgs),
+    /// The Galerkin product Pᵀ·A·P (or R·A·P) of algebraic multigrid:
+    /// its setup and a re-setup with A's values, timed apart.
+    Ptap(ptap::PtapArgs),
 }
 
 /// Options shared by the commands that multiply.
@@ -224,6 +228,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Info(a) => info::run(&a),
         Command::Report(a) => report::run(&a),
         Command::PlanDistributed(a) => distributed::plan(&a),
+        Command::Ptap(a) => match a.common.precision {
+            Precision::F64 => ptap::run::<f64>(&a),
+            Precision::F32 => ptap::run::<f32>(&a),
+        },
         Command::Gen(a) => {
             spgemm::files::check_output(&a.output, true)?;
             let spec = if a.spec.starts_with("gen:") {

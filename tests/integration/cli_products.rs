@@ -222,3 +222,52 @@ fn bad_product_options_are_one_line_errors() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn ptap_writes_the_galerkin_product_and_times_a_resetup() {
+    let out = tmp("ptap.mtx");
+    let r = spgemm()
+        .args([
+            "ptap",
+            "gen:poisson7:9",
+            "gen:sa-p:9",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .args(["--backend", "cpu"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("C = Pᵀ·A·P: 27x27") && stderr.contains("re-setup"),
+        "{stderr}"
+    );
+    let a: spgemm::CsrMatrix<f64> = spgemm::generate::poisson_7(9).unwrap();
+    let p: spgemm::CsrMatrix<f64> = spgemm::generate::sa_prolongator(9).unwrap();
+    let ap = spgemm::reference::multiply(&a, &p).unwrap();
+    let want = spgemm::reference::multiply(&p.transpose().unwrap(), &ap).unwrap();
+    let got: spgemm::CsrMatrix<f64> = spgemm::mtx::read_path(&out).unwrap();
+    assert_eq!(got.col_indices(), want.col_indices());
+    for (x, y) in got.values().iter().zip(want.values()) {
+        assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "{x} against {y}");
+    }
+    // R·A·P with R = Pᵀ given as a file is the same product.
+    let rfile = tmp("r.mtx");
+    spgemm::mtx::write_path(&rfile, &p.transpose().unwrap()).unwrap();
+    let out2 = tmp("rap.mtx");
+    let r = spgemm()
+        .args([
+            "ptap",
+            "gen:poisson7:9",
+            "gen:sa-p:9",
+            "-o",
+            out2.to_str().unwrap(),
+        ])
+        .args(["--backend", "cpu", "--restriction", rfile.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let got2: spgemm::CsrMatrix<f64> = spgemm::mtx::read_path(&out2).unwrap();
+    assert_eq!(got2, got);
+}

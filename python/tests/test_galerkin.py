@@ -1,0 +1,30 @@
+"""Galerkin products (ptap, rap) against SciPy's own products, and their
+errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spgemm
+
+
+def random(m, n, density, seed):
+    rng = np.random.default_rng(seed)
+    return sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
+
+
+def test_ptap_and_rap_match_scipy():
+    n = 12
+    a = sp.csr_array(sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n * n, n * n)))
+    agg = np.arange(n * n) // 4
+    p = sp.csr_array((np.ones(n * n), (np.arange(n * n), agg)), shape=(n * n, n * n // 4))
+    c = spgemm.ptap(a, p)
+    assert isinstance(c, sp.csr_array) and c.shape == (n * n // 4, n * n // 4)
+    np.testing.assert_allclose(c.toarray(), (p.T @ a @ p).toarray(), atol=1e-12)
+    r = random(30, n * n, 0.05, 11)
+    c = spgemm.rap(r, a, p, backend="cpu")
+    np.testing.assert_allclose(c.toarray(), (r @ a @ p).toarray(), atol=1e-12)
+    with pytest.raises(ValueError, match="R is 30x144 but A is 143x143"):
+        spgemm.rap(r, sp.csr_array(a[:143, :143]), sp.csr_array(p[:143]))
+    with pytest.raises(ValueError, match="A is 144x144 but P is 143x36"):
+        spgemm.ptap(a, sp.csr_array(p[:143]))
