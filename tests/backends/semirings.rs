@@ -9,7 +9,7 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, BackendKind::Cpu, CpuBackend, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 10] = [
         (
             "random_products_every_semiring_and_mask",
             random_products_every_semiring_and_mask,
@@ -31,6 +31,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             complement_of_every_column_is_empty,
         ),
         ("unsorted_mask_rows", unsorted_mask_rows),
+        ("long_mask_rows_are_searched", long_mask_rows_are_searched),
+        ("triangles_of_ca_grqc", triangles_of_ca_grqc),
         (
             "bad_specs_are_one_line_errors",
             bad_specs_are_one_line_errors,
@@ -236,6 +238,56 @@ fn unsorted_mask_rows() {
             want
         );
     }
+}
+
+fn long_mask_rows_are_searched() {
+    // Rows of few products against masks of nearly every column: the mask
+    // rows (sorted) are searched rather than marked; one unsorted row is
+    // marked.
+    let a: CsrMatrix<f64> = generate::erdos_renyi(300, 2, 11).unwrap();
+    let b: CsrMatrix<f64> = generate::erdos_renyi(300, 3, 12).unwrap();
+    let mut m: CsrMatrix<f64> = mask_for(300, 300, 250, 13);
+    let first = m.row(0).0.len();
+    let mut cols = m.col_indices().to_vec();
+    cols[..first].reverse();
+    m = CsrMatrix::new(
+        300,
+        300,
+        m.row_offsets().to_vec(),
+        cols,
+        m.values().to_vec(),
+    )
+    .unwrap();
+    for ring in [Semiring::PlusTimes, Semiring::AnyPair, Semiring::MinPlus] {
+        for complement in [false, true] {
+            let spec = ProductSpec::new().semiring(ring).mask(m.view(), complement);
+            check(&a, &b, &spec, &format!("{ring}, complement {complement}"));
+        }
+    }
+}
+
+fn triangles_of_ca_grqc() {
+    // C⟨L⟩ = L plus.pair Lᵀ summed: 48,260 triangles, as SNAP lists for
+    // this collaboration network.
+    let g: CsrMatrix<f64> = common::load("ca-GrQc");
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for i in 0..g.nrows() {
+        for &j in g.row(i).0.iter().filter(|&&j| (j as usize) < i) {
+            rows.push(i);
+            cols.push(j);
+        }
+    }
+    let l = CsrMatrix::from_triplets(g.nrows(), g.ncols(), &rows, &cols, &vec![1.0; rows.len()])
+        .unwrap();
+    let u = l.transpose().unwrap();
+    let spec = ProductSpec::new()
+        .semiring(Semiring::PlusPair)
+        .mask(l.view(), false);
+    for cpu in backends() {
+        let c = cpu.multiply_spec(&l, &u, &spec).unwrap();
+        assert_eq!(c.values().iter().sum::<f64>(), 48260.0);
+    }
+    check(&l, &u, &spec, "ca-GrQc triangles");
 }
 
 fn bad_specs_are_one_line_errors() {

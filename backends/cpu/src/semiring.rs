@@ -21,6 +21,10 @@ use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 
 /// Widest C accumulated in a slot per column; wider ones hash.
 const DENSE_COLUMNS: usize = 1 << 18;
+/// A row's mask is searched (binary search per product) rather than
+/// marked when it is sorted and longer than this many times the row's
+/// products.
+const SEARCHED_MASK: u64 = 8;
 /// Chunks per thread: enough to even out the work the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;
 
@@ -170,7 +174,10 @@ pub(crate) fn multiply<T: Scalar>(
         None => products.clone(),
     };
     let chunks = rows::split_by_work(&work, rayon::current_num_threads() * CHUNKS_PER_THREAD);
-    let hashed = b.ncols() > dense_cutoff.min(DENSE_COLUMNS);
+    // A slot per column costs each thread C's width to set up: worth it
+    // only for products at least that many (not a BFS step's one row).
+    let total: u64 = products.par_iter().sum();
+    let hashed = b.ncols() > dense_cutoff.min(DENSE_COLUMNS) || total < b.ncols() as u64;
     let tables: PerThread<Table<T>> = PerThread::new();
     let pieces: Vec<Piece<T>> = chunks
         .par_iter()
@@ -208,27 +215,40 @@ fn chunk<T: Scalar>(
             piece.lens.push(0);
             continue;
         }
-        let bound = if masked {
+        // A mask row far longer than the row's products (a BFS's visited
+        // set) is searched, not marked: marking costs its length per row.
+        let searched = (marks.len() as u64 > SEARCHED_MASK * products[i]
+            && marks.windows(2).all(|w| w[0] < w[1]))
+        .then_some(marks);
+        let marking = masked && searched.is_none();
+        let bound = if marking {
             marks.len()
         } else {
             products[i].min(b.ncols() as u64) as usize + marks.len()
         };
         t.begin(bound);
-        for &j in marks {
-            t.mark(j);
+        if searched.is_none() {
+            for &j in marks {
+                t.mark(j);
+            }
         }
+        let admit = |j: u32| searched.is_none_or(|m| m.binary_search(&j).is_ok() == masked);
         let (acols, avals) = a.row(i);
         if ring.reads_values() {
             for (&k, &av) in acols.iter().zip(avals) {
                 let (bcols, bvals) = b.row(k as usize);
                 for (&j, &bv) in bcols.iter().zip(bvals) {
-                    t.add(j, ring.times(av, bv), ring, masked);
+                    if admit(j) {
+                        t.add(j, ring.times(av, bv), ring, marking);
+                    }
                 }
             }
         } else {
             for &k in acols {
                 for &j in b.row(k as usize).0 {
-                    t.add(j, T::ONE, ring, masked);
+                    if admit(j) {
+                        t.add(j, T::ONE, ring, marking);
+                    }
                 }
             }
         }
