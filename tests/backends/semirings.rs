@@ -9,7 +9,7 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, BackendKind::Cpu, CpuBackend, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         (
             "random_products_every_semiring_and_mask",
             random_products_every_semiring_and_mask,
@@ -33,6 +33,10 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         ("unsorted_mask_rows", unsorted_mask_rows),
         ("long_mask_rows_are_searched", long_mask_rows_are_searched),
         ("triangles_of_ca_grqc", triangles_of_ca_grqc),
+        (
+            "wide_products_with_long_and_short_rows",
+            wide_products_with_long_and_short_rows,
+        ),
         (
             "bad_specs_are_one_line_errors",
             bad_specs_are_one_line_errors,
@@ -288,6 +292,42 @@ fn triangles_of_ca_grqc() {
         assert_eq!(c.values().iter().sum::<f64>(), 48260.0);
     }
     check(&l, &u, &spec, "ca-GrQc triangles");
+}
+
+fn wide_products_with_long_and_short_rows() {
+    // C wider than 2¹⁵ columns: rows of over a thousand products take a
+    // slot per column, short ones a hash table, in one product.
+    let n = 40_000;
+    let er: CsrMatrix<f64> = generate::erdos_renyi(n, 3, 14).unwrap();
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let (c, v) = er.row(i);
+        rows.extend(std::iter::repeat_n(i, c.len()));
+        cols.extend_from_slice(c);
+        vals.extend_from_slice(v);
+    }
+    for i in [0usize, 17, 39_999] {
+        for k in 0..500u32 {
+            rows.push(i);
+            cols.push(k.wrapping_mul(2_654_435_761) % n as u32);
+            vals.push(1.0 + f64::from(k));
+        }
+    }
+    let a = CsrMatrix::from_triplets(n, n, &rows, &cols, &vals).unwrap();
+    let m = mask_for(n, n, 40, 15);
+    for complement in [false, true] {
+        let spec = ProductSpec::new()
+            .semiring(Semiring::MaxPlus)
+            .mask(m.view(), complement);
+        check(&a, &a, &spec, &format!("max_plus, complement {complement}"));
+    }
+    check(&a, &a, &ProductSpec::new().keep(5), "keep 5");
+    check(
+        &a,
+        &a,
+        &ProductSpec::new().semiring(Semiring::MinPlus),
+        "min_plus",
+    );
 }
 
 fn bad_specs_are_one_line_errors() {

@@ -4,18 +4,56 @@
 //! produce the sorted row (numeric).
 
 use rayon::prelude::*;
+use spgemm_core::semiring::Semiring;
 use spgemm_core::{CsrView, Scalar};
 use std::mem::MaybeUninit;
+
+/// The `⊗` and `⊕` of the numeric phase: [`PlusTimes`] for the plain
+/// product (compiled to `*` and `+`), a [`Semiring`] for the others.
+pub(crate) trait Ops<T>: Copy + Send + Sync {
+    /// `x ⊗ y`.
+    fn times(self, x: T, y: T) -> T;
+    /// `x ⊕ y`.
+    fn plus(self, x: T, y: T) -> T;
+}
+
+/// The plain product's `×` and `+`.
+#[derive(Clone, Copy)]
+pub(crate) struct PlusTimes;
+
+impl<T: Scalar> Ops<T> for PlusTimes {
+    #[inline(always)]
+    fn times(self, x: T, y: T) -> T {
+        x * y
+    }
+    #[inline(always)]
+    fn plus(self, x: T, y: T) -> T {
+        x + y
+    }
+}
+
+impl<T: Scalar> Ops<T> for Semiring {
+    #[inline(always)]
+    fn times(self, x: T, y: T) -> T {
+        Semiring::times(self, x, y)
+    }
+    #[inline(always)]
+    fn plus(self, x: T, y: T) -> T {
+        Semiring::plus(self, x, y)
+    }
+}
 
 /// Accumulates the products of one row of A with the rows of B it selects.
 pub(crate) trait Accumulator<T: Scalar> {
     /// Number of distinct columns of `A(i,:)·B` for the row given by
     /// `acols`, whose products number `nprod`.
     fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, nprod: usize) -> usize;
-    /// Writes the sorted row `A(i,:)·B` into the front of `cols`/`vals`
-    /// and returns how many entries it wrote (the row's count).
-    fn fill(
+    /// Writes the sorted row `A(i,:) ⊕.⊗ B` into the front of
+    /// `cols`/`vals` and returns how many entries it wrote (the row's
+    /// count).
+    fn fill<O: Ops<T>>(
         &mut self,
+        ops: O,
         acols: &[u32],
         avals: &[T],
         b: &CsrView<'_, T>,
@@ -166,8 +204,9 @@ impl<T: Scalar> Accumulator<T> for Dense<T> {
         n
     }
 
-    fn fill(
+    fn fill<O: Ops<T>>(
         &mut self,
+        ops: O,
         acols: &[u32],
         avals: &[T],
         b: &CsrView<'_, T>,
@@ -188,10 +227,10 @@ impl<T: Scalar> Accumulator<T> for Dense<T> {
                 let m = 1u64 << (ju & 63);
                 if *w & m == 0 {
                     *w |= m;
-                    *a = av * x;
+                    *a = ops.times(av, x);
                     touched.push(j);
                 } else {
-                    *a += av * x;
+                    *a = ops.plus(*a, ops.times(av, x));
                 }
             }
         }
@@ -309,8 +348,9 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
         n
     }
 
-    fn fill(
+    fn fill<O: Ops<T>>(
         &mut self,
+        ops: O,
         acols: &[u32],
         avals: &[T],
         b: &CsrView<'_, T>,
@@ -326,9 +366,9 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
             for (&j, &x) in bc.iter().zip(bv) {
                 let (h, new) = self.slot(j, shift);
                 if new {
-                    self.vals[h] = av * x;
+                    self.vals[h] = ops.times(av, x);
                 } else {
-                    self.vals[h] += av * x;
+                    self.vals[h] = ops.plus(self.vals[h], ops.times(av, x));
                 }
             }
         }
@@ -388,8 +428,9 @@ impl<T: Scalar> Accumulator<T> for Mixed<T> {
         self.dense.count(acols, b, nprod)
     }
 
-    fn fill(
+    fn fill<O: Ops<T>>(
         &mut self,
+        ops: O,
         acols: &[u32],
         avals: &[T],
         b: &CsrView<'_, T>,
@@ -397,9 +438,9 @@ impl<T: Scalar> Accumulator<T> for Mixed<T> {
         vals: &mut [MaybeUninit<T>],
     ) -> usize {
         if row_products(acols, b) < HASH_BELOW {
-            self.hash.fill(acols, avals, b, cols, vals)
+            self.hash.fill(ops, acols, avals, b, cols, vals)
         } else {
-            self.dense.fill(acols, avals, b, cols, vals)
+            self.dense.fill(ops, acols, avals, b, cols, vals)
         }
     }
 }

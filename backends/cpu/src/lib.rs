@@ -44,7 +44,7 @@ mod prefetch;
 mod rows;
 mod semiring;
 
-use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed};
+use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed, Ops, PlusTimes};
 use per_thread::PerThread;
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
@@ -217,16 +217,18 @@ impl CpuBackend {
         let (a, b) = (a.into(), b.into());
         self.run(|| {
             let s = self.symbolic_parts(a, b)?;
-            self.numeric_parts(a, b, s.offsets, &s.chunks, &s.shortcuts)
+            self.numeric_parts(PlusTimes, a, b, s.offsets, &s.chunks, &s.shortcuts)
         })
     }
 
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
     /// `spec` says (see [`spgemm_core::semiring`]): A `M×K`, B `K×N`, the
-    /// mask and C `M×N` with sorted rows. The plain product runs
-    /// [`CpuBackend::multiply`]; any other in one pass over A's rows with
-    /// the mask applied while accumulating (products the mask excludes are
-    /// never accumulated, rows its structure leaves empty never visited).
+    /// mask and C `M×N` with sorted rows. A product without mask or
+    /// pruning runs the two phases of [`CpuBackend::multiply`], the
+    /// semiring's operators in the numeric phase; one with either, one pass
+    /// over A's rows with the mask applied while accumulating (products the
+    /// mask excludes are never accumulated, rows its structure leaves empty
+    /// never visited) and each row pruned before it is stored.
     ///
     /// # Errors
     /// As [`ProductSpec::check`]; [`Error::HostOutOfMemory`].
@@ -241,6 +243,13 @@ impl CpuBackend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
+        if spec.mask.is_none() && spec.prune.is_none() {
+            // Only the numeric phase depends on the semiring.
+            return self.run(|| {
+                let s = self.symbolic_parts(a, b)?;
+                self.numeric_parts(spec.semiring, a, b, s.offsets, &s.chunks, &s.shortcuts)
+            });
+        }
         self.run(|| semiring::multiply(a, b, spec, self.dense_cutoff))
     }
 
@@ -289,7 +298,7 @@ impl CpuBackend {
         }
         self.run(|| {
             let offsets = plan.c_row_offsets.clone();
-            self.numeric_parts(a, b, offsets, &plan.chunks, &plan.shortcuts)
+            self.numeric_parts(PlusTimes, a, b, offsets, &plan.chunks, &plan.shortcuts)
         })
     }
 
@@ -365,8 +374,9 @@ impl CpuBackend {
         })
     }
 
-    fn numeric_parts<T: Scalar>(
+    fn numeric_parts<T: Scalar, O: Ops<T>>(
         &self,
+        ops: O,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         offsets: Vec<usize>,
@@ -394,9 +404,15 @@ impl CpuBackend {
             .zip(parts)
             .map(|(r, (c, v))| {
                 accumulators.with(|acc| match acc {
-                    Either::Dense(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
-                    Either::Mixed(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
-                    Either::Hash(acc) => shortcuts.fill_rows(acc, a, b, r.clone(), &offsets, c, v),
+                    Either::Dense(acc) => {
+                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                    }
+                    Either::Mixed(acc) => {
+                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                    }
+                    Either::Hash(acc) => {
+                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                    }
                 })
             })
             .sum();
@@ -538,8 +554,9 @@ impl Shortcuts {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn fill_rows<T: Scalar>(
+    fn fill_rows<T: Scalar, O: Ops<T>>(
         &self,
+        ops: O,
         acc: &mut impl Accumulator<T>,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
@@ -566,11 +583,11 @@ impl Shortcuts {
                 let (bc, bv) = b.row(ac[0] as usize);
                 for ((&j, &x), (cj, vj)) in bc.iter().zip(bv).zip(c.iter_mut().zip(v.iter_mut())) {
                     cj.write(j);
-                    vj.write(av[0] * x);
+                    vj.write(ops.times(av[0], x));
                 }
                 bc.len()
             } else {
-                acc.fill(ac, av, &b, c, v)
+                acc.fill(ops, ac, av, &b, c, v)
             };
             written += n.min(r.len());
         }

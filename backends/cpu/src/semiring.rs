@@ -19,8 +19,13 @@ use spgemm_core::error::try_with_capacity;
 use spgemm_core::semiring::{Mask, ProductSpec, Semiring};
 use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 
-/// Widest C accumulated in a slot per column; wider ones hash.
-const DENSE_COLUMNS: usize = 1 << 18;
+/// C at most this wide is accumulated in a slot per column on every row
+/// (the slots stay in the core's cache).
+const NARROW: usize = 1 << 15;
+/// In a wider C (up to the dense cut-off), rows bounded by at least this
+/// many entries use a slot per column, shorter ones a hash table that
+/// stays in the core's cache (as the plain product's mixed accumulator).
+const HASH_BELOW: usize = 1024;
 /// A row's mask is searched (binary search per product) rather than
 /// marked when it is sorted and longer than this many times the row's
 /// products.
@@ -128,15 +133,42 @@ impl<T: Scalar> Table<T> {
         self.filled.push(s);
     }
 
-    /// The row's entries, sorted by column.
+    /// The row's entries, sorted by column: a dense row whose columns
+    /// span less than four times their number is read off its span in
+    /// order, any other sorted.
     fn drain(&mut self, out: &mut Vec<(u32, T)>) {
         out.clear();
+        let n = self.filled.len();
+        if !self.hashed && n > 0 {
+            let (lo, hi) = self
+                .filled
+                .iter()
+                .fold((usize::MAX, 0), |(l, h), &j| (l.min(j), h.max(j)));
+            if hi - lo < 4 * n {
+                let filled = self.row + 1;
+                out.extend(
+                    (lo..=hi)
+                        .filter(|&j| self.stamps[j] == filled)
+                        .map(|j| (j as u32, self.values[j])),
+                );
+                return;
+            }
+            self.filled.sort_unstable();
+            out.extend(self.filled.iter().map(|&j| (j as u32, self.values[j])));
+            return;
+        }
         for &s in &self.filled {
-            let j = if self.hashed { self.keys[s] } else { s as u32 };
-            out.push((j, self.values[s]));
+            out.push((self.keys[s], self.values[s]));
         }
         out.sort_unstable_by_key(|e| e.0);
     }
+}
+
+/// A thread's accumulators: a slot per column (made on its first row that
+/// needs it) and a hash table.
+struct Tables<T> {
+    dense: Option<Table<T>>,
+    hash: Table<T>,
 }
 
 /// One chunk's rows of C: their lengths, columns and values.
@@ -177,23 +209,29 @@ pub(crate) fn multiply<T: Scalar>(
     // A slot per column costs each thread C's width to set up: worth it
     // only for products at least that many (not a BFS step's one row).
     let total: u64 = products.par_iter().sum();
-    let hashed = b.ncols() > dense_cutoff.min(DENSE_COLUMNS) || total < b.ncols() as u64;
-    let tables: PerThread<Table<T>> = PerThread::new();
+    let dense = b.ncols() <= dense_cutoff && total >= b.ncols() as u64;
+    let tables: PerThread<Tables<T>> = PerThread::new();
     let pieces: Vec<Piece<T>> = chunks
         .par_iter()
         .map(|r| {
-            tables.with(
-                || Table::new(b.ncols(), hashed),
-                |t| chunk(t, a, b, spec, mask, r.clone(), &products),
-            )
+            let make = || Tables {
+                dense: None,
+                hash: Table::new(0, true),
+            };
+            tables.with(make, |t| {
+                chunk(t, dense, a, b, spec, mask, r.clone(), &products)
+            })
         })
         .collect();
     concatenate(a.nrows(), b.ncols(), pieces)
 }
 
-/// The rows `rows` of C into a piece.
+/// The rows `rows` of C into a piece (`dense`: rows may use a slot per
+/// column).
+#[allow(clippy::too_many_arguments)] // the product's operands and the chunk's rows
 fn chunk<T: Scalar>(
-    t: &mut Table<T>,
+    tables: &mut Tables<T>,
+    dense: bool,
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
     spec: &ProductSpec<'_, T>,
@@ -225,6 +263,13 @@ fn chunk<T: Scalar>(
             marks.len()
         } else {
             products[i].min(b.ncols() as u64) as usize + marks.len()
+        };
+        let t = if dense && (b.ncols() <= NARROW || bound >= HASH_BELOW) {
+            tables
+                .dense
+                .get_or_insert_with(|| Table::new(b.ncols(), false))
+        } else {
+            &mut tables.hash
         };
         t.begin(bound);
         if searched.is_none() {
