@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+mod masked_dot;
 mod per_thread;
 mod prefetch;
 mod rows;

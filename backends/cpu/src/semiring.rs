@@ -12,6 +12,7 @@
 //! rows writes its rows to buffers of its own; C is their concatenation,
 //! so no separate symbolic pass reads A and B twice.
 
+use crate::masked_dot;
 use crate::per_thread::PerThread;
 use crate::rows;
 use rayon::prelude::*;
@@ -22,9 +23,9 @@ use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 /// C at most this wide is accumulated in a slot per column on every row
 /// (the slots stay in the core's cache).
 const NARROW: usize = 1 << 15;
-/// In a wider C (up to the dense cut-off), rows bounded by at least this
-/// many entries use a slot per column, shorter ones a hash table that
-/// stays in the core's cache (as the plain product's mixed accumulator).
+/// In a wider C (up to the dense cut-off), rows of at least this many
+/// products use a slot per column, shorter ones a hash table that stays
+/// in the core's cache (as the plain product's mixed accumulator).
 const HASH_BELOW: usize = 1024;
 /// A row's mask is searched (binary search per product) rather than
 /// marked when it is sorted and longer than this many times the row's
@@ -172,10 +173,28 @@ struct Tables<T> {
 }
 
 /// One chunk's rows of C: their lengths, columns and values.
-struct Piece<T> {
+pub(crate) struct Piece<T> {
     lens: Vec<usize>,
     cols: Vec<u32>,
     values: Vec<T>,
+}
+
+impl<T: Scalar> Piece<T> {
+    /// An empty piece for `rows` rows.
+    pub(crate) fn with_rows(rows: usize) -> Self {
+        Piece {
+            lens: Vec::with_capacity(rows),
+            cols: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Appends the next row, `(column, value)` pairs sorted by column.
+    pub(crate) fn push_row(&mut self, row: &mut [(u32, T)]) {
+        self.lens.push(row.len());
+        self.cols.extend(row.iter().map(|e| e.0));
+        self.values.extend(row.iter().map(|e| e.1));
+    }
 }
 
 /// `C = A ⊕.⊗ B` masked and pruned as `spec` says, on the current pool;
@@ -205,10 +224,15 @@ pub(crate) fn multiply<T: Scalar>(
             .collect(),
         None => products.clone(),
     };
+    let total: u64 = products.par_iter().sum();
+    if let Some(m) = mask {
+        if let Some(merges) = masked_dot::worth_it(a, b, m, total) {
+            return masked_dot::multiply(a, b, spec, m, &merges);
+        }
+    }
     let chunks = rows::split_by_work(&work, rayon::current_num_threads() * CHUNKS_PER_THREAD);
     // A slot per column costs each thread C's width to set up: worth it
     // only for products at least that many (not a BFS step's one row).
-    let total: u64 = products.par_iter().sum();
     let dense = b.ncols() <= dense_cutoff && total >= b.ncols() as u64;
     let tables: PerThread<Tables<T>> = PerThread::new();
     let pieces: Vec<Piece<T>> = chunks
@@ -239,11 +263,7 @@ fn chunk<T: Scalar>(
     rows: std::ops::Range<usize>,
     products: &[u64],
 ) -> Piece<T> {
-    let mut piece = Piece {
-        lens: Vec::with_capacity(rows.len()),
-        cols: Vec::new(),
-        values: Vec::new(),
-    };
+    let mut piece = Piece::with_rows(rows.len());
     let mut out = Vec::new();
     let ring = spec.semiring;
     let masked = mask.is_some_and(|m| !m.complement());
@@ -264,7 +284,7 @@ fn chunk<T: Scalar>(
         } else {
             products[i].min(b.ncols() as u64) as usize + marks.len()
         };
-        let t = if dense && (b.ncols() <= NARROW || bound >= HASH_BELOW) {
+        let t = if dense && (b.ncols() <= NARROW || products[i] >= HASH_BELOW as u64) {
             tables
                 .dense
                 .get_or_insert_with(|| Table::new(b.ncols(), false))
@@ -299,15 +319,13 @@ fn chunk<T: Scalar>(
         }
         t.drain(&mut out);
         spec.prune.row(&mut out);
-        piece.lens.push(out.len());
-        piece.cols.extend(out.iter().map(|e| e.0));
-        piece.values.extend(out.iter().map(|e| e.1));
+        piece.push_row(&mut out);
     }
     piece
 }
 
 /// C from its pieces, in order, the copies done in parallel.
-fn concatenate<T: Scalar>(
+pub(crate) fn concatenate<T: Scalar>(
     nrows: usize,
     ncols: usize,
     pieces: Vec<Piece<T>>,
