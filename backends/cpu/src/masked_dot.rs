@@ -16,9 +16,6 @@ use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 
 /// Chunks per thread.
 const CHUNKS_PER_THREAD: usize = 8;
-/// A step of a merge costs about this many times less than a row-wise
-/// product (a probe of an accumulator).
-const DOT_WEIGHT: u64 = 4;
 
 /// The merges' length for each row of `C⟨M⟩` (`Σ_j len A(i,:) + len
 /// Bᵀ(j,:)` over M's row `i`), when they are shorter in all, with forming
@@ -50,7 +47,7 @@ pub(crate) fn worth_it<T: Scalar>(
         .collect();
     let total: u64 = merges.par_iter().sum::<u64>() + b.nnz() as u64;
     let sorted = || a.check_sorted().is_ok() && b.check_sorted().is_ok();
-    (total < DOT_WEIGHT * total_products && sorted()).then_some(merges)
+    (total < total_products && sorted()).then_some(merges)
 }
 
 /// `C⟨M⟩ = A ⊕.⊗ B` pruned as `spec` says, by dot products; `merges` from
