@@ -19,7 +19,17 @@ from . import _device
 
 __version__: str = _spgemm.__version__
 
-__all__ = ["matmul", "ptap", "rap", "symbolic", "backends", "Plan", "__version__"]
+__all__ = [
+    "matmul",
+    "ptap",
+    "rap",
+    "galerkin",
+    "GalerkinPlan",
+    "symbolic",
+    "backends",
+    "Plan",
+    "__version__",
+]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -98,10 +108,15 @@ def _kinds(a, b) -> str:
     return ka
 
 
-def _host_result(a, shape, arrays):
+def _host_result_of(is_array: bool, shape, arrays):
+    """C as SciPy CSR (an array when ``is_array``) from its arrays."""
     indptr, indices, data = arrays
-    cls = _sp.csr_array if isinstance(a, _sp.sparray) else _sp.csr_matrix
+    cls = _sp.csr_array if is_array else _sp.csr_matrix
     return cls((data, indices, indptr), shape=shape)
+
+
+def _host_result(a, shape, arrays):
+    return _host_result_of(isinstance(a, _sp.sparray), shape, arrays)
 
 
 def _native_check(check, kind: str) -> bool:
@@ -247,29 +262,73 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
-def _galerkin(r, a, p, backend, precision, check):
+class GalerkinPlan:
+    """Both symbolic phases of a Galerkin product C = R @ A @ P (R = P.T for
+    :func:`galerkin` without ``r``), to recompute it for new values of A with
+    the same structure (an algebraic multigrid re-setup) by the two numeric
+    phases only. Built by :func:`galerkin`; GPU backends keep R, A, P and
+    A @ P on the device."""
+
+    def __init__(self, native, shape, dtype, check, a_is_array):
+        self._native = native
+        self._shape = shape
+        self._dtype = dtype
+        self._check = check
+        self._a_is_array = a_is_array
+
+    @property
+    def nnz(self) -> int:
+        """Number of entries of C."""
+        return self._native.nnz
+
+    @property
+    def backend(self) -> str:
+        """The backend the plan runs on ("cpu", "cuda" or "hip")."""
+        return self._native.backend
+
+    def numeric(self, a, *, check=None):
+        """C = R @ A @ P for a SciPy matrix ``a`` with exactly the structure
+        the plan was built for and new values (converted to the plan's
+        dtype), returned as :func:`galerkin` returned C. ValueError for
+        another structure, naming what differs."""
+        if _kind(a) != "scipy":
+            raise ValueError("a GalerkinPlan takes SciPy matrices")
+        check = self._check if check is None else check
+        c = self._native.numeric(_host_operand(a, self._dtype), _native_check(check, "scipy"))
+        return _host_result_of(self._a_is_array, self._shape, c)
+
+
+def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True):
+    """C = P.T @ A @ P (or R @ A @ P when ``r`` is given), with the plan
+    that recomputes it for new values of A: returns ``(plan, C)``; see
+    :class:`GalerkinPlan`. Shapes: A (M, K), P (K, L), R (Q, M), C (L, L)
+    or (Q, L). SciPy matrices; the products run on ``backend``. Errors as
+    :func:`ptap`."""
     kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
     if kinds != {"scipy"}:
         raise ValueError(
-            "ptap and rap take SciPy matrices (the products run on the backend chosen, "
-            "A·P kept on its device); move device matrices to the host first"
+            "ptap, rap and galerkin take SciPy matrices (the products run on the backend "
+            "chosen, A·P kept on its device); move device matrices to the host first"
         )
     if a.shape[1] != p.shape[0]:
         raise ValueError(
             f"dimension mismatch: A is {a.shape[0]}x{a.shape[1]} but P is "
             f"{p.shape[0]}x{p.shape[1]} (A's columns must equal P's rows)"
         )
-    rows = p.shape[1] if r is None else r.shape[0]
     if r is not None and r.shape[1] != a.shape[0]:
         raise ValueError(
             f"dimension mismatch: R is {r.shape[0]}x{r.shape[1]} but A is "
             f"{a.shape[0]}x{a.shape[1]} (R's columns must equal A's rows)"
         )
+    rows = p.shape[1] if r is None else r.shape[0]
     dtypes = [m.dtype for m in ((a, p) if r is None else (r, a, p))]
-    dtype = _precision(np.result_type(*dtypes), np.result_type(*dtypes), precision)
+    common = np.result_type(*dtypes)
+    dtype = _precision(common, common, precision)
     ops = [None if m is None else _host_operand(m, dtype) for m in (r, a, p)]
-    c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
-    return _host_result(a, (rows, p.shape[1]), c)
+    native, c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
+    is_array = isinstance(a, _sp.sparray)
+    shape = (rows, p.shape[1])
+    return GalerkinPlan(native, shape, dtype, check, is_array), _host_result_of(is_array, shape, c)
 
 
 def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
@@ -295,14 +354,14 @@ def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
         unsupported dtypes, malformed CSR; MemoryError, RuntimeError as for
         ``matmul``.
     """
-    return _galerkin(None, a, p, backend, precision, check)
+    return galerkin(a, p, backend=backend, precision=precision, check=check)[1]
 
 
 def rap(r, a, p, *, backend: str = "auto", precision=None, check=True):
     """C = R @ A @ P, a Galerkin product with a restriction R other than
     P.T: R of shape (Q, M), A (M, K), P (K, L), C (Q, L). As ``ptap``
     otherwise."""
-    return _galerkin(r, a, p, backend, precision, check)
+    return galerkin(a, p, r, backend=backend, precision=precision, check=check)[1]
 
 
 class _HostPlan:

@@ -78,3 +78,25 @@ def rap(
 ) -> _M:
     """C = R @ A @ P (R (Q, M), A (M, K), P (K, L) -> (Q, L)) for SciPy
     matrices."""
+
+class GalerkinPlan:
+    """Both symbolic phases of a Galerkin product, to recompute it for new
+    values of A."""
+
+    @property
+    def nnz(self) -> int: ...
+    @property
+    def backend(self) -> str: ...
+    def numeric(self, a: _M, *, check: Optional[_Check] = None) -> _M:
+        """C = R @ A @ P for A of the plan's structure with new values."""
+
+def galerkin(
+    a: _M,
+    p: _M,
+    r: Optional[_M] = None,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: _Check = True,
+) -> tuple[GalerkinPlan, _M]:
+    """(plan, C) for C = P.T @ A @ P, or R @ A @ P with ``r``."""

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
 use spgemm::semiring::Semiring;
-use spgemm::{Backend, CsrMatrix, Plan, ProductSpec, Scalar};
+use spgemm::{Backend, CsrMatrix, Galerkin, Plan, ProductSpec, Scalar};
 use std::borrow::Cow;
 
 /// An index array as NumPy holds it.
@@ -236,7 +236,8 @@ pub(crate) fn multiply_spec(
         spec.prune.keep = x.keep;
         backend.multiply_spec(a, b, &spec)
     }
-    let mismatch = || spgemm::error::Error::StructureMismatch("the mask differs from A in dtype".into());
+    let mismatch =
+        || spgemm::error::Error::StructureMismatch("the mask differs from A in dtype".into());
     dispatch(
         a,
         b,
@@ -259,37 +260,70 @@ pub(crate) fn multiply_spec(
     )
 }
 
-/// `C = R·A·P` on `backend` (`r = None`: `Pᵀ·A·P`), all three of one
-/// precision.
-pub(crate) fn galerkin(
-    backend: &Backend,
-    r: Option<Slices<'_>>,
-    a: Slices<'_>,
-    p: Slices<'_>,
-) -> spgemm::Result<AnyCsr> {
-    let mismatch = || spgemm::error::Error::StructureMismatch("R differs from A in dtype".into());
-    dispatch(
-        a,
-        p,
-        |a, p| {
-            let r = match r.map(|r| (r, r.data)) {
-                Some((r, ValueSlice::F32(v))) => Some(r.csr(v)?),
-                Some(_) => return Err(mismatch().into()),
-                None => None,
-            };
-            let r = r.as_ref().map(|r| r.view());
-            Ok(AnyCsr::F32(backend.galerkin(r, a, p)?.1))
-        },
-        |a, p| {
-            let r = match r.map(|r| (r, r.data)) {
-                Some((r, ValueSlice::F64(v))) => Some(r.csr(v)?),
-                Some(_) => return Err(mismatch().into()),
-                None => None,
-            };
-            let r = r.as_ref().map(|r| r.view());
-            Ok(AnyCsr::F64(backend.galerkin(r, a, p)?.1))
-        },
-    )
+/// A Galerkin plan in either precision.
+pub(crate) enum AnyGalerkin {
+    F32(Galerkin<f32>),
+    F64(Galerkin<f64>),
+}
+
+impl AnyGalerkin {
+    /// `C = R·A·P` on `backend` (`r = None`: `Pᵀ·A·P`), all three of one
+    /// precision, and the plan that recomputes it.
+    pub(crate) fn build(
+        backend: &Backend,
+        r: Option<Slices<'_>>,
+        a: Slices<'_>,
+        p: Slices<'_>,
+    ) -> spgemm::Result<(Self, AnyCsr)> {
+        let mismatch =
+            || spgemm::error::Error::StructureMismatch("R differs from A in dtype".into());
+        dispatch(
+            a,
+            p,
+            |a, p| {
+                let r = match r.map(|r| (r, r.data)) {
+                    Some((r, ValueSlice::F32(v))) => Some(r.csr(v)?),
+                    Some(_) => return Err(mismatch().into()),
+                    None => None,
+                };
+                let (g, c) = backend.galerkin(r.as_ref().map(|r| r.view()), a, p)?;
+                Ok((AnyGalerkin::F32(g), AnyCsr::F32(c)))
+            },
+            |a, p| {
+                let r = match r.map(|r| (r, r.data)) {
+                    Some((r, ValueSlice::F64(v))) => Some(r.csr(v)?),
+                    Some(_) => return Err(mismatch().into()),
+                    None => None,
+                };
+                let (g, c) = backend.galerkin(r.as_ref().map(|r| r.view()), a, p)?;
+                Ok((AnyGalerkin::F64(g), AnyCsr::F64(c)))
+            },
+        )
+    }
+
+    /// nnz(C).
+    pub(crate) fn nnz(&self) -> usize {
+        match self {
+            AnyGalerkin::F32(g) => g.nnz(),
+            AnyGalerkin::F64(g) => g.nnz(),
+        }
+    }
+
+    /// C again for `a` of the plan's structure and precision, new values.
+    pub(crate) fn numeric(&self, backend: &Backend, a: Slices<'_>) -> spgemm::Result<AnyCsr> {
+        match (self, a.data) {
+            (AnyGalerkin::F32(g), ValueSlice::F32(v)) => {
+                Ok(AnyCsr::F32(g.numeric(backend, &a.csr(v)?)?))
+            }
+            (AnyGalerkin::F64(g), ValueSlice::F64(v)) => {
+                Ok(AnyCsr::F64(g.numeric(backend, &a.csr(v)?)?))
+            }
+            _ => Err(spgemm::error::Error::StructureMismatch(
+                "A differs in dtype from the matrix the Galerkin plan was built for".into(),
+            )
+            .into()),
+        }
+    }
 }
 
 /// A plan in either precision.

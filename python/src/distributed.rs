@@ -37,8 +37,7 @@ fn block(
     data: &PyReadonlyArray1<'_, f64>,
 ) -> PyResult<DistCsr<f64>> {
     let arrays = (|| {
-        let bad =
-            |e: numpy::AsSliceError| spgemm::distributed::Error::Argument(e.to_string());
+        let bad = |e: numpy::AsSliceError| spgemm::distributed::Error::Argument(e.to_string());
         let (p, c, v) = (
             indptr.as_slice().map_err(bad)?,
             indices.as_slice().map_err(bad)?,

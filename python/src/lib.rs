@@ -146,8 +146,46 @@ fn matmul_spec<'py>(
     arrays::product(py, c.map_err(to_py)?)
 }
 
+/// Both symbolic phases of a Galerkin product `R·A·P`, kept to recompute
+/// it for new values of A.
+#[pyclass(module = "spgemm._spgemm", frozen)]
+struct GalerkinPlan {
+    backend: Arc<Backend>,
+    plan: arrays::AnyGalerkin,
+}
+
+#[pymethods]
+impl GalerkinPlan {
+    /// nnz(C).
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.plan.nnz()
+    }
+
+    /// The backend that built the plan.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// `numeric(a, check)`: C's arrays for A of the plan's structure with
+    /// new values.
+    fn numeric<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        check: bool,
+    ) -> PyResult<Product<'py>> {
+        let a = Operand::extract(a, check)?;
+        let a = a.slices()?;
+        let c = py.detach(|| self.plan.numeric(&self.backend, a));
+        arrays::product(py, c.map_err(to_py)?)
+    }
+}
+
 /// `galerkin(r, a, p, backend, check)`: `C = R·A·P` (`r` an operand or
-/// `None` for `Pᵀ·A·P`); returns C's `(indptr, indices, data)`.
+/// `None` for `Pᵀ·A·P`); returns a `GalerkinPlan` and C's
+/// `(indptr, indices, data)`.
 #[pyfunction]
 fn galerkin<'py>(
     py: Python<'py>,
@@ -156,7 +194,7 @@ fn galerkin<'py>(
     p: &Bound<'py, PyAny>,
     backend: &str,
     check: bool,
-) -> PyResult<Product<'py>> {
+) -> PyResult<(GalerkinPlan, Product<'py>)> {
     let be = self::backend(backend)?;
     let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
     arrays::same_precision(&a, &p)?;
@@ -166,8 +204,10 @@ fn galerkin<'py>(
     }
     let (a, p) = (a.slices()?, p.slices()?);
     let r = r.as_ref().map(|r| r.slices()).transpose()?;
-    let c = py.detach(|| arrays::galerkin(&be, r, a, p));
-    arrays::product(py, c.map_err(to_py)?)
+    let built = py.detach(|| arrays::AnyGalerkin::build(&be, r, a, p));
+    let (plan, c) = built.map_err(to_py)?;
+    let plan = GalerkinPlan { backend: be, plan };
+    Ok((plan, arrays::product(py, c)?))
 }
 
 /// The symbolic phase of one product, kept to rerun the numeric phase
@@ -236,6 +276,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
     m.add_function(wrap_pyfunction!(galerkin, m)?)?;
+    m.add_class::<GalerkinPlan>()?;
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;

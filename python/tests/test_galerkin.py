@@ -28,3 +28,22 @@ def test_ptap_and_rap_match_scipy():
         spgemm.rap(r, sp.csr_array(a[:143, :143]), sp.csr_array(p[:143]))
     with pytest.raises(ValueError, match="A is 144x144 but P is 143x36"):
         spgemm.ptap(a, sp.csr_array(p[:143]))
+
+
+def test_galerkin_plan_recomputes_for_new_values():
+    a = random(200, 200, 0.05, 21)
+    a = sp.csr_array(a + a.T + sp.eye_array(200))
+    p = random(200, 40, 0.05, 22)
+    plan, c = spgemm.galerkin(a, p)
+    assert isinstance(plan, spgemm.GalerkinPlan) and plan.nnz == c.nnz
+    np.testing.assert_allclose(c.toarray(), (p.T @ a @ p).toarray(), atol=1e-12)
+    a2 = a.copy()
+    a2.data = 3.0 * a2.data - 1.0
+    np.testing.assert_allclose(plan.numeric(a2).toarray(), (p.T @ a2 @ p).toarray(), atol=1e-11)
+    other = random(200, 200, 0.05, 23)
+    with pytest.raises(ValueError, match="Galerkin plan was built for"):
+        plan.numeric(other)
+    r = random(30, 200, 0.1, 24)
+    plan, c = spgemm.galerkin(a, p, r, backend="cpu")
+    assert plan.backend == "cpu" and c.shape == (30, 40)
+    np.testing.assert_allclose(plan.numeric(a2).toarray(), (r @ a2 @ p).toarray(), atol=1e-11)
