@@ -49,6 +49,7 @@ pub use spgemm_distributed as distributed;
 
 mod galerkin;
 mod plan;
+mod spec_product;
 pub use galerkin::{Galerkin, Transposed};
 pub use plan::Plan;
 
@@ -335,65 +336,6 @@ impl Backend {
             Backend::Cuda(m) => Ok(m.multiply_host(a, b)?),
             #[cfg(feature = "hip")]
             Backend::Hip(m) => Ok(m.multiply_host(a, b)?),
-        }
-    }
-
-    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
-    /// `spec` says (see [`semiring`]); A `M×K`, B `K×N`, the mask and C
-    /// `M×N`. The plain product ([`ProductSpec::is_plain`]) runs
-    /// [`Backend::multiply`] on any backend; other semirings, masks and
-    /// pruning run on the CPU backend ([`CpuBackend::multiply_spec`]).
-    ///
-    /// ```
-    /// use spgemm::semiring::{Mask, ProductSpec, Semiring};
-    /// use spgemm::{Backend, CpuBackend, CsrMatrix};
-    /// // Shortest paths of two hops: A = [0 1; 4 0] (edge weights).
-    /// let a = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![1, 0], vec![1.0f64, 4.0])?;
-    /// let spec = ProductSpec::new().semiring(Semiring::MinPlus);
-    /// let c = Backend::Cpu(CpuBackend::new()).multiply_spec(&a, &a, &spec)?;
-    /// assert_eq!(c.values(), &[5.0, 5.0]);
-    /// # Ok::<(), spgemm::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`ProductSpec::check`]; [`spgemm_core::Error::NotOnBackend`] for
-    /// a spec other than the plain product on a GPU backend; otherwise as
-    /// [`Backend::multiply`].
-    // Only the CPU variant exists without the GPU features.
-    #[cfg_attr(
-        not(any(feature = "cuda", feature = "hip")),
-        allow(unreachable_patterns)
-    )]
-    pub fn multiply_spec<'a, 'b, T: Scalar>(
-        &self,
-        a: impl Into<CsrView<'a, T>>,
-        b: impl Into<CsrView<'b, T>>,
-        spec: &ProductSpec<'_, T>,
-    ) -> Result<CsrMatrix<T>> {
-        let (a, b) = (a.into(), b.into());
-        match self {
-            Backend::Cpu(c) => Ok(c.multiply_spec(a, b, spec)?),
-            _ if spec.is_plain() => self.multiply(a, b),
-            _ => {
-                spec.check(a.shape(), b.shape())?;
-                Err(spgemm_core::Error::NotOnBackend(format!(
-                    "the {} backend runs plus_times products without masks or pruning; \
-                     semiring {}{}{} runs on the CPU backend (--backend cpu)",
-                    self.name(),
-                    spec.semiring,
-                    if spec.mask.is_some() {
-                        " with a mask"
-                    } else {
-                        ""
-                    },
-                    if spec.prune.is_none() {
-                        ""
-                    } else {
-                        " with pruning"
-                    },
-                ))
-                .into())
-            }
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 use spgemm::semiring::{ProductSpec, Semiring};
-use spgemm::{generate, reference, BackendKind::Cpu, CpuBackend, CsrMatrix};
+use spgemm::{generate, reference, BackendKind, BackendKind::Cpu, CpuBackend, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let tests: [(&str, fn()); 11] = [
@@ -46,10 +46,56 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             gpu_backends_refuse_what_they_do_not_run,
         ),
     ];
-    tests
+    let mut trials: Vec<_> = tests
         .into_iter()
         .map(|(name, f)| common::trial(Cpu, format!("cpu::semirings::{name}"), f))
-        .collect()
+        .collect();
+    for (kind, name) in [(BackendKind::Cuda, "cuda"), (BackendKind::Hip, "hip")] {
+        trials.push(common::trial(
+            kind,
+            format!("{name}::semirings::counting_semirings_by_the_plain_product"),
+            move || counting_semirings_by_the_plain_product(kind),
+        ));
+    }
+    trials
+}
+
+/// `plus_pair`, `any_pair` and `lor_land` on a GPU backend equal the
+/// reference exactly (counts); the other semirings, masks and pruning are
+/// refused there.
+fn counting_semirings_by_the_plain_product(kind: BackendKind) {
+    let (gpu, _) = spgemm::Backend::select(kind).unwrap();
+    let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 21).unwrap();
+    // Some zero values: false for lor_land, still entries.
+    let a = a.map(|v| if v < 0.2 { 0.0 } else { v });
+    let b: CsrMatrix<f64> = generate::rmat(9, 16, 22).unwrap();
+    let b = CsrMatrix::new(
+        170,
+        512,
+        b.row_offsets()[..171].to_vec(),
+        b.col_indices()[..b.row_offsets()[170]].to_vec(),
+        b.values()[..b.row_offsets()[170]].to_vec(),
+    )
+    .unwrap();
+    for ring in [Semiring::PlusPair, Semiring::AnyPair, Semiring::OrAnd] {
+        let spec = ProductSpec::new().semiring(ring);
+        let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+        assert_eq!(gpu.multiply_spec(&a, &b, &spec).unwrap(), want, "{ring}");
+    }
+    let m = mask_for(300, 512, 9, 23);
+    for spec in [
+        ProductSpec::new().semiring(Semiring::MinPlus),
+        ProductSpec::new()
+            .semiring(Semiring::PlusPair)
+            .mask(m.view(), false),
+        ProductSpec::new().semiring(Semiring::AnyPair).keep(3),
+    ] {
+        let e = gpu.multiply_spec(&a, &b, &spec).unwrap_err().to_string();
+        assert!(
+            e.contains("runs on the CPU backend") && !e.contains('\n'),
+            "{e}"
+        );
+    }
 }
 
 /// The two accumulators: a slot per column, and hashing (cut-off 0).
