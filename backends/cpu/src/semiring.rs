@@ -189,17 +189,6 @@ impl<T: Scalar> Piece<T> {
         }
     }
 
-    /// Room for `entries` more entries, when the memory is there (the rows
-    /// grow the buffers as they need otherwise).
-    pub(crate) fn reserve(&mut self, entries: usize) {
-        if self.cols.try_reserve(entries).is_ok() {
-            // Without room for the values the columns' room is no use.
-            if self.values.try_reserve(entries).is_err() {
-                self.cols.shrink_to_fit();
-            }
-        }
-    }
-
     /// Appends the next row, `(column, value)` pairs sorted by column.
     pub(crate) fn push_row(&mut self, row: &mut [(u32, T)]) {
         self.lens.push(row.len());
@@ -274,23 +263,10 @@ fn chunk<T: Scalar>(
     rows: std::ops::Range<usize>,
     products: &[u64],
 ) -> Piece<T> {
+    let mut piece = Piece::with_rows(rows.len());
+    let mut out = Vec::new();
     let ring = spec.semiring;
     let masked = mask.is_some_and(|m| !m.complement());
-    // The chunk's rows of C at their largest, reserved at once: growing
-    // the buffers on every thread at once reallocated and faulted pages
-    // far more than the product took on 16 cores.
-    let largest = |i: usize| {
-        let most = products[i].min(b.ncols() as u64) as usize;
-        let most = if masked {
-            most.min(mask.map_or(0, |m| m.row(i).len()))
-        } else {
-            most
-        };
-        spec.prune.keep.map_or(most, |k| most.min(k))
-    };
-    let mut piece = Piece::with_rows(rows.len());
-    piece.reserve(rows.clone().map(largest).sum());
-    let mut out = Vec::new();
     for i in rows {
         let marks = mask.map_or(&[][..], |m| m.row(i));
         if products[i] == 0 || (masked && marks.is_empty()) {
