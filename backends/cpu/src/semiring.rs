@@ -14,6 +14,7 @@
 
 use crate::masked_dot;
 use crate::per_thread::PerThread;
+use crate::prefetch;
 use crate::rows;
 use rayon::prelude::*;
 use spgemm_core::error::try_with_capacity;
@@ -234,6 +235,9 @@ pub(crate) fn multiply<T: Scalar>(
     // A slot per column costs each thread C's width to set up: worth it
     // only for products at least that many (not a BFS step's one row).
     let dense = b.ncols() <= dense_cutoff && total >= b.ncols() as u64;
+    // Rows of B far apart (random graphs) are fetched ahead, as in the
+    // plain product.
+    let scattered = prefetch::worth_it(&a);
     let tables: PerThread<Tables<T>> = PerThread::new();
     let pieces: Vec<Piece<T>> = chunks
         .par_iter()
@@ -243,7 +247,7 @@ pub(crate) fn multiply<T: Scalar>(
                 hash: Table::new(0, true),
             };
             tables.with(make, |t| {
-                chunk(t, dense, a, b, spec, mask, r.clone(), &products)
+                chunk(t, dense, scattered, a, b, spec, mask, r.clone(), &products)
             })
         })
         .collect();
@@ -256,6 +260,7 @@ pub(crate) fn multiply<T: Scalar>(
 fn chunk<T: Scalar>(
     tables: &mut Tables<T>,
     dense: bool,
+    scattered: bool,
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
     spec: &ProductSpec<'_, T>,
@@ -267,7 +272,11 @@ fn chunk<T: Scalar>(
     let mut out = Vec::new();
     let ring = spec.semiring;
     let masked = mask.is_some_and(|m| !m.complement());
+    let (aoff, end) = (a.row_offsets(), a.row_offsets()[rows.end]);
     for i in rows {
+        if scattered {
+            prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, ring.reads_values());
+        }
         let marks = mask.map_or(&[][..], |m| m.row(i));
         if products[i] == 0 || (masked && marks.is_empty()) {
             piece.lens.push(0);
