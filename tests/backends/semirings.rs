@@ -9,7 +9,7 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, BackendKind, BackendKind::Cpu, CpuBackend, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 11] = [
+    let tests: [(&str, fn()); 12] = [
         (
             "random_products_every_semiring_and_mask",
             random_products_every_semiring_and_mask,
@@ -37,6 +37,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             "wide_products_with_long_and_short_rows",
             wide_products_with_long_and_short_rows,
         ),
+        ("scattered_rows_fetched_ahead", scattered_rows_fetched_ahead),
         (
             "bad_specs_are_one_line_errors",
             bad_specs_are_one_line_errors,
@@ -374,6 +375,21 @@ fn wide_products_with_long_and_short_rows() {
         &ProductSpec::new().semiring(Semiring::MinPlus),
         "min_plus",
     );
+}
+
+fn scattered_rows_fetched_ahead() {
+    // A random matrix wide enough that its columns lie, on average, more
+    // than 65,536 rows from the diagonal: B's rows are prefetched.
+    let n = (1 << 18) + 4096;
+    let a: CsrMatrix<f64> = generate::erdos_renyi(n, 3, 31).unwrap();
+    let m = mask_for(n, n, 2, 32);
+    for (ring, complement) in [(Semiring::AnyPair, true), (Semiring::MinPlus, false)] {
+        let spec = ProductSpec::new()
+            .semiring(ring)
+            .mask(m.view(), complement)
+            .keep(8);
+        check(&a, &a, &spec, &format!("{ring}, complement {complement}"));
+    }
 }
 
 fn bad_specs_are_one_line_errors() {
