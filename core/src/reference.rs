@@ -91,7 +91,8 @@ fn multiply_with<T: Scalar>(
 /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), pruned, as `spec` says,
 /// computed sequentially: each row's products that the mask allows listed
 /// as `(j, a_ik ⊗ b_kj)`, stable-sorted by `j`, folded with `⊕` in the
-/// order produced, then pruned. A `M×K`, B `K×N`, the mask and C `M×N`
+/// order produced, then pruned (columns: the whole C pruned as the rows
+/// of its transpose). A `M×K`, B `K×N`, the mask and C `M×N`
 /// with sorted rows. A repeated entry of A or B is a term of its own.
 ///
 /// # Errors
@@ -102,6 +103,15 @@ pub fn multiply_spec<T: Scalar>(
     spec: &ProductSpec<'_, T>,
 ) -> Result<CsrMatrix<T>> {
     spec.check(a.shape(), b.shape())?;
+    if spec.prune.columns {
+        // C unpruned, then its columns pruned as the rows of Cᵀ.
+        let mut whole = *spec;
+        whole.prune = Default::default();
+        let ct = multiply_spec(a, b, &whole)?.transpose()?;
+        let mut prune = spec.prune;
+        prune.columns = false;
+        return prune_rows(&ct, &prune)?.transpose();
+    }
     let ring = spec.semiring;
     let mut offsets = vec![0usize; a.nrows() + 1];
     let (mut cols, mut vals) = (Vec::new(), Vec::new());
@@ -142,6 +152,26 @@ pub fn multiply_spec<T: Scalar>(
         offsets[i + 1] = cols.len();
     }
     CsrMatrix::new(a.nrows(), b.ncols(), offsets, cols, vals)
+}
+
+/// `m` with each row pruned by `prune`.
+fn prune_rows<T: Scalar>(
+    m: &CsrMatrix<T>,
+    prune: &crate::semiring::Prune<T>,
+) -> Result<CsrMatrix<T>> {
+    let mut offsets = vec![0usize; m.nrows() + 1];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    let mut row = Vec::new();
+    for i in 0..m.nrows() {
+        let (c, v) = m.row(i);
+        row.clear();
+        row.extend(c.iter().copied().zip(v.iter().copied()));
+        prune.row(&mut row);
+        cols.extend(row.iter().map(|e| e.0));
+        vals.extend(row.iter().map(|e| e.1));
+        offsets[i + 1] = cols.len();
+    }
+    CsrMatrix::new(m.nrows(), m.ncols(), offsets, cols, vals)
 }
 
 #[cfg(test)]

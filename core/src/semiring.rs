@@ -193,6 +193,17 @@ impl<'m> Mask<'m> {
         self.structure.col_indices.len()
     }
 
+    /// M's structure transposed (`N×M`), as a matrix of zeros.
+    ///
+    /// # Errors
+    /// [`Error::HostOutOfMemory`]; [`Error::TooLarge`] past `u32` columns.
+    pub fn transposed<T: Scalar>(&self) -> Result<crate::CsrMatrix<T>> {
+        let s = self.structure;
+        let zeros = crate::error::try_filled(s.col_indices.len(), T::ZERO, "mask values")?;
+        let view = CsrView::new(s.nrows, s.ncols, s.row_offsets, s.col_indices, &zeros)?;
+        view.transpose()
+    }
+
     /// Columns of M's row `i` (`i` below M's rows).
     pub fn row(&self, i: usize) -> &'m [u32] {
         let s = self.structure;
@@ -204,13 +215,18 @@ impl<'m> Mask<'m> {
 /// entries with `|c_ij| < below` dropped, then at most `keep` of the
 /// largest `|c_ij|` kept per row (ties to the lower column), as Markov
 /// clustering prunes (Azad et al., "HipMCL", Nucleic Acids Research
-/// 46(6), 2018, §2). A row's kept entries stay sorted by column.
+/// 46(6), 2018, §2). A row's kept entries stay sorted by column. With
+/// `columns`, C's columns are pruned instead (HipMCL's column-stochastic
+/// matrices): `Cᵀ = Bᵀ ⊕.⊗ Aᵀ` is computed with its rows pruned, then
+/// transposed back (every `⊗` here commutes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Prune<T> {
     /// Drop entries of magnitude below this (`None`: keep all).
     pub below: Option<T>,
     /// Keep at most this many entries per row (`None`: no limit).
     pub keep: Option<usize>,
+    /// Prune C's columns rather than its rows.
+    pub columns: bool,
 }
 
 impl<T> Default for Prune<T> {
@@ -218,6 +234,7 @@ impl<T> Default for Prune<T> {
         Prune {
             below: None,
             keep: None,
+            columns: false,
         }
     }
 }
@@ -295,6 +312,29 @@ impl<'m, T: Scalar> ProductSpec<'m, T> {
     pub fn keep(mut self, k: usize) -> Self {
         self.prune.keep = Some(k);
         self
+    }
+
+    /// Pruning C's columns rather than its rows ([`Prune::columns`]).
+    pub fn prune_columns(mut self) -> Self {
+        self.prune.columns = true;
+        self
+    }
+
+    /// For a spec pruning columns: `Cᵀ = Bᵀ ⊕.⊗ Aᵀ`'s spec, whose rows are
+    /// pruned, over `mask_t`, the transposed mask's structure (made by
+    /// [`Mask::transposed`]).
+    pub fn transposed<'t>(&self, mask_t: Option<CsrView<'t, T>>) -> ProductSpec<'t, T> {
+        ProductSpec {
+            semiring: self.semiring,
+            mask: match (&self.mask, mask_t) {
+                (Some(m), Some(t)) => Some(Mask::of(t, m.complement())),
+                _ => None,
+            },
+            prune: Prune {
+                columns: false,
+                ..self.prune
+            },
+        }
     }
 
     /// Whether this is the plain plus-times product, unmasked, unpruned.
@@ -375,6 +415,7 @@ mod tests {
         Prune {
             below: Some(0.1),
             keep: Some(2),
+            columns: false,
         }
         .row(&mut row);
         assert_eq!(row, vec![(3, -4.0), (7, 4.0)]);
@@ -382,12 +423,14 @@ mod tests {
         Prune {
             below: None,
             keep: Some(2),
+            columns: false,
         }
         .row(&mut row);
         assert_eq!(row, vec![(1, 1.0), (2, 1.0)], "ties go to the lower column");
         Prune {
             below: None,
             keep: Some(0),
+            columns: false,
         }
         .row(&mut row);
         assert!(row.is_empty());
@@ -407,6 +450,7 @@ mod tests {
             prune: Prune {
                 below: Some(f64::NAN),
                 keep: None,
+                columns: false,
             },
             ..Default::default()
         };

@@ -143,6 +143,7 @@ def matmul(
     complement: bool = False,
     prune=None,
     keep=None,
+    prune_columns: bool = False,
 ):
     """C = A @ B for sparse matrices, returned as the same kind as ``a``;
     with ``semiring``, ``mask`` or ``prune`` / ``keep``, C<M> = A (+).(x) B
@@ -184,6 +185,9 @@ def matmul(
     prune : drop C's entries of magnitude below this threshold (>= 0).
     keep : keep at most this many entries of largest magnitude per row
         (ties to the lower column), after ``prune``.
+    prune_columns : apply ``prune`` and ``keep`` to C's columns rather than
+        its rows (HipMCL's column-stochastic form), by computing the rows of
+        C.T = B.T (+).(x) A.T.
 
     Products with a semiring other than "plus_times", a mask, ``prune`` or
     ``keep`` take SciPy matrices and run on the CPU backend ("auto" means
@@ -217,7 +221,8 @@ def matmul(
     if b is None:
         b = a
     if semiring != "plus_times" or mask is not None or prune is not None or keep is not None:
-        return _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep)
+        extras = (semiring, mask, complement, prune, keep, prune_columns)
+        return _matmul_spec(a, b, backend, precision, check, *extras)
     if precision is None:
         # Host work here delays the first kernel: the common case of device
         # inputs skips it.
@@ -234,7 +239,7 @@ def matmul(
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
-def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep):
+def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns):
     """``matmul`` with a semiring, mask or pruning: SciPy matrices, CPU."""
     kind = _kinds(a, b)
     if kind != "scipy" or (mask is not None and _kind(mask) != "scipy"):
@@ -258,6 +263,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         bool(complement),
         None if prune is None else float(prune),
         None if keep is None else int(keep),
+        bool(columns),
     )
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 

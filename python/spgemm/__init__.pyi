@@ -27,6 +27,7 @@ def matmul(
     complement: bool = False,
     prune: Optional[float] = None,
     keep: Optional[int] = None,
+    prune_columns: bool = False,
 ) -> _M:
     """C = A @ B (shapes (M, K) @ (K, N) -> (M, N)), of ``a``'s kind:
     scipy.sparse csr_array / csr_matrix, cupyx.scipy.sparse.csr_matrix or a

@@ -210,6 +210,7 @@ pub(crate) struct Extras {
     pub complement: bool,
     pub below: Option<f64>,
     pub keep: Option<usize>,
+    pub columns: bool,
 }
 
 /// `C⟨M⟩ = A ⊕.⊗ B` on `backend`, as `extras` say; the mask's values are
@@ -234,6 +235,7 @@ pub(crate) fn multiply_spec(
         }
         spec.prune.below = x.below.map(T::from_f64);
         spec.prune.keep = x.keep;
+        spec.prune.columns = x.columns;
         backend.multiply_spec(a, b, &spec)
     }
     let mismatch =

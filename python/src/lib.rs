@@ -112,7 +112,7 @@ fn matmul<'py>(
 }
 
 /// `matmul_spec(a, b, mask, backend, check, semiring, complement, prune,
-/// keep)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an operand like `a` or `None`;
+/// keep, prune_columns)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an operand like `a` or `None`;
 /// `semiring` a GraphBLAS name; `prune` a threshold of magnitude or
 /// `None`; `keep` at most this many entries a row or `None`); returns C's
 /// `(indptr, indices, data)`.
@@ -129,6 +129,7 @@ fn matmul_spec<'py>(
     complement: bool,
     prune: Option<f64>,
     keep: Option<usize>,
+    prune_columns: bool,
 ) -> PyResult<Product<'py>> {
     let be = self::backend(backend)?;
     let extras = arrays::Extras {
@@ -136,6 +137,7 @@ fn matmul_spec<'py>(
         complement,
         below: prune,
         keep,
+        columns: prune_columns,
     };
     let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
     arrays::same_precision(&a, &b)?;

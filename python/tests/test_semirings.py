@@ -141,3 +141,16 @@ def test_bad_arguments_are_value_errors():
     with pytest.raises(TypeError):
         spgemm.matmul(a, a, mask=np.ones((20, 20)))
 
+
+
+def test_pruning_columns_matches_scipy():
+    a = random(200, 150, 0.05, 12)
+    b = random(150, 260, 0.05, 13)
+    whole = spgemm.matmul(a, b, backend="cpu")
+    want = sp.csr_array(prune_rows(sp.csr_array(whole.T), 0.01, 3).T)
+    got = sp.csr_array(spgemm.matmul(a, b, prune=0.01, keep=3, prune_columns=True))
+    got.sort_indices()
+    want.sort_indices()
+    assert np.array_equal(got.indptr, want.indptr)
+    assert np.array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)

@@ -31,6 +31,9 @@ pub struct ProductOptions {
     /// C (ties to the lower column), after --prune.
     #[arg(long)]
     pub keep: Option<usize>,
+    /// Prune C's columns rather than its rows (with --prune or --keep).
+    #[arg(long)]
+    pub prune_columns: bool,
 }
 
 impl ProductOptions {
@@ -68,6 +71,7 @@ impl ProductOptions {
         }
         spec.prune.below = self.prune.map(T::from_f64);
         spec.prune.keep = self.keep;
+        spec.prune.columns = self.prune_columns;
         let t = std::time::Instant::now();
         let c = backend.multiply_spec(a, b, &spec)?;
         Ok((c, super::ms(t)))
@@ -82,8 +86,13 @@ impl ProductOptions {
             (Some(_), true) => parts.push("⟨¬M⟩".into()),
             (None, _) => {}
         }
-        if self.prune.is_some() || self.keep.is_some() {
-            parts.push("pruned".into());
+        match (
+            self.prune.is_some() || self.keep.is_some(),
+            self.prune_columns,
+        ) {
+            (true, false) => parts.push("rows pruned".into()),
+            (true, true) => parts.push("columns pruned".into()),
+            (false, _) => {}
         }
         parts.join(", ")
     }

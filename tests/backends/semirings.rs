@@ -9,7 +9,7 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, BackendKind, BackendKind::Cpu, CpuBackend, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let tests: [(&str, fn()); 12] = [
+    let tests: [(&str, fn()); 13] = [
         (
             "random_products_every_semiring_and_mask",
             random_products_every_semiring_and_mask,
@@ -38,6 +38,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             wide_products_with_long_and_short_rows,
         ),
         ("scattered_rows_fetched_ahead", scattered_rows_fetched_ahead),
+        ("pruned_columns", pruned_columns),
         (
             "bad_specs_are_one_line_errors",
             bad_specs_are_one_line_errors,
@@ -389,6 +390,31 @@ fn scattered_rows_fetched_ahead() {
             .mask(m.view(), complement)
             .keep(8);
         check(&a, &a, &spec, &format!("{ring}, complement {complement}"));
+    }
+}
+
+fn pruned_columns() {
+    // Rectangular, so that rows and columns differ; with and without masks.
+    let a: CsrMatrix<f64> = generate::uniform(120, 90, 9, 41).unwrap();
+    let b: CsrMatrix<f64> = generate::uniform(90, 150, 11, 42).unwrap();
+    let m = mask_for(120, 150, 40, 43);
+    for (below, keep) in [(Some(0.5), None), (None, Some(2)), (Some(0.3), Some(4))] {
+        let mut spec = ProductSpec::new().prune_columns();
+        spec.prune.below = below;
+        spec.prune.keep = keep;
+        check(&a, &b, &spec, &format!("columns {below:?} {keep:?}"));
+        let masked = spec.semiring(Semiring::MaxTimes).mask(m.view(), false);
+        check(
+            &a,
+            &b,
+            &masked,
+            &format!("max_times ⟨M⟩ columns {below:?} {keep:?}"),
+        );
+        let c = CpuBackend::new().multiply_spec(&a, &b, &spec).unwrap();
+        if let Some(k) = keep {
+            let ct = c.transpose().unwrap();
+            assert!((0..ct.nrows()).all(|j| ct.row(j).0.len() <= k));
+        }
     }
 }
 

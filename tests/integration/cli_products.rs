@@ -176,7 +176,7 @@ fn multiply_with_a_semiring_mask_and_pruning_matches_the_reference() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{stderr}");
-    assert!(stderr.contains("(min_plus, ⟨¬M⟩, pruned)"), "{stderr}");
+    assert!(stderr.contains("(min_plus, ⟨¬M⟩, rows pruned)"), "{stderr}");
     let a: spgemm::CsrMatrix<f64> = spgemm::mtx::read_path(&bus).unwrap();
     let spec = spgemm::ProductSpec::new()
         .semiring(spgemm::semiring::Semiring::MinPlus)

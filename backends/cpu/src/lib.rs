@@ -244,6 +244,13 @@ impl CpuBackend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
+        if spec.prune.columns && !spec.prune.is_none() {
+            // Cᵀ = Bᵀ ⊕.⊗ Aᵀ with its rows pruned, transposed back.
+            let (at, bt) = (a.transpose()?, b.transpose()?);
+            let mask_t = spec.mask.map(|m| m.transposed::<T>()).transpose()?;
+            let spec_t = spec.transposed(mask_t.as_ref().map(CsrMatrix::view));
+            return self.multiply_spec(&bt, &at, &spec_t)?.transpose();
+        }
         if spec.mask.is_none() && spec.prune.is_none() {
             // Only the numeric phase depends on the semiring.
             return self.run(|| {
