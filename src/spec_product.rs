@@ -1,8 +1,9 @@
 //! Products with a semiring, mask or pruning on every backend: the CPU
-//! runs them all; GPU backends run the counting and boolean semirings
-//! (`plus_pair`, `any_pair`, `lor_land`), unmasked and unpruned, as the
-//! plain product of operands whose values are replaced (1 for each entry,
-//! or 1 and 0 for nonzero and zero), and refuse the rest.
+//! runs them all; GPU backends run `plus_times` and the counting and
+//! boolean semirings (`plus_pair`, `any_pair`, `lor_land`, as the plain
+//! product of operands whose values are replaced: 1 for each entry, or 1
+//! and 0 for nonzero and zero), unmasked, pruned on the host after the
+//! product, and refuse the rest.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
 use spgemm_core::semiring::Semiring;
@@ -12,12 +13,14 @@ impl Backend {
     /// `spec` says (see [`crate::semiring`]); A `M×K`, B `K×N`, the mask
     /// and C `M×N`. The plain product ([`ProductSpec::is_plain`]) runs
     /// [`Backend::multiply`] on any backend. The CPU backend runs every
-    /// spec ([`crate::CpuBackend::multiply_spec`]); GPU backends also run
-    /// `plus_pair`, `any_pair` and `lor_land` without mask or pruning, as
-    /// the plain product of A and B with their values replaced by 1 (the
-    /// pair semirings) or by 1 and 0 for nonzero and zero (`lor_land`),
-    /// C's counts then kept (`plus_pair`) or made 1 and 0: exact while
-    /// every count is below 2²⁴ (`f32`) or 2⁵³ (`f64`).
+    /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
+    /// accumulates; GPU backends run `plus_times`, and `plus_pair`,
+    /// `any_pair` and `lor_land` as the plain product of A and B with
+    /// their values replaced by 1 (the pair semirings) or by 1 and 0 for
+    /// nonzero and zero (`lor_land`), C's counts then kept (`plus_pair`)
+    /// or made 1 and 0 (exact while every count is below 2²⁴ in `f32`,
+    /// 2⁵³ in `f64`), without masks, and prune C on the host after the
+    /// product ([`spgemm_core::semiring::pruned`]).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -57,10 +60,10 @@ impl Backend {
             spec.semiring,
             Semiring::PlusPair | Semiring::AnyPair | Semiring::OrAnd
         );
-        if spec.mask.is_some() || !spec.prune.is_none() || !counting {
+        if spec.mask.is_some() || !(counting || spec.semiring == Semiring::PlusTimes) {
             return Err(spgemm_core::Error::NotOnBackend(format!(
-                "the {} backend runs plus_times, and plus_pair, any_pair and lor_land \
-                 without masks or pruning; semiring {}{}{} runs on the CPU backend (--backend cpu)",
+                "the {} backend runs plus_times, plus_pair, any_pair and lor_land without \
+                 masks; semiring {}{} runs on the CPU backend (--backend cpu)",
                 self.name(),
                 spec.semiring,
                 if spec.mask.is_some() {
@@ -68,23 +71,26 @@ impl Backend {
                 } else {
                     ""
                 },
-                if spec.prune.is_none() {
-                    ""
-                } else {
-                    " with pruning"
-                },
             ))
             .into());
         }
-        let indicator = |m: CsrView<'_, T>| match spec.semiring {
-            Semiring::OrAnd => m.to_matrix().map(|m| m.map(|v: T| truth(v != T::ZERO))),
-            _ => m.to_matrix().map(|m| m.map(|_: T| T::ONE)),
+        let c = if counting {
+            let indicator = |m: CsrView<'_, T>| match spec.semiring {
+                Semiring::OrAnd => m.to_matrix().map(|m| m.map(|v: T| truth(v != T::ZERO))),
+                _ => m.to_matrix().map(|m| m.map(|_: T| T::ONE)),
+            };
+            let counts = self.multiply(&indicator(a)?, &indicator(b)?)?;
+            match spec.semiring {
+                Semiring::PlusPair => counts,
+                _ => counts.map(|v: T| truth(v != T::ZERO)),
+            }
+        } else {
+            self.multiply(a, b)?
         };
-        let counts = self.multiply(&indicator(a)?, &indicator(b)?)?;
-        Ok(match spec.semiring {
-            Semiring::PlusPair => counts,
-            _ => counts.map(|v: T| truth(v != T::ZERO)),
-        })
+        if spec.prune.is_none() {
+            return Ok(c);
+        }
+        Ok(spgemm_core::semiring::pruned(&c, &spec.prune)?)
     }
 }
 

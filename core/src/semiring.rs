@@ -268,6 +268,51 @@ impl<T: Scalar> Prune<T> {
     }
 }
 
+/// `m` pruned as `prune` says, after the product (its rows, or its columns
+/// through the transpose), the rows in parallel: for backends that do not
+/// prune while accumulating.
+///
+/// # Errors
+/// [`Error::HostOutOfMemory`].
+pub fn pruned<T: Scalar>(m: &crate::CsrMatrix<T>, prune: &Prune<T>) -> Result<crate::CsrMatrix<T>> {
+    use rayon::prelude::*;
+    if prune.columns {
+        let rows = Prune {
+            columns: false,
+            ..*prune
+        };
+        return pruned(&m.transpose()?, &rows)?.transpose();
+    }
+    const ROWS: usize = 1 << 12;
+    let pieces: Vec<(Vec<usize>, Vec<u32>, Vec<T>)> = (0..m.nrows().div_ceil(ROWS))
+        .into_par_iter()
+        .map(|k| {
+            let (mut lens, mut cols, mut vals, mut row) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for i in k * ROWS..((k + 1) * ROWS).min(m.nrows()) {
+                let (c, v) = m.row(i);
+                row.clear();
+                row.extend(c.iter().copied().zip(v.iter().copied()));
+                prune.row(&mut row);
+                lens.push(row.len());
+                cols.extend(row.iter().map(|e| e.0));
+                vals.extend(row.iter().map(|e| e.1));
+            }
+            (lens, cols, vals)
+        })
+        .collect();
+    let mut offsets = crate::error::try_with_capacity(m.nrows() + 1, "C row offsets")?;
+    offsets.push(0usize);
+    for (lens, _, _) in &pieces {
+        for l in lens {
+            offsets.push(offsets[offsets.len() - 1] + l);
+        }
+    }
+    let cols = pieces.iter().flat_map(|p| p.1.iter().copied()).collect();
+    let vals = pieces.into_iter().flat_map(|p| p.2).collect();
+    crate::CsrMatrix::new(m.nrows(), m.ncols(), offsets, cols, vals)
+}
+
 /// What is computed beside `A·B`: the semiring, an optional mask, and
 /// pruning. The default is the plain plus-times product.
 #[derive(Clone, Copy, Debug, Default)]
@@ -455,5 +500,25 @@ mod tests {
             ..Default::default()
         };
         assert!(spec.check((2, 2), (2, 2)).is_err());
+    }
+
+    #[test]
+    fn pruning_after_the_product_equals_the_reference() {
+        let a = crate::generate::uniform::<f64>(200, 150, 8, 5).unwrap();
+        let b = crate::generate::uniform::<f64>(150, 180, 9, 6).unwrap();
+        let c = crate::reference::multiply(&a, &b).unwrap();
+        for columns in [false, true] {
+            let prune = Prune {
+                below: Some(0.05),
+                keep: Some(3),
+                columns,
+            };
+            let spec = ProductSpec {
+                prune,
+                ..ProductSpec::new()
+            };
+            let want = crate::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            assert_eq!(pruned(&c, &prune).unwrap(), want, "columns {columns}");
+        }
     }
 }

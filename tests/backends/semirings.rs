@@ -63,20 +63,21 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
 }
 
 /// `plus_pair`, `any_pair` and `lor_land` on a GPU backend equal the
-/// reference exactly (counts); the other semirings, masks and pruning are
-/// refused there.
+/// reference exactly (counts), pruned rows and columns too; other
+/// semirings and masks are refused there.
 fn counting_semirings_by_the_plain_product(kind: BackendKind) {
     let (gpu, _) = spgemm::Backend::select(kind).unwrap();
     let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 21).unwrap();
     // Some zero values: false for lor_land, still entries.
     let a = a.map(|v| if v < 0.2 { 0.0 } else { v });
     let b: CsrMatrix<f64> = generate::rmat(9, 16, 22).unwrap();
+    let end = b.row_offsets()[170];
     let b = CsrMatrix::new(
         170,
         512,
         b.row_offsets()[..171].to_vec(),
-        b.col_indices()[..b.row_offsets()[170]].to_vec(),
-        b.values()[..b.row_offsets()[170]].to_vec(),
+        b.col_indices()[..end].to_vec(),
+        b.values()[..end].to_vec(),
     )
     .unwrap();
     for ring in [Semiring::PlusPair, Semiring::AnyPair, Semiring::OrAnd] {
@@ -84,13 +85,26 @@ fn counting_semirings_by_the_plain_product(kind: BackendKind) {
         let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
         assert_eq!(gpu.multiply_spec(&a, &b, &spec).unwrap(), want, "{ring}");
     }
+    let counts = ProductSpec::new().semiring(Semiring::PlusPair);
+    for spec in [
+        counts.keep(3),
+        counts.prune_below(2.0),
+        counts.keep(2).prune_columns(),
+    ] {
+        let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+        assert_eq!(
+            gpu.multiply_spec(&a, &b, &spec).unwrap(),
+            want,
+            "{:?}",
+            spec.prune
+        );
+    }
     let m = mask_for(300, 512, 9, 23);
     for spec in [
         ProductSpec::new().semiring(Semiring::MinPlus),
         ProductSpec::new()
             .semiring(Semiring::PlusPair)
             .mask(m.view(), false),
-        ProductSpec::new().semiring(Semiring::AnyPair).keep(3),
     ] {
         let e = gpu.multiply_spec(&a, &b, &spec).unwrap_err().to_string();
         assert!(
