@@ -203,6 +203,45 @@ pub(crate) fn multiply(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgem
     )
 }
 
+/// A value type of the package, picked out of a `ValueSlice`.
+trait Precision: Scalar {
+    fn values(v: ValueSlice<'_>) -> Option<&[Self]>;
+}
+
+impl Precision for f32 {
+    fn values(v: ValueSlice<'_>) -> Option<&[f32]> {
+        match v {
+            ValueSlice::F32(v) => Some(v),
+            ValueSlice::F64(_) => None,
+        }
+    }
+}
+
+impl Precision for f64 {
+    fn values(v: ValueSlice<'_>) -> Option<&[f64]> {
+        match v {
+            ValueSlice::F64(v) => Some(v),
+            ValueSlice::F32(_) => None,
+        }
+    }
+}
+
+/// A third operand (`what`: the mask, R) as a matrix of A's value type
+/// `T`, or an error when its dtype differs.
+fn third<'a, T: Precision>(
+    s: Option<Slices<'a>>,
+    what: &str,
+) -> spgemm::Result<Option<CsrCow<'a, T>>> {
+    let Some(s) = s else { return Ok(None) };
+    match T::values(s.data) {
+        Some(v) => Ok(Some(s.csr(v)?)),
+        None => Err(spgemm::error::Error::StructureMismatch(format!(
+            "{what} differs from A in dtype"
+        ))
+        .into()),
+    }
+}
+
 /// What `matmul` computes beside `A·B`: the semiring, the mask's sense
 /// and the pruning (a threshold of magnitude, at most `keep` a row).
 pub(crate) struct Extras {
@@ -238,25 +277,15 @@ pub(crate) fn multiply_spec(
         spec.prune.columns = x.columns;
         backend.multiply_spec(a, b, &spec)
     }
-    let mismatch =
-        || spgemm::error::Error::StructureMismatch("the mask differs from A in dtype".into());
     dispatch(
         a,
         b,
         |a, b| {
-            let m = match mask.map(|m| (m, m.data)) {
-                Some((m, ValueSlice::F32(v))) => Some(m.csr(v)?),
-                Some(_) => return Err(mismatch().into()),
-                None => None,
-            };
+            let m = third::<f32>(mask, "the mask")?;
             run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F32)
         },
         |a, b| {
-            let m = match mask.map(|m| (m, m.data)) {
-                Some((m, ValueSlice::F64(v))) => Some(m.csr(v)?),
-                Some(_) => return Err(mismatch().into()),
-                None => None,
-            };
+            let m = third::<f64>(mask, "the mask")?;
             run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F64)
         },
     )
@@ -277,26 +306,16 @@ impl AnyGalerkin {
         a: Slices<'_>,
         p: Slices<'_>,
     ) -> spgemm::Result<(Self, AnyCsr)> {
-        let mismatch =
-            || spgemm::error::Error::StructureMismatch("R differs from A in dtype".into());
         dispatch(
             a,
             p,
             |a, p| {
-                let r = match r.map(|r| (r, r.data)) {
-                    Some((r, ValueSlice::F32(v))) => Some(r.csr(v)?),
-                    Some(_) => return Err(mismatch().into()),
-                    None => None,
-                };
+                let r = third::<f32>(r, "R")?;
                 let (g, c) = backend.galerkin(r.as_ref().map(|r| r.view()), a, p)?;
                 Ok((AnyGalerkin::F32(g), AnyCsr::F32(c)))
             },
             |a, p| {
-                let r = match r.map(|r| (r, r.data)) {
-                    Some((r, ValueSlice::F64(v))) => Some(r.csr(v)?),
-                    Some(_) => return Err(mismatch().into()),
-                    None => None,
-                };
+                let r = third::<f64>(r, "R")?;
                 let (g, c) = backend.galerkin(r.as_ref().map(|r| r.view()), a, p)?;
                 Ok((AnyGalerkin::F64(g), AnyCsr::F64(c)))
             },
