@@ -132,3 +132,25 @@ fn mpirun_resident_on_the_cpu_is_one_clear_error_on_every_rank() {
         "{err}"
     );
 }
+
+#[cfg(feature = "mpi")]
+#[test]
+fn distributed_products_refuse_semiring_options() {
+    let out = common::temp_file("cli", "refused.mtx");
+    for extra in [&["--semiring", "min_plus"][..], &["--keep", "3"][..]] {
+        let r = common::spgemm_command()
+            .args(["multiply", "gen:er:50:3", "-o"])
+            .arg(&out)
+            .arg("--distributed")
+            .args(extra)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{extra:?}");
+        assert!(
+            e.contains("do not run with --distributed"),
+            "{extra:?}: {e}"
+        );
+        assert_eq!(e.trim_end().lines().count(), 1, "{extra:?}: {e}");
+    }
+}
