@@ -1,9 +1,10 @@
 //! Products with a semiring, mask or pruning on every backend: the CPU
-//! runs them all; GPU backends run `plus_times` and the counting and
-//! boolean semirings (`plus_pair`, `any_pair`, `lor_land`, as the plain
-//! product of operands whose values are replaced: 1 for each entry, or 1
-//! and 0 for nonzero and zero), unmasked, pruned on the host after the
-//! product, and refuse the rest.
+//! runs them all; GPU backends run every semiring under a structural mask
+//! (by dot products on the first device, [`spgemm_core::gpu::GpuEngine::masked_dot`]),
+//! and without a mask `plus_times` and the counting and boolean semirings
+//! (`plus_pair`, `any_pair`, `lor_land`, as the plain product of operands
+//! whose values are replaced: 1 for each entry, or 1 and 0 for nonzero
+//! and zero), pruned on the host after the product, and refuse the rest.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
 use spgemm_core::semiring::Semiring;
@@ -14,13 +15,16 @@ impl Backend {
     /// and C `M×N`. The plain product ([`ProductSpec::is_plain`]) runs
     /// [`Backend::multiply`] on any backend. The CPU backend runs every
     /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
-    /// accumulates; GPU backends run `plus_times`, and `plus_pair`,
-    /// `any_pair` and `lor_land` as the plain product of A and B with
-    /// their values replaced by 1 (the pair semirings) or by 1 and 0 for
-    /// nonzero and zero (`lor_land`), C's counts then kept (`plus_pair`)
-    /// or made 1 and 0 (exact while every count is below 2²⁴ in `f32`,
-    /// 2⁵³ in `f64`), without masks, and prune C on the host after the
-    /// product ([`spgemm_core::semiring::pruned`]).
+    /// accumulates. GPU backends run every semiring under a structural
+    /// (not complemented) mask by a dot product per entry of the mask on
+    /// their first device (Bᵀ formed on the host first;
+    /// [`spgemm_core::gpu::GpuEngine::masked_dot`]); without a mask they run
+    /// `plus_times`, and `plus_pair`, `any_pair` and `lor_land` as the
+    /// plain product of A and B with their values replaced by 1 (the pair
+    /// semirings) or by 1 and 0 for nonzero and zero (`lor_land`), C's
+    /// counts then kept (`plus_pair`) or made 1 and 0 (exact while every
+    /// count is below 2²⁴ in `f32`, 2⁵³ in `f64`). They prune C on the
+    /// host after the product ([`spgemm_core::semiring::pruned`]).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -60,21 +64,26 @@ impl Backend {
             spec.semiring,
             Semiring::PlusPair | Semiring::AnyPair | Semiring::OrAnd
         );
-        if spec.mask.is_some() || !(counting || spec.semiring == Semiring::PlusTimes) {
+        let masked = spec.mask.map(|m| m.complement());
+        if !Backend::gpu_runs(spec.semiring, masked) {
             return Err(spgemm_core::Error::NotOnBackend(format!(
-                "the {} backend runs plus_times, plus_pair, any_pair and lor_land without \
-                 masks; semiring {}{} runs on the CPU backend (--backend cpu)",
+                "the {} backend runs every semiring with a structural mask, and plus_times, \
+                 plus_pair, any_pair and lor_land without one; semiring {}{} runs on the CPU \
+                 backend (--backend cpu)",
                 self.name(),
                 spec.semiring,
-                if spec.mask.is_some() {
-                    " with a mask"
-                } else {
-                    ""
+                match masked {
+                    Some(true) => " with a complemented mask",
+                    Some(false) => "",
+                    None => " without a mask",
                 },
             ))
             .into());
         }
-        let c = if counting {
+        let c = if let Some(mask) = spec.mask {
+            let bt = b.transpose()?;
+            self.masked_dot(mask, a, bt.view(), spec.semiring)?
+        } else if counting {
             let indicator = |m: CsrView<'_, T>| match spec.semiring {
                 Semiring::OrAnd => m.to_matrix().map(|m| m.map(|v: T| truth(v != T::ZERO))),
                 _ => m.to_matrix().map(|m| m.map(|_: T| T::ONE)),
@@ -91,6 +100,48 @@ impl Backend {
             return Ok(c);
         }
         Ok(spgemm_core::semiring::pruned(&c, &spec.prune)?)
+    }
+}
+
+impl Backend {
+    /// Whether GPU backends run products with `semiring` and a mask
+    /// (`Some(complement)`) or none (`None`): every semiring under a
+    /// structural mask; `plus_times`, `plus_pair`, `any_pair` and
+    /// `lor_land` without one; nothing under a complemented mask. The CPU
+    /// backend runs them all; `auto` picks it for the rest.
+    pub fn gpu_runs(semiring: Semiring, mask: Option<bool>) -> bool {
+        match mask {
+            Some(complement) => !complement,
+            None => matches!(
+                semiring,
+                Semiring::PlusTimes | Semiring::PlusPair | Semiring::AnyPair | Semiring::OrAnd
+            ),
+        }
+    }
+
+    /// `C⟨M⟩ = A ⊕.⊗ B` by dot products on the first device of a GPU
+    /// backend ([`spgemm_core::gpu::GpuEngine::masked_dot`]; `bt` is Bᵀ).
+    /// The CPU backend runs its own masked products
+    /// ([`crate::CpuBackend::multiply_spec`]), not this path.
+    // Only the CPU variant exists without the GPU features.
+    #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
+    fn masked_dot<T: Scalar>(
+        &self,
+        mask: spgemm_core::semiring::Mask<'_>,
+        a: CsrView<'_, T>,
+        bt: CsrView<'_, T>,
+        semiring: Semiring,
+    ) -> Result<CsrMatrix<T>> {
+        match self {
+            Backend::Cpu(_) => Err(spgemm_core::Error::NotOnBackend(
+                "masked dot products on a GPU need a GPU backend".into(),
+            )
+            .into()),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Ok(m.engines()[0].masked_dot(mask, a, bt, semiring)?),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(m.engines()[0].masked_dot(mask, a, bt, semiring)?),
+        }
     }
 }
 

@@ -116,6 +116,36 @@ impl Semiring {
             Semiring::AnyPair => x,
         }
     }
+
+    /// The semiring for the GPU kernels, as C: `semiring_times(x, y)` and
+    /// `semiring_plus(x, y)` on `value_t` (defined before this text), as
+    /// [`Semiring::times`] and [`Semiring::plus`] compute them (`min` and
+    /// `max` ignoring a NaN operand; `any` taking its first nonzero operand,
+    /// which is the same 1), and `SPGEMM_READS_VALUES` (0 for the pair
+    /// semirings). The program builder emits it in front of the kernels
+    /// that take a semiring.
+    pub fn kernel_definitions(self) -> String {
+        let (times, plus) = match self {
+            Semiring::PlusTimes => ("x * y", "x + y"),
+            Semiring::MinPlus => ("x + y", "(y < x || x != x) ? y : x"),
+            Semiring::MaxPlus => ("x + y", "(y > x || x != x) ? y : x"),
+            Semiring::MaxTimes => ("x * y", "(y > x || x != x) ? y : x"),
+            Semiring::OrAnd => (
+                "(value_t)(x != value_t(0) && y != value_t(0))",
+                "(value_t)(x != value_t(0) || y != value_t(0))",
+            ),
+            Semiring::PlusPair => ("value_t(1)", "x + y"),
+            Semiring::AnyPair => ("value_t(1)", "x != value_t(0) ? x : y"),
+        };
+        format!(
+            "// semiring {name}\n\
+             #define SPGEMM_READS_VALUES {reads}\n\
+             __device__ __forceinline__ value_t semiring_times(value_t x, value_t y) {{ return {times}; }}\n\
+             __device__ __forceinline__ value_t semiring_plus(value_t x, value_t y) {{ return {plus}; }}\n",
+            name = self.name(),
+            reads = u8::from(self.reads_values()),
+        )
+    }
 }
 
 fn truth<T: Scalar>(b: bool) -> T {
@@ -186,6 +216,11 @@ impl<'m> Mask<'m> {
     /// M's `(rows, columns)`.
     pub fn shape(&self) -> (usize, usize) {
         (self.structure.nrows, self.structure.ncols)
+    }
+
+    /// M's structure (its rows need not be sorted).
+    pub fn structure(&self) -> Structure<'m> {
+        self.structure
     }
 
     /// M's entries.

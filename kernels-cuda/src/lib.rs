@@ -11,5 +11,8 @@
 /// The kernels shared by every GPU vendor.
 pub use spgemm_kernels_shared::BODY;
 
+/// The masked products by dot products, shared by every GPU vendor.
+pub use spgemm_kernels_shared::MASKED_DOT;
+
 /// NVIDIA prelude: warps of 32, `__shfl_down_sync` with a 32-bit mask.
 pub const PRELUDE_CUDA: &str = include_str!("kernels/prelude_cuda.cuh");

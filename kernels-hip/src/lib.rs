@@ -10,5 +10,8 @@
 /// The kernels shared by every GPU vendor.
 pub use spgemm_kernels_shared::BODY;
 
+/// The masked products by dot products, shared by every GPU vendor.
+pub use spgemm_kernels_shared::MASKED_DOT;
+
 /// AMD / Hygon prelude: wavefront 64, 64-bit lane masks.
 pub const PRELUDE_HIP: &str = include_str!("kernels/prelude_hip.cuh");

@@ -37,12 +37,19 @@ pub const BODY: &str = concat!(
     include_str!("kernels/assembled_rows.cuh")
 );
 
+/// The masked products by dot products (`masked_dot.cuh`): a program of
+/// its own, compiled per value type and semiring, whose `value_t` and
+/// semiring operators the program builder emits in front of it.
+pub const MASKED_DOT: &str = include_str!("kernels/masked_dot.cuh");
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn body_never_hard_codes_a_warp_width() {
         for bad in ["warpSize", "0xffffffff)", "% 32", "/ 32", "* 32"] {
-            assert!(!super::BODY.contains(bad), "kernel body contains {bad:?}");
+            for (name, source) in [("body", super::BODY), ("masked dot", super::MASKED_DOT)] {
+                assert!(!source.contains(bad), "kernel {name} contains {bad:?}");
+            }
         }
     }
 }

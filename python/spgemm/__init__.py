@@ -190,8 +190,13 @@ def matmul(
         C.T = B.T (+).(x) A.T.
 
     Products with a semiring other than "plus_times", a mask, ``prune`` or
-    ``keep`` take SciPy matrices and run on the CPU backend ("auto" means
-    "cpu" for them; a GPU backend named explicitly raises RuntimeError).
+    ``keep`` take SciPy matrices. The CPU backend runs them all; GPU
+    backends run every semiring under a mask that is not complemented (by a
+    dot product per entry of the mask, B transposed on the host first), and
+    "plus_times", "plus_pair", "any_pair" and "lor_land" without a mask,
+    pruning on the host after the product. "auto" picks a GPU for those when
+    one is present and the CPU for the rest; a GPU backend named explicitly
+    for the rest raises RuntimeError.
 
     Returns
     -------
@@ -240,12 +245,12 @@ def matmul(
 
 
 def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns):
-    """``matmul`` with a semiring, mask or pruning: SciPy matrices, CPU."""
+    """``matmul`` with a semiring, mask or pruning: SciPy matrices."""
     kind = _kinds(a, b)
     if kind != "scipy" or (mask is not None and _kind(mask) != "scipy"):
         raise ValueError(
-            "semirings, masks and pruning take SciPy matrices (they run on the CPU "
-            "backend); move device matrices to the host with .get() or .cpu() first"
+            "semirings, masks and pruning take SciPy matrices; move device matrices "
+            "to the host with .get() or .cpu() first"
         )
     if keep is not None and (not isinstance(keep, (int, np.integer)) or keep < 0):
         raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
@@ -257,7 +262,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         oa,
         ob,
         om,
-        "cpu" if backend == "auto" else backend,
+        backend,
         _native_check(check, kind),
         str(semiring),
         bool(complement),

@@ -131,9 +131,16 @@ fn matmul_spec<'py>(
     keep: Option<usize>,
     prune_columns: bool,
 ) -> PyResult<Product<'py>> {
-    let be = self::backend(backend)?;
+    let semiring: spgemm::semiring::Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    // "auto": a GPU when one is present and runs this product, else the CPU.
+    let runs = Backend::gpu_runs(semiring, mask.map(|_| complement));
+    let be = self::backend(if backend == "auto" && !runs {
+        "cpu"
+    } else {
+        backend
+    })?;
     let extras = arrays::Extras {
-        semiring: semiring.parse().map_err(PyValueError::new_err)?,
+        semiring,
         complement,
         below: prune,
         keep,

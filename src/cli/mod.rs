@@ -305,8 +305,8 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     }
     let plain = args.product.is_plain();
     let mut common = args.common.clone();
-    if !plain && common.backend == BackendKind::Auto {
-        // Semirings, masks and pruning run on the CPU backend.
+    if !plain && common.backend == BackendKind::Auto && !args.product.gpu_runs() {
+        // What GPU backends do not run, the CPU backend does.
         common.backend = BackendKind::Cpu;
     }
     let backend = open_backend(&common, options, args.common.verbose)?;

@@ -58,13 +58,18 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             format!("{name}::semirings::counting_semirings_by_the_plain_product"),
             move || counting_semirings_by_the_plain_product(kind),
         ));
+        trials.push(common::trial(
+            kind,
+            format!("{name}::semirings::masked_products_by_dot_products"),
+            move || masked_products_by_dot_products(kind),
+        ));
     }
     trials
 }
 
 /// `plus_pair`, `any_pair` and `lor_land` on a GPU backend equal the
 /// reference exactly (counts), pruned rows and columns too; other
-/// semirings and masks are refused there.
+/// semirings without a mask, and complemented masks, are refused there.
 fn counting_semirings_by_the_plain_product(kind: BackendKind) {
     let (gpu, _) = spgemm::Backend::select(kind).unwrap();
     let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 21).unwrap();
@@ -104,7 +109,7 @@ fn counting_semirings_by_the_plain_product(kind: BackendKind) {
         ProductSpec::new().semiring(Semiring::MinPlus),
         ProductSpec::new()
             .semiring(Semiring::PlusPair)
-            .mask(m.view(), false),
+            .mask(m.view(), true),
     ] {
         let e = gpu.multiply_spec(&a, &b, &spec).unwrap_err().to_string();
         assert!(
@@ -112,6 +117,134 @@ fn counting_semirings_by_the_plain_product(kind: BackendKind) {
             "{e}"
         );
     }
+}
+
+/// Every semiring under a structural mask on a GPU backend (dot products)
+/// against the reference: the same entries, the same values (within
+/// rounding for `plus_times`, whose sums are combined in another order);
+/// rows of the mask empty, longer than the products, or meeting none;
+/// unsorted rows of A; hubs of R-MAT longer than a warp; `f32`; pruning
+/// after; the triangles of ca-GrQc.
+fn masked_products_by_dot_products(kind: BackendKind) {
+    let (gpu, _) = spgemm::Backend::select(kind).unwrap();
+    let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 31).unwrap();
+    let a = a.map(|v| if v < 0.2 { 0.0 } else { v - 0.4 });
+    let b: CsrMatrix<f64> = generate::uniform(170, 410, 40, 32).unwrap();
+    let b = b.map(|v| v - 0.5);
+    // Rows 0..10 of the mask empty, row 10 every column.
+    let m = mask_for(300, 410, 60, 33).retain(|i, _, _| i >= 10);
+    let full: Vec<u32> = (0..410).collect();
+    let mut rows: Vec<(usize, u32)> = Vec::new();
+    for i in 0..300 {
+        let cols: &[u32] = if i == 10 { &full } else { m.row(i).0 };
+        rows.extend(cols.iter().map(|&j| (i, j)));
+    }
+    let (ri, ci): (Vec<usize>, Vec<u32>) = rows.into_iter().unzip();
+    let m = CsrMatrix::from_triplets(300, 410, &ri, &ci, &vec![1.0; ri.len()]).unwrap();
+    let close = |x: f64, y: f64, ring: Semiring| {
+        x == y
+            || (x.is_nan() && y.is_nan())
+            || (ring == Semiring::PlusTimes && (x - y).abs() <= 1e-12 * (1.0 + y.abs()))
+    };
+    let compare = |got: &CsrMatrix<f64>, want: &CsrMatrix<f64>, ring: Semiring, what: &str| {
+        assert_eq!(got.row_offsets(), want.row_offsets(), "{what} {ring}: rows");
+        assert_eq!(
+            got.col_indices(),
+            want.col_indices(),
+            "{what} {ring}: columns"
+        );
+        let bad = got
+            .values()
+            .iter()
+            .zip(want.values())
+            .position(|(&x, &y)| !close(x, y, ring));
+        assert_eq!(bad, None, "{what} {ring}: values");
+    };
+    for ring in Semiring::ALL {
+        let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
+        let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+        assert!(want.nnz() > 1000, "{ring}: {} entries", want.nnz());
+        compare(
+            &gpu.multiply_spec(&a, &b, &spec).unwrap(),
+            &want,
+            ring,
+            "random",
+        );
+    }
+    // Unsorted rows of A: each row reversed.
+    let (o, c, v) = (a.row_offsets(), a.col_indices(), a.values());
+    let (mut rc, mut rv) = (c.to_vec(), v.to_vec());
+    for i in 0..a.nrows() {
+        rc[o[i]..o[i + 1]].reverse();
+        rv[o[i]..o[i + 1]].reverse();
+    }
+    let reversed = CsrMatrix::new(300, 170, o.to_vec(), rc, rv).unwrap();
+    let spec = ProductSpec::new()
+        .semiring(Semiring::MinPlus)
+        .mask(m.view(), false);
+    compare(
+        &gpu.multiply_spec(&reversed, &b, &spec).unwrap(),
+        &reference::multiply_spec(a.view(), b.view(), &spec).unwrap(),
+        Semiring::MinPlus,
+        "unsorted A",
+    );
+    // Hubs: C⟨G⟩ = G ⊕.⊗ G of an R-MAT graph, and pruning after.
+    let g: CsrMatrix<f64> = generate::rmat(11, 16, 34).unwrap();
+    assert!(g.max_row_nnz() > 256);
+    for ring in [Semiring::MaxTimes, Semiring::PlusPair, Semiring::OrAnd] {
+        let spec = ProductSpec::new().semiring(ring).mask(g.view(), false);
+        let want = reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
+        compare(
+            &gpu.multiply_spec(&g, &g, &spec).unwrap(),
+            &want,
+            ring,
+            "R-MAT",
+        );
+    }
+    let spec = ProductSpec::new()
+        .semiring(Semiring::PlusPair)
+        .mask(g.view(), false)
+        .keep(3);
+    let want = reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
+    assert_eq!(gpu.multiply_spec(&g, &g, &spec).unwrap(), want, "pruned");
+    // f32.
+    let (a32, b32, m32) = (
+        a.map(|v| v as f32),
+        b.map(|v| v as f32),
+        m.map(|v| v as f32),
+    );
+    let spec = ProductSpec::new()
+        .semiring(Semiring::MaxPlus)
+        .mask(m32.view(), false);
+    assert_eq!(
+        gpu.multiply_spec(&a32, &b32, &spec).unwrap(),
+        reference::multiply_spec(a32.view(), b32.view(), &spec).unwrap(),
+        "f32"
+    );
+    // Triangles: 48,260 in ca-GrQc.
+    let (l, u) = lower_and_upper("ca-GrQc");
+    let spec = ProductSpec::new()
+        .semiring(Semiring::PlusPair)
+        .mask(l.view(), false);
+    let c = gpu.multiply_spec(&l, &u, &spec).unwrap();
+    assert_eq!(c.values().iter().sum::<f64>(), 48260.0);
+}
+
+/// The strictly lower triangle L of real matrix `name`'s structure
+/// (values 1) and its transpose.
+fn lower_and_upper(name: &str) -> (CsrMatrix<f64>, CsrMatrix<f64>) {
+    let g: CsrMatrix<f64> = common::load(name);
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for i in 0..g.nrows() {
+        for &j in g.row(i).0.iter().filter(|&&j| (j as usize) < i) {
+            rows.push(i);
+            cols.push(j);
+        }
+    }
+    let l = CsrMatrix::from_triplets(g.nrows(), g.ncols(), &rows, &cols, &vec![1.0; rows.len()])
+        .unwrap();
+    let u = l.transpose().unwrap();
+    (l, u)
 }
 
 /// The two accumulators: a slot per column, and hashing (cut-off 0).
@@ -335,17 +468,7 @@ fn long_mask_rows_are_searched() {
 fn triangles_of_ca_grqc() {
     // C⟨L⟩ = L plus.pair Lᵀ summed: 48,260 triangles, as SNAP lists for
     // this collaboration network.
-    let g: CsrMatrix<f64> = common::load("ca-GrQc");
-    let (mut rows, mut cols) = (Vec::new(), Vec::new());
-    for i in 0..g.nrows() {
-        for &j in g.row(i).0.iter().filter(|&&j| (j as usize) < i) {
-            rows.push(i);
-            cols.push(j);
-        }
-    }
-    let l = CsrMatrix::from_triplets(g.nrows(), g.ncols(), &rows, &cols, &vec![1.0; rows.len()])
-        .unwrap();
-    let u = l.transpose().unwrap();
+    let (l, u) = lower_and_upper("ca-GrQc");
     let spec = ProductSpec::new()
         .semiring(Semiring::PlusPair)
         .mask(l.view(), false);
@@ -455,7 +578,7 @@ fn bad_specs_are_one_line_errors() {
 
 fn gpu_backends_refuse_what_they_do_not_run() {
     // Through the facade, the CPU runs every spec; a GPU backend (where one
-    // is built and present) refuses all but the plain product.
+    // is built and present) refuses min_plus without a mask.
     let a: CsrMatrix<f64> = generate::erdos_renyi(50, 4, 2).unwrap();
     let cpu = spgemm::Backend::Cpu(CpuBackend::new());
     let spec = ProductSpec::new().semiring(Semiring::MinPlus);

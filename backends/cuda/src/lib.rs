@@ -34,5 +34,6 @@ pub fn open(ordinal: usize) -> Result<CudaEngine, spgemm_core::Error> {
         device,
         spgemm_kernels_cuda::PRELUDE_CUDA,
         spgemm_kernels_cuda::BODY,
+        spgemm_kernels_cuda::MASKED_DOT,
     ))
 }

@@ -12,6 +12,7 @@ use libtest_mimic::{Completion, Trial};
 use spgemm_core::device::{AtomicCapabilities, DeviceProperties, Vendor};
 use spgemm_core::gpu::program;
 use spgemm_core::gpu::SortVariant;
+use spgemm_core::semiring::Semiring;
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
 use std::io::Write;
@@ -126,9 +127,9 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
         } else {
             vec![(KernelTable::v100_paper(), &every_sort[..])]
         };
-        for (table, sorts) in &configs {
-            for &sort in *sorts {
-                let units = if value_bytes == 4 {
+        for (ci, (table, sorts)) in configs.iter().enumerate() {
+            for (si, &sort) in sorts.iter().enumerate() {
+                let mut units = if value_bytes == 4 {
                     program::build::<f32>(
                         spgemm_kernels_cuda::PRELUDE_CUDA,
                         spgemm_kernels_cuda::BODY,
@@ -143,6 +144,17 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         sort,
                     )
                 };
+                // The masked dot products, once per value type and semiring.
+                if ci == 0 && si == 0 {
+                    units.extend(Semiring::ALL.map(|r| {
+                        let source = spgemm_kernels_cuda::MASKED_DOT;
+                        if value_bytes == 4 {
+                            program::masked_dot::<f32>(spgemm_kernels_cuda::PRELUDE_CUDA, source, r)
+                        } else {
+                            program::masked_dot::<f64>(spgemm_kernels_cuda::PRELUDE_CUDA, source, r)
+                        }
+                    }));
+                }
                 for unit in &units {
                     let prog = &unit.program;
                     let t = std::time::Instant::now();

@@ -44,5 +44,6 @@ pub fn open(ordinal: usize) -> Result<HipEngine, spgemm_core::Error> {
         device,
         spgemm_kernels_hip::PRELUDE_HIP,
         spgemm_kernels_hip::BODY,
+        spgemm_kernels_hip::MASKED_DOT,
     ))
 }

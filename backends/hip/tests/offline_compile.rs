@@ -16,6 +16,7 @@
 use libtest_mimic::Completion;
 use spgemm_core::gpu::program;
 use spgemm_core::gpu::SortVariant;
+use spgemm_core::semiring::Semiring;
 use spgemm_core::table::KernelTable;
 use std::collections::HashMap;
 use std::io::Write;
@@ -145,7 +146,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
             .map(|s| (v, s))
         }) {
             let table = KernelTable::for_device(&props, value_bytes);
-            let units = if value_bytes == 4 {
+            let mut units = if value_bytes == 4 {
                 program::build::<f32>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
@@ -160,6 +161,17 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     sort,
                 )
             };
+            // The masked dot products, once per value type and semiring.
+            if sort == SortVariant::Auto {
+                units.extend(Semiring::ALL.map(|r| {
+                    let source = spgemm_kernels_hip::MASKED_DOT;
+                    if value_bytes == 4 {
+                        program::masked_dot::<f32>(spgemm_kernels_hip::PRELUDE_HIP, source, r)
+                    } else {
+                        program::masked_dot::<f64>(spgemm_kernels_hip::PRELUDE_HIP, source, r)
+                    }
+                }));
+            }
             for unit in &units {
                 let prog = &unit.program;
                 let compiled = spgemm_hip::hiprtc::compile(&prog.name, &prog.source, arch)

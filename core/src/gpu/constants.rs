@@ -49,6 +49,10 @@ pub(crate) const DISTINCT_PER_LANE: u32 = 8;
 /// per operand (`checks.cuh`), two operands.
 pub(crate) const FAULT_WORDS: usize = 4;
 
+/// A column that is no entry (`SPGEMM_EMPTY`): an empty hash slot, a
+/// lane past its row, an entry of a mask that no product met.
+pub(crate) const EMPTY: u32 = u32::MAX;
+
 /// The `#define`s of the constants above, as kernel source.
 pub(crate) fn defines() -> String {
     let mut s = String::from("\n// Shared with the host (core/src/gpu/constants.rs).\n");
@@ -70,6 +74,7 @@ pub(crate) fn defines() -> String {
         ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
         ("SPGEMM_REG_PER_LANE", format!("{REG_PER_LANE}u")),
         ("SPGEMM_FAULT_WORDS", format!("{FAULT_WORDS}u")),
+        ("SPGEMM_EMPTY", format!("{EMPTY:#x}u")),
     ] {
         let _ = writeln!(s, "#define {name} {value}");
     }
@@ -91,6 +96,7 @@ mod tests {
             "SORT_TILE",
             "DISTINCT_PER_LANE",
             "FAULT_WORDS",
+            "EMPTY",
         ] {
             let define = format!("#define SPGEMM_{name} ");
             assert!(

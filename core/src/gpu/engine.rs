@@ -13,6 +13,7 @@ use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::semiring::Semiring;
 use crate::table::KernelTable;
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -23,7 +24,12 @@ const _: () = assert!(
     "spgemm's GPU path needs 64-bit usize"
 );
 
-/// SpGEMM on one device: compiled kernels per value type, a pool of streams.
+/// Compiled kernel sets, each under its key (a value type, or a value type
+/// and a semiring).
+type Sets<K, D> = Mutex<Vec<(K, Arc<KernelSet<D>>)>>;
+
+/// SpGEMM on one device: compiled kernels per value type (and, for masked
+/// products, per semiring), a pool of streams.
 ///
 /// `GpuEngine` is `Send + Sync` when the device is: several host threads
 /// may multiply at once, each on its own streams.
@@ -31,24 +37,35 @@ pub struct GpuEngine<D: Device> {
     pub(super) device: D,
     prelude: &'static str,
     body: &'static str,
+    masked_dot: &'static str,
     pub(super) config: GpuConfig,
-    tables: Mutex<Vec<(TypeId, Arc<KernelSet<D>>)>>,
+    tables: Sets<TypeId, D>,
+    masked: Sets<(TypeId, Semiring), D>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
-    staging: StagingPool<D>,
+    pub(super) staging: StagingPool<D>,
     /// Page-locked memory for the products' small reads
     /// ([`Launcher::read`]).
     reads: Mutex<Option<D::Pinned>>,
 }
 
 impl<D: Device> GpuEngine<D> {
-    /// An engine on `device` whose kernels are `prelude` + body.
-    pub fn new(device: D, prelude: &'static str, body: &'static str) -> Self {
+    /// An engine on `device` whose kernels are `prelude` + `body` (the
+    /// product) and `prelude` + `masked_dot` (masked products by dot
+    /// products, [`GpuEngine::masked_dot`]).
+    pub fn new(
+        device: D,
+        prelude: &'static str,
+        body: &'static str,
+        masked_dot: &'static str,
+    ) -> Self {
         Self {
             device,
             prelude,
             body,
+            masked_dot,
             config: GpuConfig::default(),
             tables: Mutex::new(Vec::new()),
+            masked: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
             staging: StagingPool::default(),
             reads: Mutex::new(None),
@@ -121,7 +138,31 @@ impl<D: Device> GpuEngine<D> {
         }
         let table = self.table::<T>()?;
         let units = program::build::<T>(self.prelude, self.body, &table, self.config.sort);
-        // Each unit on its own thread: compilers are single-threaded.
+        let set = Arc::new(self.load(table, &units)?);
+        tables.push((TypeId::of::<T>(), set.clone()));
+        Ok(set)
+    }
+
+    /// The masked dot-product kernel for `T` and `semiring`, compiled (or
+    /// loaded from the cache) at its first use.
+    pub(super) fn masked_kernels<T: Scalar>(
+        &self,
+        semiring: Semiring,
+    ) -> Result<Arc<KernelSet<D>>> {
+        let key = (TypeId::of::<T>(), semiring);
+        let mut sets = self.masked.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, set)) = sets.iter().find(|(k, _)| *k == key) {
+            return Ok(set.clone());
+        }
+        let unit = program::masked_dot::<T>(self.prelude, self.masked_dot, semiring);
+        let set = Arc::new(self.load(self.table::<T>()?, &[unit])?);
+        sets.push((key, set.clone()));
+        Ok(set)
+    }
+
+    /// Compiles and loads `units`, each on its own thread (compilers are
+    /// single-threaded).
+    fn load(&self, table: KernelTable, units: &[program::Unit]) -> Result<KernelSet<D>> {
         let loaded = std::thread::scope(|s| {
             let handles: Vec<_> = units
                 .iter()
@@ -137,13 +178,11 @@ impl<D: Device> GpuEngine<D> {
             .flat_map(|u| u.kernels.iter().copied())
             .zip(loaded.into_iter().flatten())
             .collect();
-        let set = Arc::new(KernelSet {
+        Ok(KernelSet {
             table,
             sort: self.config.sort,
             kernels,
-        });
-        tables.push((TypeId::of::<T>(), set.clone()));
-        Ok(set)
+        })
     }
 
     pub(super) fn take_streams(&self) -> Result<Vec<D::Stream>> {
@@ -497,12 +536,20 @@ impl<D: Device> GpuEngine<D> {
         &self,
         f: impl FnOnce(&Launcher<'_, D>) -> Result<R>,
     ) -> Result<R> {
-        let kernels = self.kernels::<T>()?;
+        self.launching(&*self.kernels::<T>()?, f)
+    }
+
+    /// [`GpuEngine::with_launcher`] with `kernels`.
+    pub(super) fn launching<R>(
+        &self,
+        kernels: &KernelSet<D>,
+        f: impl FnOnce(&Launcher<'_, D>) -> Result<R>,
+    ) -> Result<R> {
         let streams = self.take_streams()?;
         let usage = Usage::default();
         let l = Launcher {
             device: &self.device,
-            kernels: &kernels,
+            kernels,
             streams: &streams,
             usage: &usage,
             reads: &self.reads,

@@ -165,6 +165,10 @@ pub enum Kernel {
     /// `spgemm_place_offsets`: the row offsets of a matrix assembled from
     /// runs of rows copied from other matrices.
     PlaceOffsets,
+    /// `spgemm_masked_dot`: `C⟨M⟩ = A ⊕.⊗ B` by a dot product per entry of
+    /// M (GraphBLAS's dot3), in a program of its own per value type and
+    /// semiring ([`crate::gpu::program::masked_dot`]).
+    MaskedDot,
 }
 
 /// The kernels written out in the shared body (the others are wrappers the
@@ -237,6 +241,7 @@ impl Kernel {
             Kernel::PackCount => "spgemm_pack_count",
             Kernel::PackFill => "spgemm_pack_fill",
             Kernel::PlaceOffsets => "spgemm_place_offsets",
+            Kernel::MaskedDot => "spgemm_masked_dot",
         };
         fixed.to_string()
     }
@@ -275,6 +280,7 @@ impl Kernel {
             Kernel::PackCount => of::<PackCountArgs>(),
             Kernel::PackFill => of::<PackFillArgs>(),
             Kernel::PlaceOffsets => of::<PlaceOffsetsArgs>(),
+            Kernel::MaskedDot => of::<MaskedDotArgs>(),
         }
     }
 
@@ -671,6 +677,25 @@ kernel_args! {
         segments: DevicePtr = "const u64*",
         nsegs: u64 = "u64",
     }
+    /// [`Kernel::MaskedDot`]: M (`m` rows, `mnnz` entries), A, and Bᵀ
+    /// (B's columns as rows), rows sorted; `seg` lanes per entry of M (a
+    /// power of two up to the warp); C's columns (M's, or `SPGEMM_EMPTY`
+    /// where no product meets) and values, `mnnz` each.
+    MaskedDotArgs {
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        mnnz: u64 = "u64",
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        aval: DevicePtr = "const value_t*",
+        btrpt: DevicePtr = "const u64*",
+        btcol: DevicePtr = "const u32*",
+        btval: DevicePtr = "const value_t*",
+        seg: u32 = "u32",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+    }
 }
 
 /// The arguments of `args` for a launch of `kernel`, in order.
@@ -703,7 +728,12 @@ mod tests {
     /// The `extern "C"` kernels of the shared body and their parameter
     /// lists (`ctype name`, `__restrict__` dropped).
     fn body_signatures() -> Vec<(String, Vec<String>)> {
-        let body = spgemm_kernels_shared::BODY;
+        signatures(spgemm_kernels_shared::BODY)
+    }
+
+    /// The `SPGEMM_FIXED_KERNEL` kernels of `body` and their parameter
+    /// lists.
+    fn signatures(body: &str) -> Vec<(String, Vec<String>)> {
         let mut out = Vec::new();
         for piece in body.split("SPGEMM_FIXED_KERNEL void").skip(1) {
             let open = piece.find('(').unwrap();
@@ -756,6 +786,19 @@ mod tests {
                 .collect();
             assert_eq!(&ours, params, "{}", kernel.name());
         }
+    }
+
+    #[test]
+    fn catalogue_matches_the_masked_dot_program() {
+        let ours: Vec<String> = Kernel::MaskedDot
+            .params()
+            .iter()
+            .map(|p| format!("{} {}", p.ctype, p.name))
+            .collect();
+        assert_eq!(
+            signatures(spgemm_kernels_shared::MASKED_DOT),
+            vec![(Kernel::MaskedDot.name(), ours)]
+        );
     }
 
     #[test]

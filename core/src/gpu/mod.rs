@@ -33,6 +33,7 @@ mod galerkin;
 #[doc(hidden)]
 pub mod kernels;
 mod launch;
+mod masked;
 mod matrix;
 mod memory;
 mod meta;

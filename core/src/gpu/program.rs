@@ -10,6 +10,7 @@ use super::kernels::{
 };
 use crate::device::KernelProgram;
 use crate::scalar::Scalar;
+use crate::semiring::Semiring;
 use crate::table::{Bin, KernelTable};
 use std::fmt::Write;
 
@@ -190,9 +191,54 @@ pub fn build<T: Scalar>(
     units
 }
 
+/// The program of masked products by dot products
+/// ([`Kernel::MaskedDot`]) for values of type `T` and `semiring`: the
+/// vendor prelude, the shared constants, the value type, the semiring's
+/// operators ([`Semiring::kernel_definitions`]) and `source` (the shared
+/// `masked_dot.cuh`). One per value type and semiring, each compiled on
+/// first use and cached like the product's.
+pub fn masked_dot<T: Scalar>(prelude: &str, source: &str, semiring: Semiring) -> Unit {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// spgemm masked dot products: value type {}, semiring {semiring}",
+        T::NAME
+    );
+    s.push_str(prelude);
+    s.push_str(&super::constants::defines());
+    let _ = writeln!(s, "\ntypedef {} value_t;", T::C_TYPE);
+    s.push_str(&semiring.kernel_definitions());
+    s.push_str("#define SPGEMM_FIXED_KERNEL extern \"C\" __global__\n");
+    s.push_str(source);
+    Unit {
+        program: KernelProgram {
+            name: format!("spgemm_masked_dot_{}_{semiring}", T::NAME),
+            source: s,
+            kernels: vec![Kernel::MaskedDot.name()],
+        },
+        kernels: vec![Kernel::MaskedDot],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masked_dot_programs_differ_by_semiring_and_type() {
+        let a = masked_dot::<f64>("// prelude\n", "// body\n", Semiring::MinPlus);
+        let b = masked_dot::<f32>("// prelude\n", "// body\n", Semiring::PlusPair);
+        assert!(a.program.source.contains("typedef double value_t;"));
+        assert!(a
+            .program
+            .source
+            .contains("return (y < x || x != x) ? y : x;"));
+        assert!(a.program.source.contains("#define SPGEMM_READS_VALUES 1"));
+        assert!(b.program.source.contains("typedef float value_t;"));
+        assert!(b.program.source.contains("#define SPGEMM_READS_VALUES 0"));
+        assert_ne!(a.program.name, b.program.name);
+        assert_eq!(a.program.kernels, vec!["spgemm_masked_dot".to_string()]);
+    }
 
     #[test]
     fn one_wrapper_per_bin_and_ranges_baked_in() {

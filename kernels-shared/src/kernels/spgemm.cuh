@@ -15,7 +15,6 @@
 // C's row offsets hold nprod(i) after setup, nnz(i) after the symbolic
 // phase, and the exclusive scan of nnz after the scan (OpSparse §5.3).
 
-#define SPGEMM_EMPTY 0xffffffffu
 // Bits of one bitmap word (a u32): unrelated to the warp width.
 #define SPGEMM_WORD_BITS 32u
 #define SPGEMM_HASH_SCALE 107u
