@@ -1,9 +1,16 @@
-"""Semiring and masked products: spgemm's CPU backend (through the Python
+"""Semiring and masked products: spgemm's backends (through the Python
 package, SciPy matrices in and out) beside SuiteSparse:GraphBLAS (through
 python-graphblas, its matrices converted from SciPy once, before timing),
 in one process, on all the host's cores, on the same matrices.
 
-    python python/bench_graphblas.py [--reps 5] [--json out.json] G.mtx [G2.mtx ...]
+    python python/bench_graphblas.py [--reps 5] [--backends cpu,cuda] [--cupy]
+        [--products triangles,min_plus,masked,complement] [--json out.json] G.mtx [G2.mtx ...]
+
+Each of ``--backends`` (default ``cpu``) runs every product it runs (a GPU
+backend skips those it refuses: see ``spgemm.matmul``); with ``--cupy``,
+triangles are also counted as a CuPy user writes it today,
+``(L @ L.T).multiply(L).sum()``, on L already on the GPU (the time from
+the call to the count on the host).
 
 Each file is read as a graph (its structure made symmetric, values the
 magnitudes of the file's, 1 where there were none) and these products
@@ -56,28 +63,45 @@ def graph(path):
     return m
 
 
-def products(a):
+def products(a, cupy):
+    """Per product: ours (a function of the backend), GraphBLAS's, and
+    CuPy's (or None)."""
     lower = sp.csr_array(sp.tril(a, k=-1))
     lower.data[:] = 1.0
     upper = sp.csr_array(lower.T)
     upper.sort_indices()
     ga, gl = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(lower)
+    cupy_triangles = None
+    if cupy:
+        import cupy as cp
+        import cupyx.scipy.sparse as cps
+
+        dl = cps.csr_matrix(lower)
+        dlt = cps.csr_matrix(upper)
+
+        def cupy_triangles():
+            return float((dl @ dlt).multiply(dl).sum().get())
+
     return {
         "triangles": (
-            lambda: spgemm.matmul(lower, upper, semiring="plus_pair", mask=lower).sum(),
+            lambda be: spgemm.matmul(lower, upper, semiring="plus_pair", mask=lower, backend=be).sum(),
             lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
+            cupy_triangles,
         ),
         "min_plus": (
-            lambda: spgemm.matmul(a, a, semiring="min_plus").nnz,
+            lambda be: spgemm.matmul(a, a, semiring="min_plus", backend=be).nnz,
             lambda: ga.mxm(ga, gb.semiring.min_plus).new().nvals,
+            None,
         ),
         "masked": (
-            lambda: spgemm.matmul(a, a, mask=a).nnz,
+            lambda be: spgemm.matmul(a, a, mask=a, backend=be).nnz,
             lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
+            None,
         ),
         "complement": (
-            lambda: spgemm.matmul(a, a, semiring="any_pair", mask=a, complement=True).nnz,
+            lambda be: spgemm.matmul(a, a, semiring="any_pair", mask=a, complement=True, backend=be).nnz,
             lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
+            None,
         ),
     }
 
@@ -86,30 +110,60 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--backends", default="cpu")
+    ap.add_argument("--cupy", action="store_true")
+    ap.add_argument("--products", default="triangles,min_plus,masked,complement")
     ap.add_argument("--json")
     args = ap.parse_args()
+    backends = args.backends.split(",")
     rows = []
-    print(f"spgemm {spgemm.__version__} (cpu), python-graphblas {gb.__version__}, {os.cpu_count()} cores")
-    print(f"{'matrix':28} {'product':11} {'ours ms':>9} {'GraphBLAS ms':>13} {'x':>6}")
+    print(f"spgemm {spgemm.__version__} ({', '.join(backends)}), python-graphblas {gb.__version__}, "
+          f"{os.cpu_count()} cores")
+    print(f"{'matrix':22} {'product':11} {'GraphBLAS ms':>13}"
+          + "".join(f" {be + ' ms':>10} {'x':>6}" for be in backends)
+          + (f" {'CuPy ms':>9}" if args.cupy else ""))
     for path in args.files:
         a = graph(path)
         name = os.path.basename(path).split(".")[0]
-        for product, (ours, theirs) in products(a).items():
-            got, want = ours(), theirs()
-            if got != want:
-                raise SystemExit(f"{name} {product}: ours {got}, GraphBLAS {want}")
-            t_ours = median_ms(ours, args.reps)
+        chosen = args.products.split(",")
+        for product, (ours, theirs, cupy) in products(a, args.cupy).items():
+            if product not in chosen:
+                continue
+            want = theirs()
             t_gb = median_ms(theirs, args.reps)
-            rows.append({
-                "matrix": name, "rows": a.shape[0], "nnz": int(a.nnz), "product": product,
-                "result": float(got), "ours_ms": t_ours, "graphblas_ms": t_gb,
-                "speedup": t_gb / t_ours,
-            })
-            print(f"{name:28} {product:11} {t_ours:9.2f} {t_gb:13.2f} {t_gb / t_ours:6.2f}")
+            row = {"matrix": name, "rows": a.shape[0], "nnz": int(a.nnz), "product": product,
+                   "result": float(want), "graphblas_ms": t_gb}
+            line = f"{name:22} {product:11} {t_gb:13.2f}"
+            for be in backends:
+                try:
+                    got = ours(be)
+                except RuntimeError:
+                    line += f" {'-':>10} {'-':>6}"
+                    continue
+                if got != want:
+                    raise SystemExit(f"{name} {product} on {be}: ours {got}, GraphBLAS {want}")
+                t = median_ms(lambda: ours(be), args.reps)
+                row[f"{be}_ms"] = t
+                row[f"{be}_speedup"] = t_gb / t
+                line += f" {t:10.2f} {t_gb / t:6.2f}"
+            if args.cupy and cupy is not None:
+                # A wrong count is reported, not timed.
+                try:
+                    got = cupy()
+                except Exception as e:  # noqa: BLE001 - CuPy's failure is the result
+                    got = f"{type(e).__name__}"
+                if got != want:
+                    row["cupy_wrong"] = str(got)
+                    line += f" {'wrong: ' + str(got):>9}"
+                else:
+                    row["cupy_ms"] = median_ms(cupy, args.reps)
+                    line += f" {row['cupy_ms']:9.2f}"
+            rows.append(row)
+            print(line)
     if args.json:
         meta = {
             "host": platform.node(), "cores": os.cpu_count(), "spgemm": spgemm.__version__,
-            "python_graphblas": gb.__version__, "reps": args.reps,
+            "python_graphblas": gb.__version__, "reps": args.reps, "backends": backends,
         }
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

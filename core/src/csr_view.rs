@@ -230,29 +230,95 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         if self.nrows > crate::csr::MAX_COLUMNS {
             return Err(too_many_columns(self.nrows));
         }
-        let mut offsets = try_filled(self.ncols + 1, 0usize, "row offsets")?;
-        for &c in self.col_indices {
-            offsets[c as usize + 1] += 1;
-        }
-        for j in 0..self.ncols {
-            offsets[j + 1] += offsets[j];
-        }
-        let mut next = offsets.clone();
-        let mut ci = try_filled(self.nnz(), 0u32, "column indices")?;
-        let mut cv = try_filled(self.nnz(), T::ZERO, "values")?;
-        for i in 0..self.nrows {
-            let (cols, vals) = self.row(i);
-            for (&c, &v) in cols.iter().zip(vals) {
-                let p = next[c as usize];
-                ci[p] = i as u32;
-                cv[p] = v;
-                next[c as usize] += 1;
+        // A counting sort by column over blocks of rows, each block counted
+        // and scattered by one task: block b's entries of a column land
+        // after those of the blocks before it, so every row of the
+        // transpose comes out sorted (stable, as the sequential sort).
+        // Blocks cost a count per column each: at most four columns' worth
+        // per entry.
+        let (nnz, ncols) = (self.nnz(), self.ncols);
+        let blocks = rayon::current_num_threads()
+            .min(1 + 4 * nnz / (ncols + 1))
+            .min(self.nrows.max(1));
+        let bounds: Vec<usize> = (0..=blocks)
+            .map(|b| {
+                let target = b * nnz / blocks;
+                match b {
+                    _ if b == blocks => self.nrows,
+                    _ => self
+                        .row_offsets
+                        .partition_point(|&o| o < target)
+                        .min(self.nrows),
+                }
+            })
+            .collect();
+        let mut counts = (0..blocks)
+            .map(|_| try_filled(ncols, 0usize, "column counts"))
+            .collect::<Result<Vec<_>>>()?;
+        counts.par_iter_mut().enumerate().for_each(|(b, count)| {
+            let entries = self.row_offsets[bounds[b]]..self.row_offsets[bounds[b + 1]];
+            for &c in &self.col_indices[entries] {
+                count[c as usize] += 1;
+            }
+        });
+        // Per column: each block's start within it, and the column's size.
+        const COLUMNS: usize = 4096;
+        let mut offsets = try_filled(ncols + 1, 0usize, "row offsets")?;
+        let mut pieces: Vec<Vec<&mut [usize]>> = (0..ncols.div_ceil(COLUMNS))
+            .map(|_| Vec::with_capacity(blocks))
+            .collect();
+        for count in counts.iter_mut() {
+            for (k, piece) in count.chunks_mut(COLUMNS).enumerate() {
+                pieces[k].push(piece);
             }
         }
+        pieces
+            .into_par_iter()
+            .zip(offsets[1..].par_chunks_mut(COLUMNS))
+            .for_each(|(mut piece, sizes)| {
+                for (j, size) in sizes.iter_mut().enumerate() {
+                    let mut before = 0;
+                    for block in piece.iter_mut() {
+                        let n = block[j];
+                        block[j] = before;
+                        before += n;
+                    }
+                    *size = before;
+                }
+            });
+        for j in 0..ncols {
+            offsets[j + 1] += offsets[j];
+        }
+        let mut ci = try_filled(nnz, 0u32, "column indices")?;
+        let mut cv = try_filled(nnz, T::ZERO, "values")?;
+        let out = Scatter(ci.as_mut_ptr(), cv.as_mut_ptr());
+        counts.par_iter_mut().enumerate().for_each(|(b, next)| {
+            let out = &out;
+            for i in bounds[b]..bounds[b + 1] {
+                let (cols, vals) = self.row(i);
+                for (&c, &v) in cols.iter().zip(vals) {
+                    let p = offsets[c as usize] + next[c as usize];
+                    next[c as usize] += 1;
+                    // SAFETY: p < nnz, and each position is written by one
+                    // block only: the blocks' ranges within a column are
+                    // disjoint (their starts are the counts before them).
+                    unsafe {
+                        *out.0.add(p) = i as u32;
+                        *out.1.add(p) = v;
+                    }
+                }
+            }
+        });
         // SAFETY: a counting sort by column of a valid matrix.
         Ok(unsafe { CsrMatrix::new_unchecked(self.ncols, self.nrows, offsets, ci, cv) })
     }
 }
+
+/// C's column and value arrays, written at disjoint positions by the
+/// blocks of [`CsrView::transpose`].
+struct Scatter<T>(*mut u32, *mut T);
+// SAFETY: the blocks write disjoint positions (see the scatter).
+unsafe impl<T: Send> Sync for Scatter<T> {}
 
 impl<'a, T: Scalar> From<&CsrView<'a, T>> for CsrView<'a, T> {
     fn from(m: &CsrView<'a, T>) -> Self {
@@ -276,6 +342,47 @@ impl<'a, T: Scalar> From<&'a CsrMatrix<T>> for CsrView<'a, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_by_blocks_is_the_stable_counting_sort() {
+        // Unsorted rows with a repeated column, empty rows, a wide and a
+        // tall shape; seven blocks and one.
+        let m: CsrMatrix<f64> = crate::generate::uniform(3000, 500, 9, 7).unwrap();
+        let (_, _, o, mut c, mut v) = m.into_parts();
+        for i in 0..3000 {
+            c[o[i]..o[i + 1]].reverse();
+            v[o[i]..o[i + 1]].reverse();
+        }
+        c[o[5] + 1] = c[o[5]];
+        for (rows, cols) in [(3000, 500), (3000, 100_000)] {
+            let view = CsrView::new(rows, cols, &o, &c, &v).unwrap();
+            // The oracle: entries by (column, row), rows in stored order.
+            let mut entries: Vec<(u32, usize, usize)> = (0..rows)
+                .flat_map(|i| (o[i]..o[i + 1]).map(move |p| (i, p)))
+                .map(|(i, p)| (c[p], i, p))
+                .collect();
+            entries.sort();
+            for threads in [7, 1] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let t = pool.install(|| view.transpose()).unwrap();
+                assert_eq!(t.shape(), (cols, rows));
+                let got: Vec<(u32, usize, f64)> = (0..cols)
+                    .flat_map(|j| {
+                        let (r, x) = t.row(j);
+                        r.iter()
+                            .zip(x)
+                            .map(move |(&i, &x)| (j as u32, i as usize, x))
+                    })
+                    .collect();
+                let want: Vec<(u32, usize, f64)> =
+                    entries.iter().map(|&(j, i, p)| (j, i, v[p])).collect();
+                assert_eq!(got, want, "{cols} columns, {threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn a_view_checks_what_a_matrix_checks_and_copies_back_equal() {

@@ -257,7 +257,8 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
-    om = None if mask is None else _host_operand(mask, dtype)
+    # The mask as A's or B's own arrays when it is A or B (converted once).
+    om = oa if mask is a else ob if mask is b else None if mask is None else _host_operand(mask, dtype)
     c = _spgemm.matmul_spec(
         oa,
         ob,

@@ -139,6 +139,20 @@ pub(crate) struct Slices<'a> {
 }
 
 impl<'a> Slices<'a> {
+    /// Whether `other` is the same arrays (the same memory, not equal
+    /// contents) of the same shape.
+    fn same_arrays(&self, other: &Slices<'_>) -> bool {
+        fn addr(i: &IndexSlice<'_>) -> (usize, usize) {
+            match i {
+                IndexSlice::I32(s) => (s.as_ptr() as usize, s.len()),
+                IndexSlice::I64(s) => (s.as_ptr() as usize, s.len() * 2),
+            }
+        }
+        (self.nrows, self.ncols) == (other.nrows, other.ncols)
+            && addr(&self.indptr) == addr(&other.indptr)
+            && addr(&self.indices) == addr(&other.indices)
+    }
+
     /// The matrix over these arrays: checked (bounds always, sorted rows
     /// when `check`), indices reinterpreted where their bits are ours and
     /// converted otherwise. A negative index is named as such.
@@ -277,16 +291,22 @@ pub(crate) fn multiply_spec(
         spec.prune.columns = x.columns;
         backend.multiply_spec(a, b, &spec)
     }
+    // A mask that is A's arrays (C⟨A⟩ = A·B, triangle counting) is A's
+    // matrix: converted once, and on a GPU uploaded once.
+    let mask_is_a = mask.as_ref().is_some_and(|m| m.same_arrays(&a));
+    let mask = if mask_is_a { None } else { mask };
     dispatch(
         a,
         b,
         |a, b| {
             let m = third::<f32>(mask, "the mask")?;
-            run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F32)
+            let m = if mask_is_a { Some(a) } else { m.as_ref() };
+            run(backend, a, b, m, extras).map(AnyCsr::F32)
         },
         |a, b| {
             let m = third::<f64>(mask, "the mask")?;
-            run(backend, a, b, m.as_ref(), extras).map(AnyCsr::F64)
+            let m = if mask_is_a { Some(a) } else { m.as_ref() };
+            run(backend, a, b, m, extras).map(AnyCsr::F64)
         },
     )
 }
