@@ -17,7 +17,7 @@ impl Backend {
     /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
     /// accumulates. GPU backends run every semiring under a structural
     /// (not complemented) mask by a dot product per entry of the mask on
-    /// their first device (Bᵀ formed on the host first;
+    /// their first device (B's columns formed there;
     /// [`spgemm_core::gpu::GpuEngine::masked_dot`]); without a mask they run
     /// `plus_times`, and `plus_pair`, `any_pair` and `lor_land` as the
     /// plain product of A and B with their values replaced by 1 (the pair
@@ -81,8 +81,7 @@ impl Backend {
             .into());
         }
         let c = if let Some(mask) = spec.mask {
-            let bt = b.transpose()?;
-            self.masked_dot(mask, a, bt.view(), spec.semiring)?
+            self.masked_dot(mask, a, b, spec.semiring)?
         } else if counting {
             let indicator = |m: CsrView<'_, T>| match spec.semiring {
                 Semiring::OrAnd => m.to_matrix().map(|m| m.map(|v: T| truth(v != T::ZERO))),
@@ -120,7 +119,7 @@ impl Backend {
     }
 
     /// `C⟨M⟩ = A ⊕.⊗ B` by dot products on the first device of a GPU
-    /// backend ([`spgemm_core::gpu::GpuEngine::masked_dot`]; `bt` is Bᵀ).
+    /// backend ([`spgemm_core::gpu::GpuEngine::masked_dot`]).
     /// The CPU backend runs its own masked products
     /// ([`crate::CpuBackend::multiply_spec`]), not this path.
     // Only the CPU variant exists without the GPU features.
@@ -129,7 +128,7 @@ impl Backend {
         &self,
         mask: spgemm_core::semiring::Mask<'_>,
         a: CsrView<'_, T>,
-        bt: CsrView<'_, T>,
+        b: CsrView<'_, T>,
         semiring: Semiring,
     ) -> Result<CsrMatrix<T>> {
         match self {
@@ -138,9 +137,9 @@ impl Backend {
             )
             .into()),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(m) => Ok(m.engines()[0].masked_dot(mask, a, bt, semiring)?),
+            Backend::Cuda(m) => Ok(m.engines()[0].masked_dot(mask, a, b, semiring)?),
             #[cfg(feature = "hip")]
-            Backend::Hip(m) => Ok(m.engines()[0].masked_dot(mask, a, bt, semiring)?),
+            Backend::Hip(m) => Ok(m.engines()[0].masked_dot(mask, a, b, semiring)?),
         }
     }
 }

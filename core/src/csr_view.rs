@@ -8,7 +8,7 @@
 //! `&CsrMatrix<T>` converts to a view for free.
 
 use crate::csr::{check_structure, too_many_columns, CsrMatrix};
-use crate::error::{try_filled, try_with_capacity, Error, Result};
+use crate::error::{try_with_capacity, try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -253,7 +253,7 @@ impl<'a, T: Scalar> CsrView<'a, T> {
             })
             .collect();
         let mut counts = (0..blocks)
-            .map(|_| try_filled(ncols, 0usize, "column counts"))
+            .map(|_| try_zeroed(ncols, "column counts"))
             .collect::<Result<Vec<_>>>()?;
         counts.par_iter_mut().enumerate().for_each(|(b, count)| {
             let entries = self.row_offsets[bounds[b]]..self.row_offsets[bounds[b + 1]];
@@ -263,7 +263,7 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         });
         // Per column: each block's start within it, and the column's size.
         const COLUMNS: usize = 4096;
-        let mut offsets = try_filled(ncols + 1, 0usize, "row offsets")?;
+        let mut offsets = try_zeroed(ncols + 1, "row offsets")?;
         let mut pieces: Vec<Vec<&mut [usize]>> = (0..ncols.div_ceil(COLUMNS))
             .map(|_| Vec::with_capacity(blocks))
             .collect();
@@ -289,8 +289,8 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         for j in 0..ncols {
             offsets[j + 1] += offsets[j];
         }
-        let mut ci = try_filled(nnz, 0u32, "column indices")?;
-        let mut cv = try_filled(nnz, T::ZERO, "values")?;
+        let mut ci: Vec<u32> = try_zeroed(nnz, "column indices")?;
+        let mut cv: Vec<T> = try_zeroed(nnz, "values")?;
         let out = Scatter(ci.as_mut_ptr(), cv.as_mut_ptr());
         counts.par_iter_mut().enumerate().for_each(|(b, next)| {
             let out = &out;

@@ -167,9 +167,23 @@ pub enum Kernel {
     PlaceOffsets,
     /// `spgemm_masked_dot`: `C⟨M⟩ = A ⊕.⊗ B` by a dot product per entry of
     /// M (GraphBLAS's dot3), in a program of its own per value type and
-    /// semiring ([`crate::gpu::program::masked_dot`]).
+    /// semiring ([`crate::gpu::program::masked_dot`]), with the two
+    /// kernels that form Bᵀ for it.
     MaskedDot,
+    /// `spgemm_column_counts`: B's entries per column (masked program).
+    ColumnCounts,
+    /// `spgemm_transpose_scatter`: Bᵀ's rows, in no particular order,
+    /// from B's (masked program).
+    TransposeScatter,
 }
+
+/// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
+/// in the order they are compiled.
+pub const MASKED: [Kernel; 3] = [
+    Kernel::ColumnCounts,
+    Kernel::TransposeScatter,
+    Kernel::MaskedDot,
+];
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
@@ -242,6 +256,8 @@ impl Kernel {
             Kernel::PackFill => "spgemm_pack_fill",
             Kernel::PlaceOffsets => "spgemm_place_offsets",
             Kernel::MaskedDot => "spgemm_masked_dot",
+            Kernel::ColumnCounts => "spgemm_column_counts",
+            Kernel::TransposeScatter => "spgemm_transpose_scatter",
         };
         fixed.to_string()
     }
@@ -281,6 +297,8 @@ impl Kernel {
             Kernel::PackFill => of::<PackFillArgs>(),
             Kernel::PlaceOffsets => of::<PlaceOffsetsArgs>(),
             Kernel::MaskedDot => of::<MaskedDotArgs>(),
+            Kernel::ColumnCounts => of::<ColumnCountsArgs>(),
+            Kernel::TransposeScatter => of::<TransposeScatterArgs>(),
         }
     }
 
@@ -677,10 +695,10 @@ kernel_args! {
         segments: DevicePtr = "const u64*",
         nsegs: u64 = "u64",
     }
-    /// [`Kernel::MaskedDot`]: M (`m` rows, `mnnz` entries), A, and Bᵀ
-    /// (B's columns as rows), rows sorted; `seg` lanes per entry of M (a
-    /// power of two up to the warp); C's columns (M's, or `SPGEMM_EMPTY`
-    /// where no product meets) and values, `mnnz` each.
+    /// [`Kernel::MaskedDot`]: M (`m` rows, `mnnz` entries), A and B (rows
+    /// sorted), and Bᵀ (B's columns as rows, in any order); `seg` lanes
+    /// per entry of M (a power of two up to the warp); C's columns (M's,
+    /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each.
     MaskedDotArgs {
         mrpt: DevicePtr = "const u64*",
         mcol: DevicePtr = "const u32*",
@@ -689,12 +707,33 @@ kernel_args! {
         arpt: DevicePtr = "const u64*",
         acol: DevicePtr = "const u32*",
         aval: DevicePtr = "const value_t*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
         btrpt: DevicePtr = "const u64*",
         btcol: DevicePtr = "const u32*",
         btval: DevicePtr = "const value_t*",
         seg: u32 = "u32",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::ColumnCounts`]: `counts` zeroed, one per column of B.
+    ColumnCountsArgs {
+        bcol: DevicePtr = "const u32*",
+        nnz: u64 = "u64",
+        counts: DevicePtr = "u32*",
+    }
+    /// [`Kernel::TransposeScatter`]: B (`k` rows), Bᵀ's row offsets, a
+    /// zeroed ticket per column; Bᵀ's columns and values.
+    TransposeScatterArgs {
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        k: u32 = "u32",
+        btrpt: DevicePtr = "const u64*",
+        fill: DevicePtr = "u32*",
+        btcol: DevicePtr = "u32*",
+        btval: DevicePtr = "value_t*",
     }
 }
 
@@ -790,15 +829,18 @@ mod tests {
 
     #[test]
     fn catalogue_matches_the_masked_dot_program() {
-        let ours: Vec<String> = Kernel::MaskedDot
-            .params()
+        let source = signatures(spgemm_kernels_shared::MASKED_DOT);
+        let ours: Vec<(String, Vec<String>)> = MASKED
             .iter()
-            .map(|p| format!("{} {}", p.ctype, p.name))
+            .map(|k| {
+                let params = k
+                    .params()
+                    .into_iter()
+                    .map(|p| format!("{} {}", p.ctype, p.name));
+                (k.name(), params.collect())
+            })
             .collect();
-        assert_eq!(
-            signatures(spgemm_kernels_shared::MASKED_DOT),
-            vec![(Kernel::MaskedDot.name(), ours)]
-        );
+        assert_eq!(source, ours);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::config::SortVariant;
 use super::kernels::{
     numeric_bin, symbolic_bin, symbolic_packed_bin, symbolic_packed_fits, symbolic_registers,
-    Kernel, Phase, FIXED,
+    Kernel, Phase, FIXED, MASKED,
 };
 use crate::device::KernelProgram;
 use crate::scalar::Scalar;
@@ -214,9 +214,9 @@ pub fn masked_dot<T: Scalar>(prelude: &str, source: &str, semiring: Semiring) ->
         program: KernelProgram {
             name: format!("spgemm_masked_dot_{}_{semiring}", T::NAME),
             source: s,
-            kernels: vec![Kernel::MaskedDot.name()],
+            kernels: MASKED.iter().map(|k| k.name()).collect(),
         },
-        kernels: vec![Kernel::MaskedDot],
+        kernels: MASKED.to_vec(),
     }
 }
 
@@ -237,7 +237,7 @@ mod tests {
         assert!(b.program.source.contains("typedef float value_t;"));
         assert!(b.program.source.contains("#define SPGEMM_READS_VALUES 0"));
         assert_ne!(a.program.name, b.program.name);
-        assert_eq!(a.program.kernels, vec!["spgemm_masked_dot".to_string()]);
+        assert_eq!(a.program.kernels.last().unwrap(), "spgemm_masked_dot");
     }
 
     #[test]

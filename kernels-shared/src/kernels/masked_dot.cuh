@@ -1,22 +1,60 @@
 // Masked products by dot products: C<M> = A (+).(x) B with a structural
 // mask M, each entry (i, j) of M computed as the (+) over the k stored in
-// both A's row i and B's column j, that is Bt's row j (B transposed), the
-// dot3 method of SuiteSparse:GraphBLAS (Davis, "Algorithm 1000:
-// SuiteSparse:GraphBLAS", ACM TOMS 45(4), 2019, §6.3). C's entries are M's
-// that meet at least one such k; the others are written with column
-// SPGEMM_EMPTY and dropped when C is assembled. The program builder emits
-// value_t, the semiring (semiring_times, semiring_plus and
-// SPGEMM_READS_VALUES: see spgemm_core::semiring) and SPGEMM_EMPTY in
-// front of this source. A sum starts at its first product, never at the
-// monoid's identity, so that (+) meets only products, as on the host.
+// both A's row i and B's column j, the dot3 method of SuiteSparse:GraphBLAS
+// (Davis, "Algorithm 1000: SuiteSparse:GraphBLAS", ACM TOMS 45(4), 2019,
+// §6.3). C's entries are M's that meet at least one such k; the others are
+// written with column SPGEMM_EMPTY and dropped when C is assembled. The
+// program builder emits value_t, the semiring (semiring_times,
+// semiring_plus and SPGEMM_READS_VALUES: see spgemm_core::semiring) and
+// SPGEMM_EMPTY in front of this source. A sum starts at its first product,
+// never at the monoid's identity, so that (+) meets only products, as on
+// the host.
 //
-// A segment of `seg` lanes (a power of two up to the warp) takes one entry
-// of M: its lanes walk the shorter of the two rows in turn, each finding
-// its column in the longer by binary search from where its last one was
-// found (both rows sorted), and the segment combines its lanes' sums by
-// shuffles. Segments take consecutive entries, so a warp's segments share
-// rows of A; the loop is uniform across the warp, so every lane reaches
-// the shuffles.
+// B's columns come from Bt, B transposed on the device by the two kernels
+// below: its rows in no particular order. A segment of `seg` lanes (a power
+// of two up to the warp) takes one entry (i, j) of M and walks the shorter
+// of A's row i and B's column j, its lanes in turn: walking A's row, each k
+// is looked up in B's row k (sorted) by binary search for j; walking B's
+// column, each k in A's row i (sorted). The segment combines its lanes'
+// sums by shuffles. Segments take consecutive entries, so a warp's
+// segments share rows of A; the loop is uniform across the warp, so every
+// lane reaches the shuffles.
+
+// The entries of B per column (counts zeroed before).
+SPGEMM_FIXED_KERNEL void spgemm_column_counts(const u32* bcol, u64 nnz, u32* counts) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < nnz; p += stride) atomicAdd(&counts[bcol[p]], 1u);
+}
+
+// Bt from B: entry (r, c) of B placed in Bt's row c at btrpt[c] plus a
+// ticket from fill[c] (zeroed before), a warp per row of B.
+SPGEMM_FIXED_KERNEL void spgemm_transpose_scatter(const u64* brpt, const u32* bcol, const value_t* bval, u32 k,
+                                                  const u64* btrpt, u32* fill, u32* btcol, value_t* btval) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    for (u64 r = warp; r < k; r += nwarps)
+        for (u64 p = brpt[r] + lane; p < brpt[r + 1]; p += SPGEMM_WARP_SIZE) {
+            const u32 c = bcol[p];
+            const u64 at = btrpt[c] + atomicAdd(&fill[c], 1u);
+            btcol[at] = (u32)r;
+#if SPGEMM_READS_VALUES
+            btval[at] = bval[p];
+#endif
+        }
+}
+
+// The first position in sorted cols[lo, hi) not below key.
+__device__ __forceinline__ u64 lower_bound(const u32* __restrict__ cols, u64 lo, u64 hi, u32 key) {
+    while (lo < hi) {
+        const u64 mid = lo + (hi - lo) / 2;
+        if (cols[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 // The row of entry e: the last r with mrpt[r] <= e (rows of M may be empty).
 __device__ __forceinline__ u32 row_of_entry(const u64* __restrict__ mrpt, u32 m, u64 e) {
@@ -32,9 +70,9 @@ __device__ __forceinline__ u32 row_of_entry(const u64* __restrict__ mrpt, u32 m,
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32 m, u64 mnnz, const u64* arpt,
-                                           const u32* acol, const value_t* aval, const u64* btrpt,
-                                           const u32* btcol, const value_t* btval, u32 seg, u32* ccol,
-                                           value_t* cval) {
+                                           const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol,
+                                           const value_t* bval, const u64* btrpt, const u32* btcol,
+                                           const value_t* btval, u32 seg, u32* ccol, value_t* cval) {
     const u32 lane = threadIdx.x % seg;
     const u32 per_warp = SPGEMM_WARP_SIZE / seg;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
@@ -46,34 +84,36 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
         if (e < mnnz) {
             const u32 i = row_of_entry(mrpt, m, e);
             j = mcol[e];
-            const u64 a0 = arpt[i], a1 = arpt[i + 1], b0 = btrpt[j], b1 = btrpt[j + 1];
-            // The shorter row is walked, the longer searched.
-            const bool walk_a = a1 - a0 <= b1 - b0;
-            const u32* wcol = walk_a ? acol : btcol;
-            const u32* scol = walk_a ? btcol : acol;
-            const u64 w0 = walk_a ? a0 : b0, w1 = walk_a ? a1 : b1;
-            u64 lo = walk_a ? b0 : a0;
-            const u64 s1 = walk_a ? b1 : a1;
-            for (u64 p = w0 + lane; p < w1 && lo < s1; p += seg) {
-                const u32 k = wcol[p];
-                u64 hi = s1;
-                while (lo < hi) {
-                    const u64 mid = lo + (hi - lo) / 2;
-                    if (scol[mid] < k)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo < s1 && scol[lo] == k) {
+            const u64 a0 = arpt[i], a1 = arpt[i + 1], t0 = btrpt[j], t1 = btrpt[j + 1];
+            if (a1 - a0 <= t1 - t0) {
+                // A's row walked, each k looked up in B's row k.
+                for (u64 p = a0 + lane; p < a1; p += seg) {
+                    const u32 k = acol[p];
+                    const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
+                    if (q < b1 && bcol[q] == j) {
 #if SPGEMM_READS_VALUES
-                    const value_t x = walk_a ? aval[p] : aval[lo];
-                    const value_t y = walk_a ? btval[lo] : btval[p];
-                    const value_t v = semiring_times(x, y);
+                        const value_t v = semiring_times(aval[p], bval[q]);
 #else
-                    const value_t v = semiring_times(value_t(1), value_t(1));
+                        const value_t v = semiring_times(value_t(1), value_t(1));
 #endif
-                    acc = hit ? semiring_plus(acc, v) : v;
-                    hit = 1;
+                        acc = hit ? semiring_plus(acc, v) : v;
+                        hit = 1;
+                    }
+                }
+            } else {
+                // B's column walked, each k looked up in A's row i.
+                for (u64 p = t0 + lane; p < t1; p += seg) {
+                    const u32 k = btcol[p];
+                    const u64 q = lower_bound(acol, a0, a1, k);
+                    if (q < a1 && acol[q] == k) {
+#if SPGEMM_READS_VALUES
+                        const value_t v = semiring_times(aval[q], btval[p]);
+#else
+                        const value_t v = semiring_times(value_t(1), value_t(1));
+#endif
+                        acc = hit ? semiring_plus(acc, v) : v;
+                        hit = 1;
+                    }
                 }
             }
         }
