@@ -1,13 +1,13 @@
 //! Products with a semiring, mask or pruning on every backend: the CPU
-//! runs them all; GPU backends run every semiring under a structural mask
-//! (by dot products on the first device, [`spgemm_core::gpu::GpuEngine::masked_dot`]),
-//! and without a mask `plus_times` and the counting and boolean semirings
-//! (`plus_pair`, `any_pair`, `lor_land`, as the plain product of operands
-//! whose values are replaced: 1 for each entry, or 1 and 0 for nonzero
-//! and zero), pruned on the host after the product, and refuse the rest.
+//! runs them all; GPU backends run every semiring without a mask (the
+//! product's own kernels compiled with the semiring) or under a structural
+//! mask (by dot products), on their first device, pruned on the host after
+//! the product, and refuse complemented masks.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
-use spgemm_core::semiring::Semiring;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+use spgemm_core::gpu::GpuEngine;
+use spgemm_core::semiring::{Mask, Semiring};
 
 impl Backend {
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
@@ -15,16 +15,15 @@ impl Backend {
     /// and C `M×N`. The plain product ([`ProductSpec::is_plain`]) runs
     /// [`Backend::multiply`] on any backend. The CPU backend runs every
     /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
-    /// accumulates. GPU backends run every semiring under a structural
-    /// (not complemented) mask by a dot product per entry of the mask on
-    /// their first device (B's columns formed there;
-    /// [`spgemm_core::gpu::GpuEngine::masked_dot`]); without a mask they run
-    /// `plus_times`, and `plus_pair`, `any_pair` and `lor_land` as the
-    /// plain product of A and B with their values replaced by 1 (the pair
-    /// semirings) or by 1 and 0 for nonzero and zero (`lor_land`), C's
-    /// counts then kept (`plus_pair`) or made 1 and 0 (exact while every
-    /// count is below 2²⁴ in `f32`, 2⁵³ in `f64`). They prune C on the
-    /// host after the product ([`spgemm_core::semiring::pruned`]).
+    /// accumulates. GPU backends run `plus_times` without a mask as
+    /// [`Backend::multiply`] (every device, in chunks when C does not
+    /// fit); every other semiring without a mask on their first device by
+    /// the product's own kernels compiled with the semiring's operators
+    /// ([`spgemm_core::gpu::GpuEngine::multiply_host_semiring`]); every
+    /// semiring under a structural (not complemented) mask by a dot product
+    /// per entry of the mask on their first device (B's columns formed
+    /// there; [`spgemm_core::gpu::GpuEngine::masked_dot`]). They prune C on
+    /// the host after the product ([`spgemm_core::semiring::pruned`]).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -60,40 +59,19 @@ impl Backend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
-        let counting = matches!(
-            spec.semiring,
-            Semiring::PlusPair | Semiring::AnyPair | Semiring::OrAnd
-        );
         let masked = spec.mask.map(|m| m.complement());
-        if !Backend::gpu_runs(spec.semiring, masked) {
+        if !Backend::gpu_runs(masked) {
             return Err(spgemm_core::Error::NotOnBackend(format!(
-                "the {} backend runs every semiring with a structural mask, and plus_times, \
-                 plus_pair, any_pair and lor_land without one; semiring {}{} runs on the CPU \
-                 backend (--backend cpu)",
+                "the {} backend runs every semiring without a mask or with a structural one; \
+                 semiring {} with a complemented mask runs on the CPU backend (--backend cpu)",
                 self.name(),
                 spec.semiring,
-                match masked {
-                    Some(true) => " with a complemented mask",
-                    Some(false) => "",
-                    None => " without a mask",
-                },
             ))
             .into());
         }
-        let c = if let Some(mask) = spec.mask {
-            self.masked_dot(mask, a, b, spec.semiring)?
-        } else if counting {
-            let indicator = |m: CsrView<'_, T>| match spec.semiring {
-                Semiring::OrAnd => m.to_matrix().map(|m| m.map(|v: T| truth(v != T::ZERO))),
-                _ => m.to_matrix().map(|m| m.map(|_: T| T::ONE)),
-            };
-            let counts = self.multiply(&indicator(a)?, &indicator(b)?)?;
-            match spec.semiring {
-                Semiring::PlusPair => counts,
-                _ => counts.map(|v: T| truth(v != T::ZERO)),
-            }
-        } else {
-            self.multiply(a, b)?
+        let c = match spec.mask {
+            None if spec.semiring == Semiring::PlusTimes => self.multiply(a, b)?,
+            mask => self.on_first_gpu(a, b, mask, spec.semiring)?,
         };
         if spec.prune.is_none() {
             return Ok(c);
@@ -103,52 +81,52 @@ impl Backend {
 }
 
 impl Backend {
-    /// Whether GPU backends run products with `semiring` and a mask
-    /// (`Some(complement)`) or none (`None`): every semiring under a
-    /// structural mask; `plus_times`, `plus_pair`, `any_pair` and
-    /// `lor_land` without one; nothing under a complemented mask. The CPU
-    /// backend runs them all; `auto` picks it for the rest.
-    pub fn gpu_runs(semiring: Semiring, mask: Option<bool>) -> bool {
-        match mask {
-            Some(complement) => !complement,
-            None => matches!(
-                semiring,
-                Semiring::PlusTimes | Semiring::PlusPair | Semiring::AnyPair | Semiring::OrAnd
-            ),
-        }
+    /// Whether GPU backends run products with a mask (`Some(complement)`)
+    /// or none (`None`), whatever the semiring: without a mask or under a
+    /// structural one, not under a complemented mask. The CPU backend runs
+    /// them all; `auto` picks it for the rest.
+    pub fn gpu_runs(mask: Option<bool>) -> bool {
+        mask != Some(true)
     }
 
-    /// `C⟨M⟩ = A ⊕.⊗ B` by dot products on the first device of a GPU
-    /// backend ([`spgemm_core::gpu::GpuEngine::masked_dot`]).
-    /// The CPU backend runs its own masked products
-    /// ([`crate::CpuBackend::multiply_spec`]), not this path.
+    /// `C⟨M⟩ = A ⊕.⊗ B` (or unmasked) on the first device of a GPU
+    /// backend ([`on_engine`]); an error on the CPU backend, which runs
+    /// every spec itself.
     // Only the CPU variant exists without the GPU features.
     #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
-    fn masked_dot<T: Scalar>(
+    fn on_first_gpu<T: Scalar>(
         &self,
-        mask: spgemm_core::semiring::Mask<'_>,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
+        mask: Option<Mask<'_>>,
         semiring: Semiring,
     ) -> Result<CsrMatrix<T>> {
         match self {
             Backend::Cpu(_) => Err(spgemm_core::Error::NotOnBackend(
-                "masked dot products on a GPU need a GPU backend".into(),
+                "this product runs on a GPU backend".into(),
             )
             .into()),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(m) => Ok(m.engines()[0].masked_dot(mask, a, b, semiring)?),
+            Backend::Cuda(m) => Ok(on_engine(&m.engines()[0], a, b, mask, semiring)?),
             #[cfg(feature = "hip")]
-            Backend::Hip(m) => Ok(m.engines()[0].masked_dot(mask, a, b, semiring)?),
+            Backend::Hip(m) => Ok(on_engine(&m.engines()[0], a, b, mask, semiring)?),
         }
     }
 }
 
-/// 1 or 0.
-fn truth<T: Scalar>(b: bool) -> T {
-    if b {
-        T::ONE
-    } else {
-        T::ZERO
+/// `C⟨M⟩ = A ⊕.⊗ B` on one device: by dot products under a structural
+/// mask ([`GpuEngine::masked_dot`]), else by the product's own kernels
+/// compiled with the semiring ([`GpuEngine::multiply_host_semiring`]).
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn on_engine<D: spgemm_core::device::Device, T: Scalar>(
+    engine: &GpuEngine<D>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    mask: Option<Mask<'_>>,
+    semiring: Semiring,
+) -> spgemm_core::Result<CsrMatrix<T>> {
+    match mask {
+        Some(mask) => engine.masked_dot(mask, a, b, semiring),
+        None => engine.multiply_host_semiring(a, b, semiring),
     }
 }

@@ -121,9 +121,11 @@ impl Semiring {
     /// `semiring_plus(x, y)` on `value_t` (defined before this text), as
     /// [`Semiring::times`] and [`Semiring::plus`] compute them (`min` and
     /// `max` ignoring a NaN operand; `any` taking its first nonzero operand,
-    /// which is the same 1), and `SPGEMM_READS_VALUES` (0 for the pair
-    /// semirings). The program builder emits it in front of the kernels
-    /// that take a semiring.
+    /// which is the same 1); `SPGEMM_IDENTITY`, the identity of `⊕` that
+    /// accumulators start at (`-0.0` for `+`, so that a first product
+    /// lands exactly); `SPGEMM_ADDITIVE` (1 when `⊕` is `+`, which the
+    /// hardware adds atomically); `SPGEMM_READS_VALUES` (0 for the pair
+    /// semirings). The program builder emits it in front of the kernels.
     pub fn kernel_definitions(self) -> String {
         let (times, plus) = match self {
             Semiring::PlusTimes => ("x * y", "x + y"),
@@ -137,13 +139,25 @@ impl Semiring {
             Semiring::PlusPair => ("value_t(1)", "x + y"),
             Semiring::AnyPair => ("value_t(1)", "x != value_t(0) ? x : y"),
         };
+        let identity = match self {
+            Semiring::PlusTimes | Semiring::PlusPair => "(-value_t(0))",
+            Semiring::MinPlus => "((value_t)__longlong_as_double(0x7ff0000000000000ll))",
+            Semiring::MaxPlus | Semiring::MaxTimes => {
+                "((value_t)__longlong_as_double((long long)0xfff0000000000000ull))"
+            }
+            Semiring::OrAnd | Semiring::AnyPair => "value_t(0)",
+        };
+        let additive = matches!(self, Semiring::PlusTimes | Semiring::PlusPair);
         format!(
             "// semiring {name}\n\
              #define SPGEMM_READS_VALUES {reads}\n\
+             #define SPGEMM_ADDITIVE {additive}\n\
+             #define SPGEMM_IDENTITY {identity}\n\
              __device__ __forceinline__ value_t semiring_times(value_t x, value_t y) {{ return {times}; }}\n\
              __device__ __forceinline__ value_t semiring_plus(value_t x, value_t y) {{ return {plus}; }}\n",
             name = self.name(),
             reads = u8::from(self.reads_values()),
+            additive = u8::from(additive),
         )
     }
 }

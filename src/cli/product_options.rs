@@ -48,7 +48,7 @@ impl ProductOptions {
 
     /// Whether GPU backends run this product (`Backend::gpu_runs`).
     pub fn gpu_runs(&self) -> bool {
-        Backend::gpu_runs(self.semiring, self.mask.as_ref().map(|_| self.complement))
+        Backend::gpu_runs(self.mask.as_ref().map(|_| self.complement))
     }
 
     /// Reads the mask (generators with `seed`), if any.

@@ -5,8 +5,11 @@
 //! against SuiteSparse:GraphBLAS in `python/tests/test_semirings.py`.
 
 use crate::common;
+use spgemm::gpu::{LongRows, SortVariant};
 use spgemm::semiring::{ProductSpec, Semiring};
-use spgemm::{generate, reference, BackendKind, BackendKind::Cpu, CpuBackend, CsrMatrix};
+use spgemm::{
+    generate, reference, BackendKind, BackendKind::Cpu, CpuBackend, CsrMatrix, GpuConfig,
+};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let tests: [(&str, fn()); 13] = [
@@ -55,8 +58,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     for (kind, name) in [(BackendKind::Cuda, "cuda"), (BackendKind::Hip, "hip")] {
         trials.push(common::trial(
             kind,
-            format!("{name}::semirings::counting_semirings_by_the_plain_product"),
-            move || counting_semirings_by_the_plain_product(kind),
+            format!("{name}::semirings::unmasked_semirings_by_the_product_kernels"),
+            move || unmasked_semirings_by_the_product_kernels(kind),
         ));
         trials.push(common::trial(
             kind,
@@ -67,14 +70,15 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     trials
 }
 
-/// `plus_pair`, `any_pair` and `lor_land` on a GPU backend equal the
-/// reference exactly (counts), pruned rows and columns too; other
-/// semirings without a mask, and complemented masks, are refused there.
-fn counting_semirings_by_the_plain_product(kind: BackendKind) {
-    let (gpu, _) = spgemm::Backend::select(kind).unwrap();
+/// Every semiring without a mask on a GPU backend, by the product's own
+/// kernels compiled with the semiring, against the reference exactly
+/// (every `⊕` but `+` is exact in any order, and `plus_pair` counts are
+/// exact): rectangular operands with zeros (false for `lor_land`), R-MAT
+/// hubs, a C wider than the dense accumulators; every long-row kernel and
+/// the register sort; pruning after; complemented masks refused.
+fn unmasked_semirings_by_the_product_kernels(kind: BackendKind) {
     let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 21).unwrap();
-    // Some zero values: false for lor_land, still entries.
-    let a = a.map(|v| if v < 0.2 { 0.0 } else { v });
+    let a = a.map(|v| if v < 0.2 { 0.0 } else { v - 0.4 });
     let b: CsrMatrix<f64> = generate::rmat(9, 16, 22).unwrap();
     let end = b.row_offsets()[170];
     let b = CsrMatrix::new(
@@ -82,19 +86,54 @@ fn counting_semirings_by_the_plain_product(kind: BackendKind) {
         512,
         b.row_offsets()[..171].to_vec(),
         b.col_indices()[..end].to_vec(),
-        b.values()[..end].to_vec(),
+        b.values().iter().map(|v| v - 0.5).take(end).collect(),
     )
     .unwrap();
-    for ring in [Semiring::PlusPair, Semiring::AnyPair, Semiring::OrAnd] {
-        let spec = ProductSpec::new().semiring(ring);
-        let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
-        assert_eq!(gpu.multiply_spec(&a, &b, &spec).unwrap(), want, "{ring}");
+    let g: CsrMatrix<f64> = generate::rmat(12, 16, 24).unwrap();
+    let g = g.map(|v| v - 0.3);
+    let wide: CsrMatrix<f64> = generate::uniform(200, 70_000, 300, 25).unwrap();
+    let tall = wide.transpose().unwrap();
+    let products: [(&str, &CsrMatrix<f64>, &CsrMatrix<f64>); 3] = [
+        ("random", &a, &b),
+        ("R-MAT", &g, &g),
+        ("wide", &wide, &tall),
+    ];
+    let rings = [
+        Semiring::MinPlus,
+        Semiring::MaxPlus,
+        Semiring::MaxTimes,
+        Semiring::OrAnd,
+        Semiring::PlusPair,
+        Semiring::AnyPair,
+    ];
+    for (long_rows, sort) in [
+        (LongRows::Auto, SortVariant::Auto),
+        (LongRows::Dense, SortVariant::Register),
+        (LongRows::SortedHash, SortVariant::Bitonic),
+        (LongRows::InPlaceHash, SortVariant::CondenseRank),
+    ] {
+        let config = GpuConfig {
+            long_rows,
+            sort,
+            ..GpuConfig::default()
+        };
+        let (gpu, _) = spgemm::Backend::select_with(kind, &config).unwrap();
+        for (name, x, y) in products {
+            for ring in rings {
+                let spec = ProductSpec::new().semiring(ring);
+                let want = reference::multiply_spec(x.view(), y.view(), &spec).unwrap();
+                let got = gpu.multiply_spec(x, y, &spec).unwrap();
+                assert_eq!(got, want, "{name} {ring} ({long_rows:?}, {sort:?})");
+            }
+        }
     }
+    let (gpu, _) = spgemm::Backend::select(kind).unwrap();
     let counts = ProductSpec::new().semiring(Semiring::PlusPair);
     for spec in [
         counts.keep(3),
         counts.prune_below(2.0),
         counts.keep(2).prune_columns(),
+        ProductSpec::new().semiring(Semiring::MinPlus).keep(4),
     ] {
         let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
         assert_eq!(
@@ -105,18 +144,14 @@ fn counting_semirings_by_the_plain_product(kind: BackendKind) {
         );
     }
     let m = mask_for(300, 512, 9, 23);
-    for spec in [
-        ProductSpec::new().semiring(Semiring::MinPlus),
-        ProductSpec::new()
-            .semiring(Semiring::PlusPair)
-            .mask(m.view(), true),
-    ] {
-        let e = gpu.multiply_spec(&a, &b, &spec).unwrap_err().to_string();
-        assert!(
-            e.contains("runs on the CPU backend") && !e.contains('\n'),
-            "{e}"
-        );
-    }
+    let spec = ProductSpec::new()
+        .semiring(Semiring::PlusPair)
+        .mask(m.view(), true);
+    let e = gpu.multiply_spec(&a, &b, &spec).unwrap_err().to_string();
+    assert!(
+        e.contains("runs on the CPU backend") && e.contains("complemented") && !e.contains('\n'),
+        "{e}"
+    );
 }
 
 /// Every semiring under a structural mask on a GPU backend (dot products)
@@ -578,10 +613,12 @@ fn bad_specs_are_one_line_errors() {
 
 fn gpu_backends_refuse_what_they_do_not_run() {
     // Through the facade, the CPU runs every spec; a GPU backend (where one
-    // is built and present) refuses min_plus without a mask.
+    // is built and present) refuses a complemented mask.
     let a: CsrMatrix<f64> = generate::erdos_renyi(50, 4, 2).unwrap();
     let cpu = spgemm::Backend::Cpu(CpuBackend::new());
-    let spec = ProductSpec::new().semiring(Semiring::MinPlus);
+    let spec = ProductSpec::new()
+        .semiring(Semiring::MinPlus)
+        .mask(a.view(), true);
     assert_eq!(
         cpu.multiply_spec(&a, &a, &spec).unwrap(),
         reference::multiply_spec(a.view(), a.view(), &spec).unwrap()

@@ -135,6 +135,7 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         spgemm_kernels_cuda::BODY,
                         table,
                         sort,
+                        Semiring::PlusTimes,
                     )
                 } else {
                     program::build::<f64>(
@@ -142,10 +143,20 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         spgemm_kernels_cuda::BODY,
                         table,
                         sort,
+                        Semiring::PlusTimes,
                     )
                 };
-                // The masked dot products, once per value type and semiring.
+                // A semiring other than plus (compare-and-swap for its sum)
+                // and the masked dot products, once per value type and
+                // semiring.
                 if ci == 0 && si == 0 {
+                    let prelude = spgemm_kernels_cuda::PRELUDE_CUDA;
+                    let body = spgemm_kernels_cuda::BODY;
+                    units.extend(if value_bytes == 4 {
+                        program::build::<f32>(prelude, body, table, sort, Semiring::MinPlus)
+                    } else {
+                        program::build::<f64>(prelude, body, table, sort, Semiring::MinPlus)
+                    });
                     units.extend(Semiring::ALL.map(|r| {
                         let source = spgemm_kernels_cuda::MASKED_DOT;
                         if value_bytes == 4 {

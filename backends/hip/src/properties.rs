@@ -148,6 +148,7 @@ mod tests {
     use spgemm_core::gpu::kernels::{self, Kernel, Phase, FIXED};
     use spgemm_core::gpu::program;
     use spgemm_core::gpu::SortVariant;
+    use spgemm_core::semiring::Semiring;
     use spgemm_core::table::{group_size, KernelTable};
 
     #[test]
@@ -214,7 +215,7 @@ mod tests {
     fn program_for_the_dcu_has_every_kernel_of_its_table() {
         let props = dcu_gfx906();
         let t = KernelTable::for_device(&props, 8);
-        let units = program::build::<f64>("", "", &t, SortVariant::Auto);
+        let units = program::build::<f64>("", "", &t, SortVariant::Auto, Semiring::PlusTimes);
         let kernels: Vec<Kernel> = units.iter().flat_map(|u| u.kernels.clone()).collect();
         assert_eq!(kernels[..FIXED.len()], FIXED);
         assert_eq!(kernels[FIXED.len()], Kernel::BinCount(Phase::Symbolic));

@@ -152,6 +152,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     spgemm_kernels_hip::BODY,
                     &table,
                     sort,
+                    Semiring::PlusTimes,
                 )
             } else {
                 program::build::<f64>(
@@ -159,10 +160,18 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     spgemm_kernels_hip::BODY,
                     &table,
                     sort,
+                    Semiring::PlusTimes,
                 )
             };
-            // The masked dot products, once per value type and semiring.
+            // A semiring other than plus (compare-and-swap for its sum) and
+            // the masked dot products, once per value type and semiring.
             if sort == SortVariant::Auto {
+                let (prelude, body) = (spgemm_kernels_hip::PRELUDE_HIP, spgemm_kernels_hip::BODY);
+                units.extend(if value_bytes == 4 {
+                    program::build::<f32>(prelude, body, &table, sort, Semiring::MinPlus)
+                } else {
+                    program::build::<f64>(prelude, body, &table, sort, Semiring::MinPlus)
+                });
                 units.extend(Semiring::ALL.map(|r| {
                     let source = spgemm_kernels_hip::MASKED_DOT;
                     if value_bytes == 4 {

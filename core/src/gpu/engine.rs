@@ -24,8 +24,7 @@ const _: () = assert!(
     "spgemm's GPU path needs 64-bit usize"
 );
 
-/// Compiled kernel sets, each under its key (a value type, or a value type
-/// and a semiring).
+/// Compiled kernel sets, each under its key (a value type and a semiring).
 type Sets<K, D> = Mutex<Vec<(K, Arc<KernelSet<D>>)>>;
 
 /// SpGEMM on one device: compiled kernels per value type (and, for masked
@@ -39,7 +38,7 @@ pub struct GpuEngine<D: Device> {
     body: &'static str,
     masked_dot: &'static str,
     pub(super) config: GpuConfig,
-    tables: Sets<TypeId, D>,
+    tables: Sets<(TypeId, Semiring), D>,
     masked: Sets<(TypeId, Semiring), D>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
     pub(super) staging: StagingPool<D>,
@@ -118,6 +117,7 @@ impl<D: Device> GpuEngine<D> {
             self.body,
             &self.table::<T>()?,
             self.config.sort,
+            Semiring::PlusTimes,
         );
         Ok(units.into_iter().map(|u| u.program).collect())
     }
@@ -132,14 +132,22 @@ impl<D: Device> GpuEngine<D> {
     }
 
     pub(super) fn kernels<T: Scalar>(&self) -> Result<Arc<KernelSet<D>>> {
+        self.kernels_for::<T>(Semiring::PlusTimes)
+    }
+
+    /// The product's kernels for `T` with `semiring`'s operators, compiled
+    /// (or loaded from the cache) at their first use.
+    pub(super) fn kernels_for<T: Scalar>(&self, semiring: Semiring) -> Result<Arc<KernelSet<D>>> {
+        let key = (TypeId::of::<T>(), semiring);
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, set)) = tables.iter().find(|(t, _)| *t == TypeId::of::<T>()) {
+        if let Some((_, set)) = tables.iter().find(|(k, _)| *k == key) {
             return Ok(set.clone());
         }
         let table = self.table::<T>()?;
-        let units = program::build::<T>(self.prelude, self.body, &table, self.config.sort);
-        let set = Arc::new(self.load(table, &units)?);
-        tables.push((TypeId::of::<T>(), set.clone()));
+        let units =
+            program::build::<T>(self.prelude, self.body, &table, self.config.sort, semiring);
+        let set = Arc::new(self.load(table, &units, semiring)?);
+        tables.push((key, set.clone()));
         Ok(set)
     }
 
@@ -155,14 +163,19 @@ impl<D: Device> GpuEngine<D> {
             return Ok(set.clone());
         }
         let unit = program::masked_dot::<T>(self.prelude, self.masked_dot, semiring);
-        let set = Arc::new(self.load(self.table::<T>()?, &[unit])?);
+        let set = Arc::new(self.load(self.table::<T>()?, &[unit], semiring)?);
         sets.push((key, set.clone()));
         Ok(set)
     }
 
     /// Compiles and loads `units`, each on its own thread (compilers are
     /// single-threaded).
-    fn load(&self, table: KernelTable, units: &[program::Unit]) -> Result<KernelSet<D>> {
+    fn load(
+        &self,
+        table: KernelTable,
+        units: &[program::Unit],
+        semiring: Semiring,
+    ) -> Result<KernelSet<D>> {
         let loaded = std::thread::scope(|s| {
             let handles: Vec<_> = units
                 .iter()
@@ -181,6 +194,7 @@ impl<D: Device> GpuEngine<D> {
         Ok(KernelSet {
             table,
             sort: self.config.sort,
+            semiring,
             kernels,
         })
     }
@@ -418,6 +432,54 @@ impl<D: Device> GpuEngine<D> {
         self.run(a, b, None, Some(values_ready))
     }
 
+    /// `C = A ⊕.⊗ B` on the device with `semiring` (A `M×K`, B `K×N`):
+    /// the product's own two phases, its numeric kernels compiled with the
+    /// semiring's `⊗` and `⊕` ([`Semiring::kernel_definitions`]; once per
+    /// value type and semiring, on first use). C holds an entry wherever
+    /// some `k` joins `i` and `j`, rows sorted. Accumulators start at `⊕`'s
+    /// identity: an entry all of whose products are NaN holds the identity
+    /// (`±∞`) under `min` and `max`, which skip NaN, where the CPU keeps the
+    /// NaN. With the phase times.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply`] (there is no fallback to chunks of rows
+    /// when C does not fit the device).
+    pub fn multiply_semiring<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        let kernels = self.kernels_for::<T>(semiring)?;
+        let ((c, mut times), peak) =
+            self.with_product_on(&kernels, a, b, None, |p| p.multiply(None))?;
+        times.peak_bytes = peak;
+        Ok((c, times))
+    }
+
+    /// [`GpuEngine::multiply_semiring`] from the host to the host: A and B
+    /// uploaded (once when they are the same arrays), C downloaded.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply_semiring`]; host out of memory.
+    pub fn multiply_host_semiring<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        semiring: Semiring,
+    ) -> Result<CsrMatrix<T>> {
+        crate::reference::check_dimensions(a.shape(), b.shape())?;
+        let (ga, gb) = if a.same_arrays(&b) {
+            (self.upload_with(a, false)?, None)
+        } else {
+            let [ga, gb] = self.upload_all([a, b], false)?;
+            (ga, Some(gb))
+        };
+        let (c, _) = self.multiply_semiring(&ga, gb.as_ref().unwrap_or(&ga), semiring)?;
+        drop((ga, gb));
+        self.download(&c)
+    }
+
     /// The symbolic phase of `C = A·B`, kept as a plan.
     ///
     /// # Errors
@@ -515,7 +577,20 @@ impl<D: Device> GpuEngine<D> {
         values_ready: Option<&D::Event>,
         f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
-        self.with_launcher::<T, _>(|l| {
+        self.with_product_on(&*self.kernels::<T>()?, a, b, values_ready, f)
+    }
+
+    /// [`GpuEngine::with_product_after`] with `kernels` (another
+    /// semiring's).
+    fn with_product_on<T: Scalar, R>(
+        &self,
+        kernels: &KernelSet<D>,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        values_ready: Option<&D::Event>,
+        f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
+    ) -> Result<(R, usize)> {
+        self.launching(kernels, |l| {
             let product = Product {
                 launcher: *l,
                 options: &self.config,

@@ -138,6 +138,9 @@ pub enum Kernel {
     NumericDenseCompact,
     /// `spgemm_fill_empty`: marks hash keys empty.
     FillEmpty,
+    /// `spgemm_fill_identity`: sets global accumulators to the identity of
+    /// the semiring's `⊕` (when it is not zero).
+    FillIdentity,
     /// `spgemm_numeric_hash_slices`: global hash tables of the longest
     /// rows, rows split into slices over blocks (DCU kernel 8).
     NumericHashSlices,
@@ -187,7 +190,7 @@ pub const MASKED: [Kernel; 3] = [
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 29] = [
+pub const FIXED: [Kernel; 30] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -202,6 +205,7 @@ pub const FIXED: [Kernel; 29] = [
     Kernel::NumericDense,
     Kernel::NumericDenseCompact,
     Kernel::FillEmpty,
+    Kernel::FillIdentity,
     Kernel::NumericHashSlices,
     Kernel::SortStep,
     Kernel::SortTiles,
@@ -248,6 +252,7 @@ impl Kernel {
             Kernel::NumericDense => "spgemm_numeric_dense",
             Kernel::NumericDenseCompact => "spgemm_numeric_dense_compact",
             Kernel::FillEmpty => "spgemm_fill_empty",
+            Kernel::FillIdentity => "spgemm_fill_identity",
             Kernel::NumericHashSlices => "spgemm_numeric_hash_slices",
             Kernel::SortStep => "spgemm_sort_step",
             Kernel::SortTiles => "spgemm_sort_tiles",
@@ -287,6 +292,7 @@ impl Kernel {
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
             Kernel::NumericDense | Kernel::NumericDenseCompact => of::<NumericDenseArgs>(),
             Kernel::FillEmpty => of::<FillEmptyArgs>(),
+            Kernel::FillIdentity => of::<FillIdentityArgs>(),
             Kernel::NumericHashSlices => of::<NumericHashSlicesArgs>(),
             Kernel::SortStep => of::<SortStepArgs>(),
             Kernel::SortTiles => of::<SortTilesArgs>(),
@@ -621,6 +627,11 @@ kernel_args! {
     /// [`Kernel::FillEmpty`].
     FillEmptyArgs {
         keys: DevicePtr = "u32*",
+        n: u64 = "u64",
+    }
+    /// [`Kernel::FillIdentity`]: `n` values.
+    FillIdentityArgs {
+        vals: DevicePtr = "value_t*",
         n: u64 = "u64",
     }
     /// [`Kernel::NumericHashSlices`]: the slices' `bounds` from

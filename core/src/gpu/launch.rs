@@ -26,11 +26,14 @@ pub(super) fn blocks_for(n: usize, per_block: usize, cap: usize) -> u32 {
     n.div_ceil(per_block.max(1)).clamp(1, cap) as u32
 }
 
-/// The kernels compiled for one value type: the table and sort they were
-/// built with, and each kernel of the catalogue that the program holds.
+/// The kernels compiled for one value type and semiring: the table, sort
+/// and semiring they were built with, and each kernel of the catalogue
+/// that the program holds.
 pub(super) struct KernelSet<D: Device> {
     pub(super) table: KernelTable,
     pub(super) sort: SortVariant,
+    /// The semiring whose operators the kernels were compiled with.
+    pub(super) semiring: crate::semiring::Semiring,
     pub(super) kernels: HashMap<Kernel, D::Kernel>,
 }
 

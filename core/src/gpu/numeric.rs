@@ -5,8 +5,8 @@ use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, DevicePtr, FillEmptyArgs, Kernel, NumericBinArgs, NumericDenseArgs, NumericGlobalArgs,
-    NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
+    self, DevicePtr, FillEmptyArgs, FillIdentityArgs, Kernel, NumericBinArgs, NumericDenseArgs,
+    NumericGlobalArgs, NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
@@ -15,6 +15,7 @@ use super::product::{bounds_at, Product};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::semiring::Semiring;
 
 /// Rows per multiprocessor up to which [`LongRows::Auto`] takes the sorted
 /// global hash (DCU kernel 8) rather than the in-place one (kernel 9). The
@@ -65,6 +66,22 @@ pub(super) fn distinct_shared_bytes(entries: u32, value_bytes: usize) -> usize {
 }
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
+    /// Sets the first `n` of the global accumulators `vals` to the identity
+    /// of the semiring's `⊕`: zeros (by a memset) for `+`, else by a
+    /// kernel.
+    fn start_values(&self, stream: usize, vals: &DeviceArray<D, T>, n: usize) -> Result<()> {
+        let l = &self.launcher;
+        if matches!(l.kernels.semiring, Semiring::PlusTimes | Semiring::PlusPair) {
+            return vals.zero(self.device(), self.stream(stream), 0, n);
+        }
+        let args = FillIdentityArgs {
+            vals: vals.ptr(),
+            n: n as u64,
+        };
+        let grid = shape(l.grid(n, BLOCK as usize), BLOCK, 0);
+        l.launch(stream, Kernel::FillIdentity, grid, &args)
+    }
+
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
     /// `counts`) and one kernel per bin, largest first on several streams:
     /// direct copies for single-entry rows of A, shared tables, and global
@@ -287,7 +304,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             rows_at_once * words * 32,
             ["numeric dense bitmaps", "numeric dense accumulators"],
         )?;
-        vals.zero(dev, s, 0, vals.len())?;
+        self.start_values(stream, &vals, vals.len())?;
         let mut args = NumericDenseArgs {
             rows,
             g,
@@ -344,7 +361,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         rows: NumericRows,
         g: u32,
     ) -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>)> {
-        let (dev, s, l) = (self.device(), self.stream(stream), &self.launcher);
+        let l = &self.launcher;
         let tsize = (3 * max_nnz.max(1)).div_ceil(2);
         if tsize > 1 << 31 {
             return Err(Error::TooLarge {
@@ -385,7 +402,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             };
             let fill_grid = shape(l.grid(slots, BLOCK as usize), BLOCK, 0);
             l.launch(stream, Kernel::FillEmpty, fill_grid, &fill)?;
-            vals.zero(dev, s, 0, slots)?;
+            self.start_values(stream, &vals, slots)?;
             args.rows.bins = bins;
             args.rows.nrows = count as u32;
             args.bounds = bounds_at(&bounds, start, slices);

@@ -116,7 +116,9 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
     }
 }
 
-/// Builds the programs for value type `T` with `table`: compilation units
+/// Builds the programs for value type `T`, `semiring` and `table`
+/// (the semiring's operators emitted by [`Semiring::kernel_definitions`]):
+/// compilation units
 /// that share one source prefix (prelude, shared constants, value type,
 /// body, bin ranges) and split the kernels of [`kernels`] between them, in
 /// that order, so they compile in parallel. The first unit exports the
@@ -127,19 +129,26 @@ pub fn build<T: Scalar>(
     body: &str,
     table: &KernelTable,
     sort: SortVariant,
+    semiring: Semiring,
 ) -> Vec<Unit> {
     let mut head = String::new();
     let nsym = table.symbolic.len();
     let nnum = table.numeric.len();
     let _ = writeln!(
         head,
-        "// spgemm kernels: table '{}', value type {}",
+        "// spgemm kernels: table '{}', value type {}, semiring {semiring}",
         table.name,
         T::NAME
     );
     head.push_str(prelude);
     head.push_str(&super::constants::defines());
     let _ = writeln!(head, "\ntypedef {} value_t;", T::C_TYPE);
+    head.push_str(&semiring.kernel_definitions());
+    // The plain product keeps its names; another semiring's are suffixed.
+    let ring = match semiring {
+        Semiring::PlusTimes => String::new(),
+        other => format!("_{other}"),
+    };
     let mut tail = String::new();
     let _ = writeln!(
         tail,
@@ -171,7 +180,7 @@ pub fn build<T: Scalar>(
         Unit {
             program: KernelProgram {
                 name: format!(
-                    "spgemm_{}_{}_{}_unit{index}",
+                    "spgemm_{}_{}{ring}_{}_unit{index}",
                     table.name,
                     T::NAME,
                     sort.name()
@@ -248,6 +257,7 @@ mod tests {
             "// body\n",
             &t,
             SortVariant::Bitonic,
+            Semiring::PlusTimes,
         );
         let kernels: Vec<Kernel> = units.iter().flat_map(|u| u.kernels.clone()).collect();
         assert_eq!(kernels, super::kernels(&t));

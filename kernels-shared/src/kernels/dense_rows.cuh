@@ -48,14 +48,6 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
     }
 }
 
-// -0.0 is the additive identity of IEEE arithmetic (x + -0.0 == x for
-// every x, +0.0 included), so a dense slot starts at -0.0 and its first
-// product lands exactly.
-__device__ __forceinline__ bool negative_zero(double x) {
-    return (u64)__double_as_longlong(x) == 0x8000000000000000ull;
-}
-__device__ __forceinline__ bool negative_zero(float x) { return __float_as_uint(x) == 0x80000000u; }
-
 // A thread's contiguous run of a block's bitmap words, [w0, w1), for the
 // scans that rank the row's columns.
 struct WordRun {
@@ -68,11 +60,11 @@ struct WordRun {
     }
 };
 
-// Starts a dense or ranked block: `nvals` values at -0.0 (see
-// negative_zero) and `words` bitmap words at 0, then the thread's run of
-// the words.
+// Starts a dense or ranked block: `nvals` values at the identity of (+)
+// (see is_identity) and `words` bitmap words at 0, then the thread's run
+// of the words.
 __device__ __forceinline__ WordRun clear_block(value_t* vals, u32 nvals, u32* bits, u32 words) {
-    for (u32 t = threadIdx.x; t < nvals; t += blockDim.x) vals[t] = -value_t(0);
+    for (u32 t = threadIdx.x; t < nvals; t += blockDim.x) vals[t] = SPGEMM_IDENTITY;
     for (u32 t = threadIdx.x; t < words; t += blockDim.x) bits[t] = 0;
     __syncthreads();
     const u32 per = (words + blockDim.x - 1) / blockDim.x;
@@ -81,8 +73,9 @@ __device__ __forceinline__ WordRun clear_block(value_t* vals, u32 nvals, u32* bi
 }
 
 // Numeric step: a value per column of C (words · SPGEMM_WORD_BITS of them,
-// all -0.0 between rows) and a bit per column (set by the product that
-// finds its slot still at -0.0: every slot a product reached has its bit,
+// all the identity between rows) and a bit per column (set by the product
+// that finds its slot still at the identity: every slot a product reached
+// has its bit,
 // whatever the values), then a scratch word per warp. The row is written by
 // contiguous runs of words per thread, offsets from a block scan of their
 // bit counts, each slot reset as it is read.
@@ -98,7 +91,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
     for (u32 r = blockIdx.x; r < nrows; r += gridDim.x) {
         const u32 row = bins[r];
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
-            if (negative_zero(atomicAdd(&dense[col], v)))
+            if (is_identity(semiring_atomic(&dense[col], v)))
                 atomicOr(&bits[col / SPGEMM_WORD_BITS], 1u << (col % SPGEMM_WORD_BITS));
         });
         __syncthreads();
@@ -112,7 +105,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
                 m &= m - 1;
                 ccol[out] = col;
                 cval[out] = dense[col];
-                dense[col] = -value_t(0);
+                dense[col] = SPGEMM_IDENTITY;
                 ++out;
             }
         }
@@ -133,7 +126,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_DENSE_THREADS, SPGEMM_DENSE
 // with no hash probing and no sort, and its values are written
 // contiguously. Shared memory: `capacity` values (at least the bin's
 // largest nnz(i)), then `words` bits and `words` bases, then a scan word
-// per warp. Values start at -0.0 (see negative_zero) and are reset as they
+// per warp. Values start at the identity (see is_identity) and are reset as they
 // are written; bits as they are read. Any block width (a multiple of the
 // warp's, at most a warp of warps).
 __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol, const value_t* aval,
@@ -167,15 +160,15 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
         }
         const u64 start = crpt[row];
         if (in_c)
-            for (u32 t = threadIdx.x; t < total; t += blockDim.x) cval[start + t] = -value_t(0);
+            for (u32 t = threadIdx.x; t < total; t += blockDim.x) cval[start + t] = SPGEMM_IDENTITY;
         __syncthreads();
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g, [&](u32 col, value_t v) {
             const u32 w = col / SPGEMM_WORD_BITS, below = (1u << (col % SPGEMM_WORD_BITS)) - 1;
             const u32 pos = base[w] + __popc(bits[w] & below);
             if (in_c)
-                atomicAdd(&cval[start + pos], v);
+                semiring_atomic(&cval[start + pos], v);
             else
-                atomicAdd(&vals[pos], v);
+                semiring_atomic(&vals[pos], v);
         });
         __syncthreads();
         for (u32 w = run.w0; w < run.w1; ++w) {
@@ -190,7 +183,7 @@ __device__ __forceinline__ void numeric_ranked(const u64* arpt, const u32* acol,
         if (!in_c)
             for (u32 t = threadIdx.x; t < total; t += blockDim.x) {
                 cval[start + t] = vals[t];
-                vals[t] = -value_t(0);
+                vals[t] = SPGEMM_IDENTITY;
             }
         __syncthreads();
     }

@@ -45,7 +45,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_global(const u64* arpt, const u32* acol,
         while (tsize < 2 * nnz) tsize <<= 1;
         for (u32 t = threadIdx.x; t < tsize; t += blockDim.x) {
             keys[t] = SPGEMM_EMPTY;
-            vals[t] = value_t(0);
+            vals[t] = SPGEMM_IDENTITY;
         }
         __syncthreads();
         for_products(arpt, acol, aval, brpt, bcol, bval, row, threadIdx.x, blockDim.x, g,
@@ -252,7 +252,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense(const u64* arpt, const u32* acol, 
     const bool test = repeat_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u;
     for_slice_products(arpt, acol, aval, brpt, bcol, bval, bounds, row, r, sl, slices, g, [&](u32 col, value_t v) {
         set_bit(bits, col, test);
-        atomicAdd(&dense[col], v);
+        semiring_atomic(&dense[col], v);
     });
 }
 
@@ -303,13 +303,13 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32
                 w &= w - 1;
             }
 #pragma unroll
-            for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j) v[j] = j < k ? dense[col[j]] : value_t(0);
+            for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j) v[j] = j < k ? dense[col[j]] : SPGEMM_IDENTITY;
 #pragma unroll
             for (u32 j = 0; j < SPGEMM_COMPACT_BATCH; ++j)
                 if (j < k) {
                     ccol[at + j] = col[j];
                     cval[at + j] = v[j];
-                    dense[col[j]] = value_t(0);
+                    dense[col[j]] = SPGEMM_IDENTITY;
                 }
             at += k;
         }
@@ -326,6 +326,13 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_dense_compact(const u64* arpt, const u32
 SPGEMM_FIXED_KERNEL void spgemm_fill_empty(u32* keys, u64 n) {
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
         keys[i] = SPGEMM_EMPTY;
+}
+
+// Sets `n` values to (+)'s identity: the global accumulators of a semiring
+// whose identity is not zero (zero for plus is written by a memset).
+SPGEMM_FIXED_KERNEL void spgemm_fill_identity(value_t* vals, u64 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        vals[i] = SPGEMM_IDENTITY;
 }
 
 // Hashing: block = row · slices + slice (slices as spgemm_numeric_dense's);

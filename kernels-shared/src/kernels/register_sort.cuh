@@ -40,7 +40,7 @@ __device__ __forceinline__ u32 expand_row(u64 a0, u64 a1, const u32* acol, const
         const u32 at = run + incl - len;
         for (u32 q = 0; q < len; ++q) {
             keys[at + q] = bcol[b0 + q];
-            if (VALUES) vals[at + q] = a * bval[b0 + q];
+            if (VALUES) vals[at + q] = semiring_times(a, bval[b0 + q]);
         }
         run += SPGEMM_SHFL_W(incl, ROW_THREADS - 1, ROW_THREADS);
     }
@@ -110,7 +110,7 @@ __device__ __forceinline__ void expand_and_load(u64 a0, u64 a1, const u32* acol,
     for (u32 r = 0; r < R; ++r) {
         const u32 t = lane * R + r;
         key[r] = t < n ? keys[t] : SPGEMM_EMPTY;
-        val[r] = VALUES && t < n ? vals[t] : value_t(0);
+        val[r] = VALUES && t < n ? vals[t] : SPGEMM_IDENTITY;
     }
 }
 
@@ -148,26 +148,26 @@ __device__ __forceinline__ void write_runs(const u32 (&key)[R], value_t (&val)[R
     const u32 starts = run_starts<ROW_THREADS, R>(key, lane);
     // This lane's elements before its first run start, for the lanes
     // before it; `open`: no run starts here.
-    value_t lead = value_t(0);
+    value_t lead = SPGEMM_IDENTITY;
 #pragma unroll
     for (u32 r = 0; r < R; ++r)
-        if ((starts & ((2u << r) - 1)) == 0) lead += val[r];
+        if ((starts & ((2u << r) - 1)) == 0) lead = semiring_plus(lead, val[r]);
     u32 open = starts == 0;
     for (u32 d = 1; d < ROW_THREADS; d *= 2) {
         const value_t l = SPGEMM_SHFL_DOWN_W(lead, d, ROW_THREADS);
         const u32 o = SPGEMM_SHFL_DOWN_W(open, d, ROW_THREADS);
         if (open && lane + d < ROW_THREADS) {
-            lead += l;
+            lead = semiring_plus(lead, l);
             open = o;
         }
     }
     value_t carry = SPGEMM_SHFL_DOWN_W(lead, 1, ROW_THREADS);
-    if (lane + 1 == ROW_THREADS) carry = value_t(0);
+    if (lane + 1 == ROW_THREADS) carry = SPGEMM_IDENTITY;
 #pragma unroll
     for (int r = R - 1; r >= 0; --r) {
-        carry += val[r];
+        carry = semiring_plus(carry, val[r]);
         val[r] = carry;
-        if (starts >> r & 1u) carry = value_t(0);
+        if (starts >> r & 1u) carry = SPGEMM_IDENTITY;
     }
     const u32 mine = run_columns<R>(key, starts);
     u32 at = segment_inclusive_scan<ROW_THREADS>(mine, lane) - mine;

@@ -166,8 +166,8 @@ __device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size,
     }
 }
 
-// Inserts (key, value): atomicCAS on the key, then atomicAdd on the value
-// (OpSparse Alg. 5). With `unique` (no other product of the row has this
+// Inserts (key, value): atomicCAS on the key, then (+) on the value
+// (OpSparse Alg. 5: atomicAdd for plus). With `unique` (no other product of the row has this
 // key) the slot the key claims is its own and the value is stored.
 __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, bool pow2, u32 key, value_t v,
                                             bool unique) {
@@ -178,7 +178,7 @@ __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, 
             if (unique)
                 vals[h] = v;
             else
-                atomicAdd(&vals[h], v);
+                semiring_atomic(&vals[h], v);
             return;
         }
         h = next_slot(h, size, pow2);
@@ -306,7 +306,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
         __syncthreads();
     }
     for (u32 t = threadIdx.x; t < rows_per_block * KSTRIDE; t += blockDim.x) keys_all[t] = SPGEMM_EMPTY;
-    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) vals_all[t] = value_t(0);
+    for (u32 t = threadIdx.x; t < rows_per_block * TSIZE; t += blockDim.x) vals_all[t] = SPGEMM_IDENTITY;
     if (SORT != 0 && threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
     __syncthreads();
     const u32 idx = blockIdx.x * rows_per_block + local;
@@ -411,7 +411,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
                 if (t < total) {
                     const u64 q = bj + (t - before);
                     keys[run + t] = bcol[q];
-                    vals[run + t] = aj * bval[q];
+                    vals[run + t] = semiring_times(aj, bval[q]);
                 }
             }
             run += total;
@@ -439,7 +439,7 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_direct(const u64* arpt, const u32* acol,
         const u64 b0 = brpt[c], len = brpt[c + 1] - b0, out = crpt[row];
         for (u64 t = lane; t < len; t += SPGEMM_WARP_SIZE) {
             ccol[out + t] = bcol[b0 + t];
-            cval[out + t] = a * bval[b0 + t];
+            cval[out + t] = semiring_times(a, bval[b0 + t]);
         }
     }
 }

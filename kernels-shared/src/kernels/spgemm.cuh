@@ -15,6 +15,43 @@
 // C's row offsets hold nprod(i) after setup, nnz(i) after the symbolic
 // phase, and the exclusive scan of nnz after the scan (OpSparse §5.3).
 
+// The semiring's (+) on a value in memory (shared or global), returning
+// the value before: atomicAdd for plus, else a compare-and-swap loop that
+// stops as soon as (+) leaves the value unchanged. The program builder
+// emits semiring_plus, SPGEMM_IDENTITY and SPGEMM_ADDITIVE
+// (spgemm_core::semiring).
+__device__ __forceinline__ bool same_bits(double x, double y) {
+    return __double_as_longlong(x) == __double_as_longlong(y);
+}
+__device__ __forceinline__ bool same_bits(float x, float y) { return __float_as_uint(x) == __float_as_uint(y); }
+__device__ __forceinline__ double swap_value(double* p, double expected, double desired) {
+    return __longlong_as_double((long long)atomicCAS((u64*)p, (u64)__double_as_longlong(expected),
+                                                     (u64)__double_as_longlong(desired)));
+}
+__device__ __forceinline__ float swap_value(float* p, float expected, float desired) {
+    return __uint_as_float(atomicCAS((u32*)p, __float_as_uint(expected), __float_as_uint(desired)));
+}
+__device__ __forceinline__ value_t semiring_atomic(value_t* p, value_t v) {
+#if SPGEMM_ADDITIVE
+    return atomicAdd(p, v);
+#else
+    value_t old = *(volatile value_t*)p;
+    while (true) {
+        const value_t next = semiring_plus(old, v);
+        if (same_bits(next, old)) return old;
+        const value_t seen = swap_value(p, old, next);
+        if (same_bits(seen, old)) return old;
+        old = seen;
+    }
+#endif
+}
+
+// Whether a dense slot still holds (+)'s identity, the value every slot
+// starts at (x (+) identity == x for every x): the first product to reach
+// a slot finds it so. For plus the identity is -0.0 (x + -0.0 == x for
+// every x, +0.0 included), so that the first product lands exactly.
+__device__ __forceinline__ bool is_identity(value_t x) { return same_bits(x, SPGEMM_IDENTITY); }
+
 // Bits of one bitmap word (a u32): unrelated to the warp width.
 #define SPGEMM_WORD_BITS 32u
 #define SPGEMM_HASH_SCALE 107u
@@ -444,7 +481,7 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
         const u64 b0 = brpt[c], b1 = brpt[c + 1];
         if (b1 - b0 > long_len) continue;
         const value_t a = aval ? aval[p] : value_t(0);
-        for (u64 q = b0 + glane; q < b1; q += g) f(bcol[q], bval ? a * bval[q] : value_t(0));
+        for (u64 q = b0 + glane; q < b1; q += g) f(bcol[q], bval ? semiring_times(a, bval[q]) : value_t(0));
     }
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE, nwarps = blockDim.x / SPGEMM_WARP_SIZE;
     if (!HUBS) {
@@ -460,7 +497,7 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
                 const u32 c = acol[pp];
                 const value_t a = aval ? aval[pp] : value_t(0);
                 for (u64 q = brpt[c] + wl; q < brpt[c + 1]; q += SPGEMM_WARP_SIZE)
-                    f(bcol[q], bval ? a * bval[q] : value_t(0));
+                    f(bcol[q], bval ? semiring_times(a, bval[q]) : value_t(0));
             }
         }
         return;
@@ -482,7 +519,7 @@ __device__ __forceinline__ void for_products_range(u64 a0, u64 a1, const u32* ac
             const u64 b0 = brpt[c], b1 = brpt[c + 1];
             const bool hub = b1 - b0 > block_len;
             const u32 first = hub ? threadIdx.x : wl, stride = hub ? blockDim.x : SPGEMM_WARP_SIZE;
-            for (u64 q = b0 + first; q < b1; q += stride) f(bcol[q], bval ? a * bval[q] : value_t(0));
+            for (u64 q = b0 + first; q < b1; q += stride) f(bcol[q], bval ? semiring_times(a, bval[q]) : value_t(0));
         }
     }
 }
