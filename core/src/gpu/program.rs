@@ -53,9 +53,21 @@ pub fn kernels(table: &KernelTable) -> Vec<Kernel> {
     all
 }
 
+/// The numeric sort code of a bin under `semiring`: the register sort
+/// (code 3, an option) sums the runs of its rows for `+` only; under
+/// another `⊕` its rows gave wrong values in testing (H200, 2026-11-26),
+/// so they take the hash tables and the rank sort (code 1) there.
+fn numeric_sort(code: u32, semiring: Semiring) -> u32 {
+    match (code, semiring) {
+        (3, Semiring::PlusTimes | Semiring::PlusPair) => 3,
+        (3, _) => 1,
+        (code, _) => code,
+    }
+}
+
 /// The `extern "C"` wrapper of a generated kernel: its signature from the
 /// catalogue, its body a call of the shared body's template.
-fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
+fn wrapper(table: &KernelTable, sort: SortVariant, semiring: Semiring, kernel: Kernel) -> String {
     let name = kernel.name();
     let params = kernel.c_params();
     let names: Vec<&str> = kernel.params().iter().map(|p| p.name).collect();
@@ -108,7 +120,7 @@ fn wrapper(table: &KernelTable, sort: SortVariant, kernel: Kernel) -> String {
                 mb = bin.min_blocks,
                 ts = bin.table_size,
                 rt = bin.row_threads,
-                sort = sort.code(table, bin),
+                sort = numeric_sort(sort.code(table, bin), semiring),
                 hubs = bin.walks_hubs(table.warp_width),
             )
         }
@@ -175,7 +187,7 @@ pub fn build<T: Scalar>(
         s.push_str(body);
         s.push_str(&tail);
         for &k in kernels.iter().filter(|k| !FIXED.contains(k)) {
-            s.push_str(&wrapper(table, sort, k));
+            s.push_str(&wrapper(table, sort, semiring, k));
         }
         Unit {
             program: KernelProgram {
