@@ -191,12 +191,12 @@ def matmul(
 
     Products with a semiring other than "plus_times", a mask, ``prune`` or
     ``keep`` take SciPy matrices. The CPU backend runs them all; GPU
-    backends run every semiring under a mask that is not complemented (by a
-    dot product per entry of the mask, on the first GPU), and
-    "plus_times", "plus_pair", "any_pair" and "lor_land" without a mask,
-    pruning on the host after the product. "auto" picks a GPU for those when
-    one is present and the CPU for the rest; a GPU backend named explicitly
-    for the rest raises RuntimeError.
+    backends run every semiring without a mask (the product's kernels
+    compiled with the semiring) or under a mask that is not complemented (a
+    dot product per entry of the mask), on the first GPU, pruning on the
+    host after the product. "auto" picks a GPU for those when one is
+    present and the CPU for a complemented mask; a GPU backend named
+    explicitly for a complemented mask raises RuntimeError.
 
     Returns
     -------
