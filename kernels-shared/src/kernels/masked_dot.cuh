@@ -56,6 +56,17 @@ __device__ __forceinline__ u64 lower_bound(const u32* __restrict__ cols, u64 lo,
     return lo;
 }
 
+// A product a_ik (x) b_kj found at aval[p] and bval[q] (values read only
+// when the semiring reads them) added to the sum `acc`, which starts at
+// the first product (`hit`: one has been added).
+__device__ __forceinline__ void meet(value_t& acc, u32& hit, const value_t* aval, u64 p, const value_t* bval,
+                                     u64 q) {
+    const value_t v = semiring_times(SPGEMM_READS_VALUES ? aval[p] : value_t(1),
+                                     SPGEMM_READS_VALUES ? bval[q] : value_t(1));
+    acc = hit ? semiring_plus(acc, v) : v;
+    hit = 1;
+}
+
 // The row of entry e: the last r with mrpt[r] <= e (rows of M may be empty).
 __device__ __forceinline__ u32 row_of_entry(const u64* __restrict__ mrpt, u32 m, u64 e) {
     u32 lo = 0, hi = m;
@@ -90,30 +101,14 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
                 for (u64 p = a0 + lane; p < a1; p += seg) {
                     const u32 k = acol[p];
                     const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
-                    if (q < b1 && bcol[q] == j) {
-#if SPGEMM_READS_VALUES
-                        const value_t v = semiring_times(aval[p], bval[q]);
-#else
-                        const value_t v = semiring_times(value_t(1), value_t(1));
-#endif
-                        acc = hit ? semiring_plus(acc, v) : v;
-                        hit = 1;
-                    }
+                    if (q < b1 && bcol[q] == j) meet(acc, hit, aval, p, bval, q);
                 }
             } else {
                 // B's column walked, each k looked up in A's row i.
                 for (u64 p = t0 + lane; p < t1; p += seg) {
                     const u32 k = btcol[p];
                     const u64 q = lower_bound(acol, a0, a1, k);
-                    if (q < a1 && acol[q] == k) {
-#if SPGEMM_READS_VALUES
-                        const value_t v = semiring_times(aval[q], btval[p]);
-#else
-                        const value_t v = semiring_times(value_t(1), value_t(1));
-#endif
-                        acc = hit ? semiring_plus(acc, v) : v;
-                        hit = 1;
-                    }
+                    if (q < a1 && acol[q] == k) meet(acc, hit, aval, q, btval, p);
                 }
             }
         }
