@@ -177,7 +177,7 @@ def matmul(
         1.0 and 0.0), "plus_pair" (C counts the k joining i and j) and
         "any_pair" (C's structure, values 1.0); the last two never read
         A's or B's values. C has an entry wherever some k joins i and j.
-    mask : a SciPy matrix of shape (M, N) whose structure (not its values)
+    mask : a matrix of ``a``'s kind, shape (M, N), whose structure (not its values)
         selects C's entries: C keeps only entries where ``mask`` has one
         (C<M>), or with ``complement=True`` only where it has none (C<!M>).
         Masked-out products are never accumulated.
@@ -190,13 +190,18 @@ def matmul(
         C.T = B.T (+).(x) A.T.
 
     Products with a semiring other than "plus_times", a mask, ``prune`` or
-    ``keep`` take SciPy matrices. The CPU backend runs them all; GPU
+    ``keep`` on SciPy matrices: the CPU backend runs them all; GPU
     backends run every semiring without a mask (the product's kernels
     compiled with the semiring) or under a mask that is not complemented (a
     dot product per entry of the mask), on the first GPU, pruning on the
     host after the product. "auto" picks a GPU for those when one is
     present and the CPU for a complemented mask; a GPU backend named
-    explicitly for a complemented mask raises RuntimeError.
+    explicitly for a complemented mask raises RuntimeError. On CuPy and
+    PyTorch matrices (the mask of the same kind, on the same GPU) every
+    semiring runs, unmasked or under a structural mask, C left on the GPU
+    and complete when the call returns; pruning and complemented masks
+    raise ValueError there. A masked product on device matrices needs A's
+    and B's rows sorted without duplicates (``check`` True verifies it).
 
     Returns
     -------
@@ -213,8 +218,8 @@ def matmul(
     ------
     TypeError: inputs that are not sparse matrices, or of different kinds.
     ValueError: shape mismatch (of the mask too), an unknown semiring, a
-        negative ``prune`` or ``keep``, device matrices with a semiring,
-        mask or pruning, unsupported dtype, malformed CSR (out-of-range
+        negative ``prune`` or ``keep``, device matrices with pruning or a
+        complemented mask, unsupported dtype, malformed CSR (out-of-range
         or negative indices, decreasing indptr; unsorted rows or duplicates
         where ``check`` asks for sorted rows), naming the row, column or
         position at fault; a ``check`` other than True, False, "canonical".
@@ -245,16 +250,22 @@ def matmul(
 
 
 def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns):
-    """``matmul`` with a semiring, mask or pruning: SciPy matrices."""
+    """``matmul`` with a semiring, mask or pruning: SciPy matrices on any
+    backend; CuPy and torch matrices on their GPU, without pruning or a
+    complemented mask."""
     kind = _kinds(a, b)
-    if kind != "scipy" or (mask is not None and _kind(mask) != "scipy"):
-        raise ValueError(
-            "semirings, masks and pruning take SciPy matrices; move device matrices "
-            "to the host with .get() or .cpu() first"
-        )
+    if mask is not None and _kind(mask) != kind:
+        raise TypeError(f"the mask must be of A's kind ({kind}), not {_kind(mask)}")
     if keep is not None and (not isinstance(keep, (int, np.integer)) or keep < 0):
         raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
+    if kind != "scipy":
+        if prune is not None or keep is not None or complement:
+            raise ValueError(
+                "pruning and complemented masks take SciPy matrices; move device matrices "
+                "to the host with .get() or .cpu() first"
+            )
+        return _device.matmul_spec(kind, a, b, mask, backend, dtype, _native_check(check, kind), semiring)
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     # The mask as A's or B's own arrays when it is A or B (converted once).

@@ -34,8 +34,10 @@ def matmul(
     torch sparse CSR tensor on the same device (complete in the order of
     the caller's current stream). Raises TypeError, ValueError,
     MemoryError or RuntimeError as documented. ``semiring``, ``mask``,
-    ``complement``, ``prune`` and ``keep`` (GraphBLAS-style products) take
-    SciPy matrices and run on the CPU backend."""
+    ``complement``, ``prune`` and ``keep`` (GraphBLAS-style products) run
+    on every backend for SciPy matrices (complemented masks on the CPU);
+    CuPy and torch matrices take every semiring, unmasked or under a
+    structural mask of their kind, on their GPU."""
 
 class Plan:
     """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""

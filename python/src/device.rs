@@ -11,6 +11,7 @@ use spgemm::device::Device;
 use spgemm::gpu::{
     self, DeviceArray, Enqueued, GpuEngine, GpuMatrix, GpuPlan, IndexWidth, PhaseEvents,
 };
+use spgemm::semiring::Semiring;
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -320,6 +321,84 @@ pub(crate) fn matmul_device(
                 product::<f64>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
             } else {
                 product::<f32>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
+            }
+        })
+        .map_err(to_py)?;
+    Ok(DeviceCsr {
+        c,
+        offsets32,
+        timing,
+        backend: backend.clone(),
+    })
+}
+
+/// `C⟨M⟩ = A ⊕.⊗ B` (M `None`: unmasked) over borrowed device arrays, on
+/// this thread, after the caller's `stream`; returns when C is complete.
+/// Unmasked, by the product's kernels compiled with the semiring
+/// ([`GpuEngine::multiply_semiring`]); masked, by a dot product per entry
+/// of M ([`GpuEngine::masked_dot_device`]; M's structure borrowed once
+/// when it is A's or B's arrays).
+fn spec_product<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    mask: Option<DeviceOperand>,
+    semiring: Semiring,
+    stream: u64,
+) -> spgemm::Result<Product<T>> {
+    // SAFETY: see `product`; C does not refer to the caller's arrays, and
+    // it is complete when this returns.
+    unsafe {
+        after_caller(e, stream)?;
+        let (ga, gb) = borrow(e, a, b)?;
+        let gb = gb.as_ref().unwrap_or(&ga);
+        let t = std::time::Instant::now();
+        let c = match mask {
+            None => e.multiply_semiring(&ga, gb, semiring)?.0,
+            Some(m) if m == a => e.masked_dot_device(&ga, &ga, gb, semiring)?,
+            Some(m) if m == b => e.masked_dot_device(gb, &ga, gb, semiring)?,
+            Some(m) => {
+                let [gm] = e.borrow_devices::<T, 1>([(arrays(m), m.8)])?;
+                e.masked_dot_device(&gm, &ga, gb, semiring)?
+            }
+        };
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        let offsets32 = e.row_offsets_i32(&c)?;
+        Ok((c, offsets32, Timing::Done(wall, wall)))
+    }
+}
+
+/// `matmul_spec_device(a, b, mask, double, device, semiring, stream)`:
+/// `C⟨M⟩ = A ⊕.⊗ B` on CUDA GPU `device` for device operands (see
+/// `DeviceOperand`; `mask` `None` for none, its values never read),
+/// values float64 when `double` else float32, `semiring` a GraphBLAS
+/// name. Waits for the caller's `stream` first and returns when C is
+/// complete. `ValueError` for an unknown semiring, shapes that disagree
+/// (the mask's too), or A or B not checked as sorted under a mask.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_spec_device(
+    py: Python<'_>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    mask: Option<DeviceOperand>,
+    double: bool,
+    device: usize,
+    semiring: &str,
+    stream: u64,
+) -> PyResult<DeviceCsr> {
+    check_shapes(&a, &b)?;
+    let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    let backend = open("cuda", device)?;
+    let e = engine(&backend)?;
+    let (c, offsets32, timing) = py
+        .detach(|| {
+            if double {
+                spec_product::<f64>(e, a, b, mask, semiring, stream)
+                    .map(|(c, o, t)| (AnyGpu::F64(c), o, t))
+            } else {
+                spec_product::<f32>(e, a, b, mask, semiring, stream)
+                    .map(|(c, o, t)| (AnyGpu::F32(c), o, t))
             }
         })
         .map_err(to_py)?;

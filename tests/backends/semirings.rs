@@ -66,6 +66,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             format!("{name}::semirings::masked_products_by_dot_products"),
             move || masked_products_by_dot_products(kind),
         ));
+        trials.push(common::trial(
+            kind,
+            format!("{name}::semirings::masked_products_of_device_matrices"),
+            move || masked_products_of_device_matrices(kind),
+        ));
     }
     trials
 }
@@ -259,6 +264,127 @@ fn masked_products_by_dot_products(kind: BackendKind) {
         .mask(l.view(), false);
     let c = gpu.multiply_spec(&l, &u, &spec).unwrap();
     assert_eq!(c.values().iter().sum::<f64>(), 48260.0);
+}
+
+/// `GpuEngine::masked_dot_device` on matrices already on the device, C
+/// left there: a mask of its own, the mask as A's arrays, a mask every
+/// entry of which a product meets (C is the mask's structure, nothing to
+/// compact), an empty mask; A with unsorted rows refused; and, through
+/// the host path, A repeating a column in a row refused by name.
+fn masked_products_of_device_matrices(kind: BackendKind) {
+    let (gpu, _) = spgemm::Backend::select(kind).unwrap();
+    match &gpu {
+        #[cfg(feature = "cuda")]
+        spgemm::Backend::Cuda(m) => masked_on_engine(&m.engines()[0]),
+        #[cfg(feature = "hip")]
+        spgemm::Backend::Hip(m) => masked_on_engine(&m.engines()[0]),
+        _ => unreachable!("{kind:?} opened another backend"),
+    }
+    let a: CsrMatrix<f64> = generate::uniform(40, 30, 6, 41).unwrap();
+    let (o, mut c, v) = (
+        a.row_offsets().to_vec(),
+        a.col_indices().to_vec(),
+        a.values(),
+    );
+    let twice = c[o[5]];
+    c[o[5] + 1] = twice;
+    let repeated = CsrMatrix::new(40, 30, o, c, v.to_vec()).unwrap();
+    let spec = ProductSpec::new()
+        .semiring(Semiring::PlusPair)
+        .mask(a.view(), false);
+    let b: CsrMatrix<f64> = generate::uniform(30, 40, 6, 42).unwrap();
+    let err = gpu.multiply_spec(&repeated, &b, &spec).unwrap_err();
+    let want = format!("row 5 of A repeats column {twice}");
+    assert!(err.to_string().contains(&want), "{err}");
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn masked_on_engine<D: spgemm::device::Device>(e: &spgemm::gpu::GpuEngine<D>) {
+    let a: CsrMatrix<f64> = generate::uniform(300, 170, 12, 43).unwrap();
+    let b: CsrMatrix<f64> = generate::uniform(170, 410, 40, 44).unwrap();
+    let b = b.map(|v| v - 0.5);
+    let m = mask_for(300, 410, 60, 45);
+    let (ga, gb, gm) = (
+        e.upload(&a).unwrap(),
+        e.upload(&b).unwrap(),
+        e.upload(&m).unwrap(),
+    );
+    let exact = |got: &CsrMatrix<f64>, want: &CsrMatrix<f64>, what: &str| {
+        assert_eq!(got.row_offsets(), want.row_offsets(), "{what}: rows");
+        assert_eq!(got.col_indices(), want.col_indices(), "{what}: columns");
+        let bad = got
+            .values()
+            .iter()
+            .zip(want.values())
+            .position(|(x, y)| (x - y).abs() > 1e-12 * (1.0 + y.abs()));
+        assert_eq!(bad, None, "{what}: values");
+    };
+    for ring in [
+        Semiring::PlusTimes,
+        Semiring::MinPlus,
+        Semiring::PlusPair,
+        Semiring::AnyPair,
+    ] {
+        let c = e.masked_dot_device(&gm, &ga, &gb, ring).unwrap();
+        let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
+        let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+        assert!(
+            want.nnz() > 1000 && want.nnz() < m.nnz(),
+            "{ring}: {}",
+            want.nnz()
+        );
+        exact(&e.download(&c).unwrap(), &want, &format!("own mask {ring}"));
+    }
+    // The mask is A, and B is A: C⟨G⟩ = G max.times G of R-MAT hubs.
+    let g: CsrMatrix<f64> = generate::rmat(11, 16, 46).unwrap();
+    let gg = e.upload(&g).unwrap();
+    let c = e
+        .masked_dot_device(&gg, &gg, &gg, Semiring::MaxTimes)
+        .unwrap();
+    let spec = ProductSpec::new()
+        .semiring(Semiring::MaxTimes)
+        .mask(g.view(), false);
+    let want = reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
+    exact(&e.download(&c).unwrap(), &want, "mask is A");
+    // Every entry of the mask met: the masked product's own structure.
+    let met = reference::multiply_spec(
+        a.view(),
+        b.view(),
+        &ProductSpec::new()
+            .semiring(Semiring::PlusPair)
+            .mask(m.view(), false),
+    )
+    .unwrap();
+    let gmet = e.upload(&met).unwrap();
+    let c = e
+        .masked_dot_device(&gmet, &ga, &gb, Semiring::PlusTimes)
+        .unwrap();
+    let spec = ProductSpec::new().mask(met.view(), false);
+    let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+    assert_eq!(want.nnz(), met.nnz());
+    exact(&e.download(&c).unwrap(), &want, "every entry met");
+    // An empty mask.
+    let empty = e
+        .upload(&CsrMatrix::<f64>::zeros(300, 410).unwrap())
+        .unwrap();
+    let c = e
+        .masked_dot_device(&empty, &ga, &gb, Semiring::MinPlus)
+        .unwrap();
+    let c = e.download(&c).unwrap();
+    assert_eq!((c.nrows(), c.ncols(), c.nnz()), (300, 410, 0));
+    // Unsorted rows of A: refused, not searched wrongly.
+    let (o, cols, vals) = (a.row_offsets(), a.col_indices(), a.values());
+    let (mut rc, mut rv) = (cols.to_vec(), vals.to_vec());
+    rc[o[7]..o[8]].reverse();
+    rv[o[7]..o[8]].reverse();
+    let reversed = e
+        .upload(&CsrMatrix::new(300, 170, o.to_vec(), rc, rv).unwrap())
+        .unwrap();
+    let err = e
+        .masked_dot_device(&gm, &reversed, &gb, Semiring::PlusTimes)
+        .err()
+        .expect("unsorted rows refused");
+    assert!(err.to_string().contains("A's rows sorted"), "{err}");
 }
 
 /// The strictly lower triangle L of real matrix `name`'s structure

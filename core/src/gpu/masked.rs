@@ -7,38 +7,36 @@
 //! compiled per value type and semiring.
 
 use super::chunked::HostTimes;
-use super::constants::EMPTY;
 use super::engine::GpuEngine;
-use super::kernels::{ColumnCountsArgs, Kernel, MaskedDotArgs, TransposeScatterArgs};
+use super::kernels::{
+    ColumnCountsArgs, DevicePtr, Kernel, MaskedCompactArgs, MaskedDotArgs, MaskedRowCountsArgs,
+    TransposeScatterArgs,
+};
 use super::launch::{shape, Launcher};
+use super::matrix::{GpuMatrix, Structure};
 use super::memory::DeviceArray;
-use super::staging::bytes_of;
-use crate::csr::{split_rows_mut, CsrMatrix};
+use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::Device;
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::{Mask, Semiring};
-use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
 const THREADS: u32 = 256;
 
-/// Lanes per entry of M: half the shorter operand's mean row length,
-/// rounded up to a power of two, at least 1 and at most the warp.
-fn lanes_per_entry<T: Scalar>(a: CsrView<'_, T>, bt: CsrView<'_, T>, warp: u32) -> u32 {
-    let mean = |m: CsrView<'_, T>| m.nnz().div_ceil(m.nrows().max(1));
-    let shorter = mean(a).min(mean(bt)) as u32;
+/// Lanes per entry of M: half the shorter operand's mean row length (A's
+/// rows, B's columns), rounded up to a power of two, at least 1 and at
+/// most the warp.
+fn lanes_per_entry<D: Device, T>(a: &GpuMatrix<D, T>, b: &GpuMatrix<D, T>, warp: u32) -> u32 {
+    let mean = |nnz: usize, rows: usize| nnz.div_ceil(rows.max(1));
+    let shorter = mean(a.nnz, a.nrows).min(mean(b.nnz, b.ncols)) as u32;
     shorter
         .div_ceil(2)
         .next_power_of_two()
         .clamp(1, warp.max(1))
-}
-
-/// `m` with its rows sorted (two stable counting-sort transposes).
-fn sorted<T: Scalar>(m: CsrView<'_, T>) -> Result<CsrMatrix<T>> {
-    m.transpose()?.view().transpose()
 }
 
 impl<D: Device> GpuEngine<D> {
@@ -53,7 +51,8 @@ impl<D: Device> GpuEngine<D> {
     /// (triangle counting, `C⟨L⟩ = L ⊕.pair Lᵀ`).
     ///
     /// # Errors
-    /// [`Error::NotOnBackend`] for a complemented mask;
+    /// [`Error::NotOnBackend`] for a complemented mask, or for A or B with
+    /// a column repeated within a row (the CPU backend takes those);
     /// [`Error::DimensionMismatch`] unless A's columns are B's rows;
     /// [`Error::MaskShape`] unless M is `M×N`;
     /// [`Error::TooLarge`] past `u32` rows; device errors (compiling the
@@ -69,8 +68,8 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// [`GpuEngine::masked_dot`] with the wall-clock times of its upload,
-    /// kernel and download (C's assembly on the host included in the
-    /// download).
+    /// the device's work (B's columns, the dot products, C compacted) and
+    /// C's download.
     ///
     /// # Errors
     /// As [`GpuEngine::masked_dot`].
@@ -88,165 +87,308 @@ impl<D: Device> GpuEngine<D> {
                     .into(),
             ));
         }
-        crate::reference::check_dimensions(a.shape(), b.shape())?;
-        if mask.shape() != (a.nrows(), b.ncols()) {
-            return Err(Error::MaskShape {
-                mask: mask.shape(),
-                product: (a.nrows(), b.ncols()),
-            });
-        }
-        if let Some(&rows) = [a.nrows(), b.nrows()]
-            .iter()
-            .find(|&&r| r >= u32::MAX as usize)
-        {
-            return Err(super::product::too_large("rows", rows));
-        }
+        let structure = mask.structure();
+        check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
         let (a_sorted, b_sorted);
+        let b_is_a = a.same_arrays(&b);
         let a = if a.is_sorted() {
             a
         } else {
-            a_sorted = sorted(a)?;
+            a_sorted = canonical(a, "A")?;
             a_sorted.view()
         };
-        let b = if b.is_sorted() {
+        let b = if b_is_a {
+            a
+        } else if b.is_sorted() {
             b
         } else {
-            b_sorted = sorted(b)?;
+            b_sorted = canonical(b, "B")?;
             b_sorted.view()
         };
         let mut times = HostTimes {
             apart: true,
             ..HostTimes::default()
         };
-        let structure = mask.structure();
-        let (m, n, mnnz) = (structure.nrows, structure.ncols, structure.nnz());
-        if mnnz == 0 {
-            return Ok((CsrMatrix::zeros(m, n)?, times));
-        }
         let kernels = self.masked_kernels::<T>(semiring)?;
-        let mut cols = try_zeroed(mnnz, "columns of C")?;
-        let mut vals = try_zeroed(mnnz, "values of C")?;
-        self.launching(&kernels, |l| {
-            self.masked_on_device(l, mask, a, b, semiring, &mut times, &mut cols, &mut vals)
+        let c = self.launching(&kernels, |l| {
+            let t = Instant::now();
+            let values = semiring.reads_values();
+            let ga = self.upload_sorted(l, a, values)?;
+            let gb = if b_is_a {
+                None
+            } else {
+                Some(self.upload_sorted(l, b, values)?)
+            };
+            let gb = gb.as_ref().unwrap_or(&ga);
+            let mask_is_a = std::ptr::eq(structure.row_offsets, a.row_offsets())
+                && std::ptr::eq(structure.col_indices, a.col_indices());
+            let own_mask = if mask_is_a {
+                None
+            } else {
+                let (dev, s) = (l.device, &l.streams[0]);
+                let offsets: &[u64] = bytemuck::cast_slice(structure.row_offsets);
+                Some((
+                    DeviceArray::from_host(dev, s, offsets, "row offsets of the mask", l.usage)?,
+                    DeviceArray::from_host(
+                        dev,
+                        s,
+                        structure.col_indices,
+                        "column indices of the mask",
+                        l.usage,
+                    )?,
+                ))
+            };
+            let m = match &own_mask {
+                Some((rpt, col)) => MaskArrays {
+                    rpt: rpt.ptr(),
+                    col: col.ptr(),
+                    nrows: structure.nrows,
+                    ncols: structure.ncols,
+                    nnz: structure.nnz(),
+                    sorted: false,
+                },
+                None => MaskArrays::of(&ga),
+            };
+            l.device.synchronize(&l.streams[0])?;
+            times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let c = masked_on_device(l, m, &ga, gb, semiring)?;
+            l.device.synchronize(&l.streams[0])?;
+            times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
+            Ok(c)
         })?;
         let t = Instant::now();
-        let c = assemble(structure.row_offsets, n, &cols, &vals)?;
-        times.download_ms += t.elapsed().as_secs_f64() * 1e3;
+        let c = self.download(&c)?;
+        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok((c, times))
     }
 
-    /// Uploads M, A and B (M's structure once when it is A's), forms Bᵀ,
-    /// runs the kernel and downloads its columns and values (M's length
-    /// each) into `cols` and `vals`.
-    #[allow(clippy::too_many_arguments)]
-    fn masked_on_device<T: Scalar>(
+    /// `C⟨M⟩ = A ⊕.⊗ B` as [`GpuEngine::masked_dot`] for matrices already
+    /// on the device, C left there: M's structure is read (its values
+    /// never are), A and B must have rows sorted without repeated columns
+    /// ([`GpuMatrix::sorted_rows`]; the checks of an upload or of borrowed
+    /// arrays find it). Returns when C is complete.
+    ///
+    /// # Errors
+    /// [`Error::NotOnBackend`] when A's or B's rows are not known to be
+    /// sorted without repeated columns; [`Error::DimensionMismatch`],
+    /// [`Error::MaskShape`] as [`GpuEngine::masked_dot`]; device errors.
+    pub fn masked_dot_device<T: Scalar, U: Scalar>(
+        &self,
+        mask: &GpuMatrix<D, U>,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+    ) -> Result<GpuMatrix<D, T>> {
+        check_shapes(
+            (mask.nrows, mask.ncols),
+            (a.nrows, a.ncols),
+            (b.nrows, b.ncols),
+        )?;
+        if let Some((name, _)) = [("A", a), ("B", b)].into_iter().find(|(_, m)| !m.sorted) {
+            return Err(Error::NotOnBackend(format!(
+                "a masked product on the device needs {name}'s rows sorted without repeated \
+                 columns (check them when borrowing the arrays, or use the CPU backend)"
+            )));
+        }
+        let kernels = self.masked_kernels::<T>(semiring)?;
+        self.launching(&kernels, |l| {
+            let c = masked_on_device(l, MaskArrays::of(mask), a, b, semiring)?;
+            l.device.synchronize(&l.streams[0])?;
+            Ok(c)
+        })
+    }
+}
+
+/// [`Error::DimensionMismatch`] unless A's columns are B's rows,
+/// [`Error::MaskShape`] unless the mask is A's rows by B's columns.
+fn check_shapes(mask: (usize, usize), a: (usize, usize), b: (usize, usize)) -> Result<()> {
+    crate::reference::check_dimensions(a, b)?;
+    if mask != (a.0, b.1) {
+        return Err(Error::MaskShape {
+            mask,
+            product: (a.0, b.1),
+        });
+    }
+    Ok(())
+}
+
+/// `m` with its rows sorted (two stable counting-sort transposes);
+/// [`Error::NotOnBackend`] naming the first row that repeats a column
+/// (the dot products would meet only one of its entries).
+fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
+    let sorted = m.transpose()?.view().transpose()?;
+    if let Err(Error::UnsortedRow { row, col, .. }) = sorted.view().check_sorted() {
+        return Err(Error::NotOnBackend(format!(
+            "row {row} of {name} repeats column {col}: masked products on the GPU need rows \
+             without repeated columns (the CPU backend takes them)"
+        )));
+    }
+    Ok(sorted)
+}
+
+impl<D: Device> GpuEngine<D> {
+    /// `m` (rows sorted without repeated columns) copied to the device
+    /// through the staging buffers, its values only when `values`.
+    fn upload_sorted<T: Scalar>(
         &self,
         l: &Launcher<'_, D>,
-        mask: Mask<'_>,
-        a: CsrView<'_, T>,
-        b: CsrView<'_, T>,
-        semiring: Semiring,
-        times: &mut HostTimes,
-        cols: &mut [u32],
-        vals: &mut [T],
-    ) -> Result<()> {
-        let t = Instant::now();
-        let (dev, s) = (&self.device, &l.streams[0]);
-        let ms = mask.structure();
-        let mask_is_a = std::ptr::eq(ms.row_offsets, a.row_offsets())
-            && std::ptr::eq(ms.col_indices, a.col_indices());
-        let values = semiring.reads_values();
-        let alloc_rows = |n: usize, what| DeviceArray::<D, u64>::alloc(dev, s, n, what, l.usage);
-        let alloc_cols = |n: usize, what| DeviceArray::<D, u32>::alloc(dev, s, n, what, l.usage);
-        let alloc_vals = |n: usize, what| {
-            DeviceArray::<D, T>::alloc(dev, s, if values { n } else { 0 }, what, l.usage)
-        };
-        let (arpt, acol, aval) = (
-            alloc_rows(a.nrows() + 1, "row offsets of A")?,
-            alloc_cols(a.nnz(), "column indices of A")?,
-            alloc_vals(a.nnz(), "values of A")?,
-        );
-        let (brpt, bcol, bval) = (
-            alloc_rows(b.nrows() + 1, "row offsets of B")?,
-            alloc_cols(b.nnz(), "column indices of B")?,
-            alloc_vals(b.nnz(), "values of B")?,
-        );
-        let mask_arrays = if mask_is_a {
-            None
-        } else {
-            Some((
-                alloc_rows(ms.nrows + 1, "row offsets of the mask")?,
-                alloc_cols(ms.nnz(), "column indices of the mask")?,
-            ))
-        };
-        let mut parts: Vec<(&[u8], &Option<D::Buffer>)> = vec![
-            (bytemuck::cast_slice(a.row_offsets()), &arpt.buf),
-            (bytemuck::cast_slice(a.col_indices()), &acol.buf),
-            (bytemuck::cast_slice(a.values()), &aval.buf),
-            (bytemuck::cast_slice(b.row_offsets()), &brpt.buf),
-            (bytemuck::cast_slice(b.col_indices()), &bcol.buf),
-            (bytemuck::cast_slice(b.values()), &bval.buf),
-        ];
-        if let Some((mrpt, mcol)) = &mask_arrays {
-            parts.push((bytemuck::cast_slice(ms.row_offsets), &mrpt.buf));
-            parts.push((bytemuck::cast_slice(ms.col_indices), &mcol.buf));
+        m: CsrView<'_, T>,
+        values: bool,
+    ) -> Result<GpuMatrix<D, T>> {
+        let (dev, s) = (l.device, &l.streams[0]);
+        if m.nrows() >= u32::MAX as usize {
+            return Err(super::product::too_large("rows", m.nrows()));
         }
-        // Arrays of no length (values a pair semiring does not read, empty
-        // operands) have no buffer and nothing to copy.
-        let parts: Vec<(&[u8], &D::Buffer)> = parts
-            .into_iter()
-            .filter_map(|(bytes, buf)| Some((bytes, buf.as_ref()?)))
-            .collect();
+        let nval = if values { m.nnz() } else { 0 };
+        let rpt = DeviceArray::<D, u64>::alloc(dev, s, m.nrows() + 1, "row offsets", l.usage)?;
+        let col = DeviceArray::<D, u32>::alloc(dev, s, m.nnz(), "column indices", l.usage)?;
+        let val = DeviceArray::<D, T>::alloc(dev, s, nval, "values", l.usage)?;
+        let parts: Vec<(&[u8], &D::Buffer)> = [
+            (bytemuck::cast_slice(m.row_offsets()), &rpt.buf),
+            (bytemuck::cast_slice(m.col_indices()), &col.buf),
+            (bytemuck::cast_slice(&m.values()[..nval]), &val.buf),
+        ]
+        .into_iter()
+        .filter_map(|(bytes, buf)| Some((bytes, buf.as_ref()?)))
+        .collect();
         self.staging.with(|st| st.upload(dev, s, &parts))?;
-        times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let (btrpt, btcol, btval) = transpose_on_device(l, b, &brpt, &bcol, &bval)?;
-        let mnnz = ms.nnz();
-        let ccol = alloc_cols(mnnz, "columns of C")?;
-        let cval = DeviceArray::<D, T>::alloc(dev, s, mnnz, "values of C", l.usage)?;
-        let (mrpt, mcol) = match &mask_arrays {
-            Some((r, c)) => (r.ptr(), c.ptr()),
-            None => (arpt.ptr(), acol.ptr()),
-        };
-        let seg = lanes_per_entry(a, b, dev.properties().warp_width);
-        let args = MaskedDotArgs {
-            mrpt,
-            mcol,
-            m: ms.nrows as u32,
-            mnnz: mnnz as u64,
-            arpt: arpt.ptr(),
-            acol: acol.ptr(),
-            aval: aval.ptr(),
-            brpt: brpt.ptr(),
-            bcol: bcol.ptr(),
-            bval: bval.ptr(),
-            btrpt: btrpt.ptr(),
-            btcol: btcol.ptr(),
-            btval: btval.ptr(),
-            seg,
-            ccol: ccol.ptr(),
-            cval: cval.ptr(),
-        };
-        let per_block = (THREADS / seg) as usize;
-        l.launch(
-            0,
-            Kernel::MaskedDot,
-            shape(l.grid(mnnz, per_block), THREADS, 0),
-            &args,
-        )?;
-        dev.synchronize(s)?;
-        times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        self.staging.with(|st| {
-            let mut parts: Vec<_> = [(&ccol.buf, bytes_of(cols)), (&cval.buf, bytes_of(vals))]
-                .into_iter()
-                .filter_map(|(b, out)| b.as_ref().map(|b| (b, 0, out)))
-                .collect();
-            st.download(dev, s, &mut parts)
-        })?;
-        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
-        Ok(())
+        Ok(GpuMatrix {
+            nrows: m.nrows(),
+            ncols: m.ncols(),
+            nnz: m.nnz(),
+            structure: Arc::new(Structure {
+                rpt,
+                col,
+                host: None,
+            }),
+            val,
+            sorted: true,
+        })
     }
+}
+
+/// A mask's structure on the device.
+#[derive(Clone, Copy)]
+struct MaskArrays {
+    rpt: DevicePtr,
+    col: DevicePtr,
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    sorted: bool,
+}
+
+impl MaskArrays {
+    fn of<D: Device, U: Scalar>(m: &GpuMatrix<D, U>) -> Self {
+        Self {
+            rpt: m.structure.rpt.ptr(),
+            col: m.structure.col.ptr(),
+            nrows: m.nrows,
+            ncols: m.ncols,
+            nnz: m.nnz,
+            sorted: m.sorted,
+        }
+    }
+}
+
+/// Forms Bᵀ, runs the dot products (one per entry of M, C's column
+/// `SPGEMM_EMPTY` where none met) and compacts C, on stream 0.
+fn masked_on_device<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    ms: MaskArrays,
+    a: &GpuMatrix<D, T>,
+    b: &GpuMatrix<D, T>,
+    semiring: Semiring,
+) -> Result<GpuMatrix<D, T>> {
+    let (dev, s) = (l.device, &l.streams[0]);
+    let (m, mnnz) = (ms.nrows, ms.nnz);
+    let done = |rpt, col: DeviceArray<D, u32>, val| GpuMatrix {
+        nrows: m,
+        ncols: ms.ncols,
+        nnz: col.len(),
+        structure: Arc::new(Structure {
+            rpt,
+            col,
+            host: None,
+        }),
+        val,
+        sorted: ms.sorted,
+    };
+    if mnnz == 0 {
+        let zeros: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
+        let rpt = DeviceArray::from_host(dev, s, &zeros, "row offsets of C", l.usage)?;
+        return Ok(done(
+            rpt,
+            l.alloc(0, 0, "columns of C")?,
+            l.alloc(0, 0, "values of C")?,
+        ));
+    }
+    let (btrpt, btcol, btval) = transpose_on_device(l, b, semiring.reads_values())?;
+    let ccol = l.alloc::<u32>(0, mnnz, "columns of C")?;
+    let cval = l.alloc::<T>(0, mnnz, "values of C")?;
+    let seg = lanes_per_entry(a, b, dev.properties().warp_width);
+    let args = MaskedDotArgs {
+        mrpt: ms.rpt,
+        mcol: ms.col,
+        m: m as u32,
+        mnnz: mnnz as u64,
+        arpt: a.structure.rpt.ptr(),
+        acol: a.structure.col.ptr(),
+        aval: a.val.ptr(),
+        brpt: b.structure.rpt.ptr(),
+        bcol: b.structure.col.ptr(),
+        bval: b.val.ptr(),
+        btrpt: btrpt.ptr(),
+        btcol: btcol.ptr(),
+        btval: btval.ptr(),
+        seg,
+        ccol: ccol.ptr(),
+        cval: cval.ptr(),
+    };
+    let per_block = (THREADS / seg) as usize;
+    l.launch(
+        0,
+        Kernel::MaskedDot,
+        shape(l.grid(mnnz, per_block), THREADS, 0),
+        &args,
+    )?;
+    drop((btrpt, btcol, btval));
+    let counts = l.alloc::<u32>(0, m, "entries of C per row")?;
+    let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
+    let rows = shape(l.grid(m, warps_per_block), THREADS, 0);
+    let count = MaskedRowCountsArgs {
+        mrpt: ms.rpt,
+        m: m as u32,
+        ccol: ccol.ptr(),
+        counts: counts.ptr(),
+    };
+    l.launch(0, Kernel::MaskedRowCounts, rows, &count)?;
+    let mut per_row: Vec<u32> = try_zeroed(m, "entries of C per row")?;
+    l.read(&counts, 0, &mut per_row)?;
+    let mut offsets: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
+    for (i, &c) in per_row.iter().enumerate() {
+        offsets[i + 1] = offsets[i] + u64::from(c);
+    }
+    let crpt = DeviceArray::from_host(dev, s, &offsets, "row offsets of C", l.usage)?;
+    let nnz = offsets[m] as usize;
+    if nnz == mnnz {
+        // Every entry of M met a product: C is M's structure as it stands.
+        return Ok(done(crpt, ccol, cval));
+    }
+    let outcol = l.alloc::<u32>(0, nnz, "columns of C")?;
+    let outval = l.alloc::<T>(0, nnz, "values of C")?;
+    let compact = MaskedCompactArgs {
+        mrpt: ms.rpt,
+        m: m as u32,
+        ccol: ccol.ptr(),
+        cval: cval.ptr(),
+        crpt: crpt.ptr(),
+        outcol: outcol.ptr(),
+        outval: outval.ptr(),
+    };
+    l.launch(0, Kernel::MaskedCompact, rows, &compact)?;
+    Ok(done(crpt, outcol, outval))
 }
 
 /// A matrix's row offsets, column indices and values on the device.
@@ -259,13 +401,12 @@ type DeviceArrays<D, T> = (DeviceArray<D, u64>, DeviceArray<D, u32>, DeviceArray
 /// come out in no particular order.
 fn transpose_on_device<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
-    b: CsrView<'_, T>,
-    brpt: &DeviceArray<D, u64>,
-    bcol: &DeviceArray<D, u32>,
-    bval: &DeviceArray<D, T>,
+    b: &GpuMatrix<D, T>,
+    values: bool,
 ) -> Result<DeviceArrays<D, T>> {
     let (dev, s) = (l.device, &l.streams[0]);
-    let (n, nnz) = (b.ncols(), b.nnz());
+    let (n, nnz) = (b.ncols, b.nnz);
+    let (brpt, bcol) = (&b.structure.rpt, &b.structure.col);
     let counts = l.alloc::<u32>(0, n, "column counts of B")?;
     counts.zero(dev, s, 0, n)?;
     let count = ColumnCountsArgs {
@@ -288,12 +429,12 @@ fn transpose_on_device<D: Device, T: Scalar>(
     let btrpt = DeviceArray::from_host(dev, s, &offsets, "row offsets of Bᵀ", l.usage)?;
     counts.zero(dev, s, 0, n)?;
     let btcol = l.alloc::<u32>(0, nnz, "column indices of Bᵀ")?;
-    let btval = l.alloc::<T>(0, if bval.is_empty() { 0 } else { nnz }, "values of Bᵀ")?;
+    let btval = l.alloc::<T>(0, if values { nnz } else { 0 }, "values of Bᵀ")?;
     let scatter = TransposeScatterArgs {
         brpt: brpt.ptr(),
         bcol: bcol.ptr(),
-        bval: bval.ptr(),
-        k: b.nrows() as u32,
+        bval: b.val.ptr(),
+        k: b.nrows as u32,
         btrpt: btrpt.ptr(),
         fill: counts.ptr(),
         btcol: btcol.ptr(),
@@ -303,47 +444,8 @@ fn transpose_on_device<D: Device, T: Scalar>(
     l.launch(
         0,
         Kernel::TransposeScatter,
-        shape(l.grid(b.nrows(), warps_per_block), THREADS, 0),
+        shape(l.grid(b.nrows, warps_per_block), THREADS, 0),
         &scatter,
     )?;
     Ok((btrpt, btcol, btval))
-}
-
-/// C from the kernel's output: M's entries in M's order, those with column
-/// [`EMPTY`] (no product met) dropped; rows sorted when M's are.
-fn assemble<T: Scalar>(
-    mask_offsets: &[usize],
-    ncols: usize,
-    cols: &[u32],
-    vals: &[T],
-) -> Result<CsrMatrix<T>> {
-    let nrows = mask_offsets.len() - 1;
-    let mut offsets = try_zeroed(nrows + 1, "row offsets of C")?;
-    offsets[1..].par_iter_mut().enumerate().for_each(|(i, o)| {
-        *o = cols[mask_offsets[i]..mask_offsets[i + 1]]
-            .iter()
-            .filter(|&&c| c != EMPTY)
-            .count()
-    });
-    for i in 0..nrows {
-        offsets[i + 1] += offsets[i];
-    }
-    let nnz = offsets[nrows];
-    let mut ccol = try_zeroed(nnz, "columns of C")?;
-    let mut cval = try_zeroed(nnz, "values of C")?;
-    split_rows_mut(&offsets, &mut ccol, &mut cval)
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(i, (rc, rv))| {
-            let range = mask_offsets[i]..mask_offsets[i + 1];
-            let kept = cols[range.clone()]
-                .iter()
-                .zip(&vals[range])
-                .filter(|(&c, _)| c != EMPTY);
-            for ((oc, ov), (&c, &v)) in rc.iter_mut().zip(rv.iter_mut()).zip(kept) {
-                *oc = c;
-                *ov = v;
-            }
-        });
-    CsrMatrix::new(nrows, ncols, offsets, ccol, cval)
 }

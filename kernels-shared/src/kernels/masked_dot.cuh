@@ -124,3 +124,44 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
         }
     }
 }
+
+// C's entries per row of M: those a product met (column not SPGEMM_EMPTY),
+// a warp per row, into counts[r].
+SPGEMM_FIXED_KERNEL void spgemm_masked_row_counts(const u64* mrpt, u32 m, const u32* ccol, u32* counts) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    for (u64 r = warp; r < m; r += nwarps) {
+        u32 n = 0;
+        for (u64 p = mrpt[r] + lane; p < mrpt[r + 1]; p += SPGEMM_WARP_SIZE) n += ccol[p] != SPGEMM_EMPTY;
+        for (u32 d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) n += SPGEMM_SHFL_XOR_W(n, d, SPGEMM_WARP_SIZE);
+        if (lane == 0) counts[r] = n;
+    }
+}
+
+// C compacted: the entries of each row of M that a product met, in M's
+// order, from crpt[r] on (the scanned counts), a warp per row; the warp
+// walks the row a warp's width at a time and places its kept entries by
+// the ranks of a ballot.
+SPGEMM_FIXED_KERNEL void spgemm_masked_compact(const u64* mrpt, u32 m, const u32* ccol, const value_t* cval,
+                                               const u64* crpt, u32* outcol, value_t* outval) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const lane_mask_t below = ((lane_mask_t)1 << lane) - 1;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    for (u64 r = warp; r < m; r += nwarps) {
+        const u64 end = mrpt[r + 1];
+        u64 at = crpt[r];
+        for (u64 base = mrpt[r]; base < end; base += SPGEMM_WARP_SIZE) {
+            const u64 p = base + lane;
+            const bool keep = p < end && ccol[p] != SPGEMM_EMPTY;
+            const lane_mask_t kept = SPGEMM_BALLOT(keep);
+            if (keep) {
+                const u64 q = at + SPGEMM_POPC(kept & below);
+                outcol[q] = ccol[p];
+                outval[q] = cval[p];
+            }
+            at += SPGEMM_POPC(kept);
+        }
+    }
+}

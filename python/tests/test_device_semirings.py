@@ -1,0 +1,107 @@
+"""Semirings and structural masks on CuPy and PyTorch CSR matrices, C left
+on the GPU, against the CPU backend on the same matrices as SciPy arrays
+(whose own semiring products test_semirings.py checks against GraphBLAS);
+the errors of what device matrices do not take. Skipped where CuPy /
+PyTorch or a GPU is missing, as test_device.py is."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spgemm
+from test_device import cupy, from_torch, to_cupy, to_torch, torch  # noqa: F401 (fixtures)
+
+RINGS = ["plus_times", "min_plus", "max_plus", "max_times", "lor_land", "plus_pair", "any_pair"]
+
+
+def random(m, n, density, seed, lo=-1.0):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
+    a.data = lo + (1.0 - lo) * a.data
+    return a
+
+
+def assert_same(got, want, ring):
+    got, want = sp.csr_array(got), sp.csr_array(want)
+    assert got.shape == want.shape
+    assert np.array_equal(got.indptr, want.indptr), "structure differs"
+    assert np.array_equal(got.indices, want.indices), "columns differ"
+    if ring == "plus_times":
+        # Sums in another order: equal up to rounding.
+        np.testing.assert_allclose(got.data, want.data, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got.data, want.data)
+
+
+@pytest.mark.parametrize("ring", RINGS)
+@pytest.mark.parametrize("masked", [False, True])
+def test_cupy_semirings_match_the_cpu(cupy, ring, masked):
+    # Rows longer than a warp, rectangular, negative values; a mask of
+    # its own (on the device too).
+    a, b = random(230, 150, 0.2, 1), random(150, 310, 0.3, 2)
+    mask = random(230, 310, 0.2, 3) if masked else None
+    got = spgemm.matmul(
+        to_cupy(a), to_cupy(b), semiring=ring, mask=None if mask is None else to_cupy(mask)
+    )
+    assert isinstance(got, type(to_cupy(a)))
+    want = spgemm.matmul(a, b, semiring=ring, mask=mask, backend="cpu")
+    assert_same(got.get(), want, ring)
+
+
+def test_cupy_triangles_with_the_mask_as_a(cupy):
+    # C<L> = L plus.pair L.T summed: the count of triangles; the mask is
+    # the very matrix A (its arrays read once).
+    g = random(600, 600, 0.03, 4, lo=0.0)
+    g = sp.lil_array(((g + g.T) != 0).astype(np.float64))
+    g.setdiag(0)
+    low = sp.csr_array(sp.tril(sp.csr_array(g), k=-1))
+    lc, uc = to_cupy(low), to_cupy(sp.csr_array(low.T))
+    count = float(spgemm.matmul(lc, uc, mask=lc, semiring="plus_pair").data.sum())
+    want = spgemm.matmul(low, sp.csr_array(low.T), mask=low, semiring="plus_pair", backend="cpu")
+    assert count == want.sum() > 0
+    # C<A> = A min.plus A, B the same matrix as A.
+    ac = to_cupy(low)
+    assert_same(
+        spgemm.matmul(ac, ac, mask=ac, semiring="min_plus").get(),
+        spgemm.matmul(low, low, mask=low, semiring="min_plus", backend="cpu"),
+        "min_plus",
+    )
+
+
+def test_torch_semirings_match_the_cpu(torch):
+    a, b = random(120, 90, 0.2, 5), random(90, 140, 0.2, 6)
+    mask = random(120, 140, 0.3, 7)
+    for ring, m in (("max_times", mask), ("min_plus", None), ("any_pair", mask)):
+        got = spgemm.matmul(
+            to_torch(torch, a), to_torch(torch, b), semiring=ring, mask=None if m is None else to_torch(torch, m)
+        )
+        assert got.layout == torch.sparse_csr and got.device.type == "cuda"
+        assert_same(from_torch(got), spgemm.matmul(a, b, semiring=ring, mask=m, backend="cpu"), ring)
+
+
+def test_float32_on_the_device(cupy):
+    a = random(80, 80, 0.1, 8).astype(np.float32)
+    got = spgemm.matmul(to_cupy(a), semiring="max_plus", mask=to_cupy(a))
+    assert got.dtype == np.float32
+    assert_same(got.get(), spgemm.matmul(a, a, semiring="max_plus", mask=a, backend="cpu"), "max_plus")
+
+
+def test_what_device_matrices_do_not_take(cupy, torch):
+    a = random(30, 30, 0.2, 9)
+    ac = to_cupy(a)
+    with pytest.raises(ValueError, match="pruning and complemented masks take SciPy matrices"):
+        spgemm.matmul(ac, ac, semiring="min_plus", prune=0.1)
+    with pytest.raises(ValueError, match="pruning and complemented masks take SciPy matrices"):
+        spgemm.matmul(ac, ac, mask=ac, complement=True)
+    with pytest.raises(TypeError, match="the mask must be of A's kind"):
+        spgemm.matmul(ac, ac, mask=a, semiring="plus_pair")
+    with pytest.raises(ValueError, match="the mask is 30x31 but the product is 30x30"):
+        spgemm.matmul(ac, ac, mask=to_cupy(random(30, 31, 0.2, 10)), semiring="plus_pair")
+    with pytest.raises(ValueError, match='unknown semiring "min_times"'):
+        spgemm.matmul(ac, ac, semiring="min_times")
+    # Unsorted rows, unchecked: refused under a mask rather than searched.
+    unsorted = torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 2]), torch.tensor([1, 0]), torch.tensor([1.0, 2.0], dtype=torch.float64), size=(2, 2)
+    ).cuda()
+    with pytest.raises(ValueError, match="needs A's rows sorted"):
+        spgemm.matmul(unsorted, unsorted, mask=unsorted, semiring="plus_pair", check=False)
