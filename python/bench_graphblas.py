@@ -7,7 +7,9 @@ in one process, on all the host's cores, on the same matrices.
         [--products triangles,min_plus,masked,complement] [--json out.json] G.mtx [G2.mtx ...]
 
 Each of ``--backends`` (default ``cpu``) runs every product it runs (a GPU
-backend skips those it refuses: see ``spgemm.matmul``); with ``--cupy``,
+backend skips those it refuses: see ``spgemm.matmul``); the backend name
+``cupy`` runs spgemm on CuPy matrices already on the GPU (the CUDA
+backend; C left there, the count or nnz read back); with ``--cupy``,
 triangles are also counted as a CuPy user writes it today,
 ``(L @ L.T).multiply(L).sum()``, on L already on the GPU (the time from
 the call to the count on the host).
@@ -63,46 +65,54 @@ def graph(path):
     return m
 
 
-def products(a, cupy):
+def products(a, cupy, on_device):
     """Per product: ours (a function of the backend), GraphBLAS's, and
-    CuPy's (or None)."""
+    CuPy's (or None). With ``on_device``, A, L and L.T are also copied to
+    the GPU as CuPy matrices (before timing) for the ``cupy`` backend."""
     lower = sp.csr_array(sp.tril(a, k=-1))
     lower.data[:] = 1.0
     upper = sp.csr_array(lower.T)
     upper.sort_indices()
     ga, gl = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(lower)
-    cupy_triangles = None
-    if cupy:
-        import cupy as cp
+    host = {"a": a, "lower": lower, "upper": upper}
+    device = {}
+    if cupy or on_device:
         import cupyx.scipy.sparse as cps
 
-        dl = cps.csr_matrix(lower)
-        dlt = cps.csr_matrix(upper)
+        device = {k: cps.csr_matrix(m) for k, m in host.items()}
+    cupy_triangles = None
+    if cupy:
+        dl, dlt = device["lower"], device["upper"]
 
         def cupy_triangles():
             return float((dl @ dlt).multiply(dl).sum().get())
 
+    def ours(be):
+        """spgemm's products on backend ``be`` (``cupy``: the CUDA backend
+        on the CuPy matrices)."""
+        m = device if be == "cupy" else host
+        be = "cuda" if be == "cupy" else be
+        a, lower, upper = m["a"], m["lower"], m["upper"]
+        return {
+            "triangles": lambda: float(
+                spgemm.matmul(lower, upper, semiring="plus_pair", mask=lower, backend=be).sum()
+            ),
+            "min_plus": lambda: spgemm.matmul(a, a, semiring="min_plus", backend=be).nnz,
+            "masked": lambda: spgemm.matmul(a, a, mask=a, backend=be).nnz,
+            "complement": lambda: spgemm.matmul(
+                a, a, semiring="any_pair", mask=a, complement=True, backend=be
+            ).nnz,
+        }
+
+    theirs = {
+        "triangles": lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
+        "min_plus": lambda: ga.mxm(ga, gb.semiring.min_plus).new().nvals,
+        "masked": lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
+        "complement": lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
+    }
     return {
-        "triangles": (
-            lambda be: spgemm.matmul(lower, upper, semiring="plus_pair", mask=lower, backend=be).sum(),
-            lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
-            cupy_triangles,
-        ),
-        "min_plus": (
-            lambda be: spgemm.matmul(a, a, semiring="min_plus", backend=be).nnz,
-            lambda: ga.mxm(ga, gb.semiring.min_plus).new().nvals,
-            None,
-        ),
-        "masked": (
-            lambda be: spgemm.matmul(a, a, mask=a, backend=be).nnz,
-            lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
-            None,
-        ),
-        "complement": (
-            lambda be: spgemm.matmul(a, a, semiring="any_pair", mask=a, complement=True, backend=be).nnz,
-            lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
-            None,
-        ),
+        name: ((lambda be, name=name: ours(be)[name]()), f, cupy_triangles if name == "triangles" else None)
+        for name, f in theirs.items()
     }
 
 
@@ -126,7 +136,7 @@ def main():
         a = graph(path)
         name = os.path.basename(path).split(".")[0]
         chosen = args.products.split(",")
-        for product, (ours, theirs, cupy) in products(a, args.cupy).items():
+        for product, (ours, theirs, cupy) in products(a, args.cupy, "cupy" in backends).items():
             if product not in chosen:
                 continue
             want = theirs()
@@ -137,7 +147,8 @@ def main():
             for be in backends:
                 try:
                     got = ours(be)
-                except RuntimeError:
+                except (RuntimeError, ValueError):
+                    # What the backend refuses (a complemented mask on a GPU).
                     line += f" {'-':>10} {'-':>6}"
                     continue
                 if got != want:

@@ -289,9 +289,10 @@ fn masked_products_of_device_matrices(kind: BackendKind) {
     let twice = c[o[5]];
     c[o[5] + 1] = twice;
     let repeated = CsrMatrix::new(40, 30, o, c, v.to_vec()).unwrap();
+    let m = mask_for(40, 40, 6, 47);
     let spec = ProductSpec::new()
         .semiring(Semiring::PlusPair)
-        .mask(a.view(), false);
+        .mask(m.view(), false);
     let b: CsrMatrix<f64> = generate::uniform(30, 40, 6, 42).unwrap();
     let err = gpu.multiply_spec(&repeated, &b, &spec).unwrap_err();
     let want = format!("row 5 of A repeats column {twice}");

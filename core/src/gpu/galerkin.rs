@@ -42,7 +42,7 @@ impl<D: Device, T: Scalar> GalerkinPlan<D, T> {
 
 impl<D: Device> GpuEngine<D> {
     /// `C = R·A·P` (R `Q×M`, A `M×K`, P `K×L`; `r = None` means `Pᵀ`,
-    /// formed on the host and uploaded once) with a plan that recomputes
+    /// formed on the device from P there: [`GpuEngine::transpose_device`]) with a plan that recomputes
     /// it for new values of A ([`GpuEngine::galerkin_numeric`]). `A·P`
     /// stays on the device between the two products.
     ///
@@ -56,16 +56,16 @@ impl<D: Device> GpuEngine<D> {
         p: CsrView<'_, T>,
     ) -> Result<(GalerkinPlan<D, T>, CsrMatrix<T>)> {
         check_dimensions(a.shape(), p.shape())?;
-        let pt;
-        let r = match r {
-            Some(r) => r,
-            None => {
-                pt = p.transpose()?;
-                pt.view()
-            }
+        if let Some(r) = &r {
+            check_dimensions(r.shape(), a.shape())?;
+        } else {
+            check_dimensions((p.ncols(), p.nrows()), a.shape())?;
+        }
+        let [ga, gp] = self.upload_all([a, p], false)?;
+        let gr = match r {
+            Some(r) => self.upload(r)?,
+            None => self.transpose_device(&gp)?,
         };
-        check_dimensions(r.shape(), a.shape())?;
-        let (gr, ga, gp) = (self.upload(r)?, self.upload(a)?, self.upload(p)?);
         let ap_plan = self.symbolic(&ga, &gp)?;
         let (ap, _) = self.numeric(&ap_plan, &ga, &gp)?;
         let c_plan = self.symbolic(&gr, &ap)?;

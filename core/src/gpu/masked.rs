@@ -200,6 +200,41 @@ impl<D: Device> GpuEngine<D> {
     }
 }
 
+impl<D: Device> GpuEngine<D> {
+    /// `mᵀ` (`N×M` for `m` `M×N`) formed on the device from `m` there: its
+    /// entries counted per column, the counts scanned on the host into
+    /// `mᵀ`'s row offsets, each entry placed by a ticket, so that the rows
+    /// of `mᵀ` come out in no particular order (the product's kernels take
+    /// them so; [`GpuMatrix::sorted_rows`] is false). Galerkin products
+    /// form `Pᵀ` this way.
+    ///
+    /// # Errors
+    /// Device errors (compiling the transpose's kernels on first use, out
+    /// of memory); host out of memory.
+    pub fn transpose_device<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Result<GpuMatrix<D, T>> {
+        if m.ncols >= u32::MAX as usize {
+            return Err(super::product::too_large("columns", m.ncols));
+        }
+        let kernels = self.masked_kernels::<T>(Semiring::PlusTimes)?;
+        self.launching(&kernels, |l| {
+            let (rpt, col, val) = transpose_on_device(l, m, true)?;
+            l.device.synchronize(&l.streams[0])?;
+            Ok(GpuMatrix {
+                nrows: m.ncols,
+                ncols: m.nrows,
+                nnz: m.nnz,
+                structure: Arc::new(Structure {
+                    rpt,
+                    col,
+                    host: None,
+                }),
+                val,
+                sorted: false,
+            })
+        })
+    }
+}
+
 /// [`Error::DimensionMismatch`] unless A's columns are B's rows,
 /// [`Error::MaskShape`] unless the mask is A's rows by B's columns.
 fn check_shapes(mask: (usize, usize), a: (usize, usize), b: (usize, usize)) -> Result<()> {
