@@ -6,8 +6,9 @@ re-setup, and what a CuPy user writes, ``P.T @ (A @ P)``, in one process.
     python python/bench_galerkin.py [--reps 5] [--backend auto] [--cupy] [--json out.json] A.npz P.npz
 
 Ours take SciPy matrices and return SciPy matrices (uploads, downloads
-and C's assembly included); CuPy's start from A and P already on the GPU
-and end when C is complete there. Each a warm-up then the median of
+and C's assembly included); with --cupy, CuPy's and ours on the same CuPy
+matrices (``spgemm.ptap`` on device matrices: P.T formed there) start
+from A and P already on the GPU and end when C is complete there. Each a warm-up then the median of
 --reps, milliseconds; C compared between all of them (relative 1e-10).
 """
 
@@ -82,9 +83,12 @@ def main():
 
         assert close(cupy_ptap().get(), c)
         row["cupy_ms"] = median_ms(cupy_ptap, args.reps)
+        # Ours on the same CuPy matrices: P.T formed on the device, C left there.
+        assert close(spgemm.ptap(da, dp).get(), c)
+        row["device_ptap_ms"] = median_ms(lambda: spgemm.ptap(da, dp), args.reps)
     print(f"A {a.shape[0]} rows, {a.nnz} entries; P {p.shape[1]} columns, {p.nnz} entries; "
           f"C {c.nnz} entries on {row['backend']}, {os.cpu_count()} cores")
-    for k in ("ptap_ms", "separate_ms", "resetup_ms", "cupy_ms"):
+    for k in ("ptap_ms", "separate_ms", "resetup_ms", "cupy_ms", "device_ptap_ms"):
         if k in row:
             print(f"  {k:12} {row[k]:10.2f}  ptap x {row[k] / row['ptap_ms']:.2f}")
     if args.json:

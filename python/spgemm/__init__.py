@@ -330,8 +330,8 @@ def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True)
     kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
     if kinds != {"scipy"}:
         raise ValueError(
-            "ptap, rap and galerkin take SciPy matrices (the products run on the backend "
-            "chosen, A·P kept on its device); move device matrices to the host first"
+            "galerkin takes SciPy matrices (the products run on the backend chosen, A·P "
+            "kept on its device), and ptap and rap matrices of one kind: SciPy, CuPy or torch"
         )
     if a.shape[1] != p.shape[0]:
         raise ValueError(
@@ -362,29 +362,47 @@ def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
 
     Parameters
     ----------
-    a : SciPy sparse matrix or array, shape (K, K) (or (M, K) with any P).
-    p : SciPy sparse matrix or array, shape (K, L): the prolongation.
+    a : SciPy sparse matrix or array, shape (K, K), or a CuPy CSR matrix or
+        torch sparse CSR tensor on a CUDA device.
+    p : the same kind as ``a``, shape (K, L): the prolongation.
     backend, precision, check : as for ``matmul``.
 
     Returns
     -------
     C, shape (L, L), a SciPy ``csr_array`` when ``a`` is an array, else
-    ``csr_matrix``; rows sorted, explicit zeros from cancellation kept.
+    ``csr_matrix``; rows sorted, explicit zeros from cancellation kept. For
+    CuPy and torch inputs, C of their kind on their GPU, complete when the
+    call returns: P.T formed on the device, A @ P kept there (no plan; use
+    ``galerkin`` on SciPy matrices for a re-setup).
 
     Raises
     ------
-    ValueError: shapes that do not chain, matrices that are not SciPy's,
+    ValueError: shapes that do not chain, matrices of different kinds,
         unsupported dtypes, malformed CSR; MemoryError, RuntimeError as for
         ``matmul``.
     """
-    return galerkin(a, p, backend=backend, precision=precision, check=check)[1]
+    return _galerkin_product(a, p, None, backend, precision, check)
+
+
+def _galerkin_product(a, p, r, backend, precision, check):
+    """``ptap`` / ``rap``: on the device for CuPy and torch matrices (C
+    left there), else through ``galerkin``'s plan."""
+    kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
+    kind = kinds.pop()
+    if kinds or kind == "scipy":
+        return galerkin(a, p, r, backend=backend, precision=precision, check=check)[1]
+    _kinds(a, p)
+    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(p, kind), precision)
+    if r is not None:
+        dtype = _precision(dtype, _device.values_dtype(r, kind), precision)
+    return _device.galerkin(kind, a, p, r, backend, dtype, _native_check(check, kind))
 
 
 def rap(r, a, p, *, backend: str = "auto", precision=None, check=True):
     """C = R @ A @ P, a Galerkin product with a restriction R other than
-    P.T: R of shape (Q, M), A (M, K), P (K, L), C (Q, L). As ``ptap``
-    otherwise."""
-    return galerkin(a, p, r, backend=backend, precision=precision, check=check)[1]
+    P.T: R of shape (Q, M), A (M, K), P (K, L), C (Q, L), all of one kind
+    (SciPy, CuPy or torch). As ``ptap`` otherwise."""
+    return _galerkin_product(a, p, r, backend, precision, check)
 
 
 class _HostPlan:

@@ -204,6 +204,22 @@ def matmul_spec(kind: str, a, b, mask, backend: str, dtype, check: bool, semirin
     return _result(kind, c, device)
 
 
+def galerkin(kind: str, a, p, r, backend: str, dtype, check: bool):
+    """C = R @ A @ P (R None: P.T, formed on the device) for CuPy or torch
+    CSR matrices on one CUDA device, A @ P kept there; returns once C is
+    complete."""
+    device, oa, op, keep, stream = _operands(kind, a, p, backend, dtype, check)
+    keep_r = None
+    orr = None
+    if r is not None:
+        orr, keep_r, dev_r = (_cupy_operand if kind == "cupy" else _torch_operand)(r, dtype, check)
+        if dev_r != device:
+            raise ValueError(f"R is on GPU {dev_r} but A on GPU {device}")
+    c = _spgemm.galerkin_device(oa, op, orr, dtype == np.float64, device, stream)
+    del keep, keep_r
+    return _result(kind, c, device)
+
+
 def _structure(kind: str, m):
     """The row offsets and column indices of a device matrix."""
     if kind == "cupy":

@@ -410,6 +410,81 @@ pub(crate) fn matmul_spec_device(
     })
 }
 
+/// `C = R·A·P` over borrowed device arrays (`r` `None`: `Pᵀ`, formed on
+/// the device by [`GpuEngine::transpose_device`]), `A·P` kept on the
+/// device between the two products, on this thread after the caller's
+/// `stream`; returns when C is complete.
+fn galerkin_product<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: DeviceOperand,
+    p: DeviceOperand,
+    r: Option<DeviceOperand>,
+    stream: u64,
+) -> spgemm::Result<Product<T>> {
+    // SAFETY: see `product`; C does not refer to the caller's arrays, and
+    // it is complete when this returns.
+    unsafe {
+        after_caller(e, stream)?;
+        let [ga, gp] = e.borrow_devices([(arrays(a), a.8), (arrays(p), p.8)])?;
+        let t = std::time::Instant::now();
+        let gr = match r {
+            Some(r) => {
+                let [gr] = e.borrow_devices::<T, 1>([(arrays(r), r.8)])?;
+                gr
+            }
+            None => e.transpose_device(&gp)?,
+        };
+        let (ap, _) = e.multiply(&ga, &gp)?;
+        let (c, _) = e.multiply(&gr, &ap)?;
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        let offsets32 = e.row_offsets_i32(&c)?;
+        Ok((c, offsets32, Timing::Done(wall, wall)))
+    }
+}
+
+/// `galerkin_device(a, p, r, double, device, stream)`: `C = R·A·P` (`r`
+/// `None`: `Pᵀ·A·P`) on CUDA GPU `device` for device operands (see
+/// `DeviceOperand`), values float64 when `double` else float32. Waits for
+/// the caller's `stream` first and returns when C is complete.
+/// `ValueError` for shapes that do not chain.
+#[pyfunction]
+#[pyo3(signature = (a, p, r, double, device, stream))]
+pub(crate) fn galerkin_device(
+    py: Python<'_>,
+    a: DeviceOperand,
+    p: DeviceOperand,
+    r: Option<DeviceOperand>,
+    double: bool,
+    device: usize,
+    stream: u64,
+) -> PyResult<DeviceCsr> {
+    check_shapes(&a, &p)?;
+    let (r_rows, r_cols) = r.map_or((p.1, p.0), |r| (r.0, r.1));
+    if r_cols != a.0 {
+        return Err(PyValueError::new_err(format!(
+            "dimension mismatch: R is {r_rows}x{r_cols} but A is {}x{} (R's columns must equal A's rows)",
+            a.0, a.1
+        )));
+    }
+    let backend = open("cuda", device)?;
+    let e = engine(&backend)?;
+    let (c, offsets32, timing) = py
+        .detach(|| {
+            if double {
+                galerkin_product::<f64>(e, a, p, r, stream).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
+            } else {
+                galerkin_product::<f32>(e, a, p, r, stream).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
+            }
+        })
+        .map_err(to_py)?;
+    Ok(DeviceCsr {
+        c,
+        offsets32,
+        timing,
+        backend: backend.clone(),
+    })
+}
+
 /// A plan on the device: the symbolic phase and the operands' structures
 /// (borrowed from the caller's arrays, which the Python `Plan` keeps).
 struct PlanOn<T> {

@@ -290,6 +290,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
     m.add_function(wrap_pyfunction!(device::matmul_spec_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device::galerkin_device, m)?)?;
     m.add_function(wrap_pyfunction!(common_case::matmul_cupy, m)?)?;
     m.add_function(wrap_pyfunction!(common_case::matmul_torch, m)?)?;
     m.add_class::<device::DeviceCsr>()?;

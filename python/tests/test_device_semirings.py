@@ -105,3 +105,21 @@ def test_what_device_matrices_do_not_take(cupy, torch):
     ).cuda()
     with pytest.raises(ValueError, match="needs A's rows sorted"):
         spgemm.matmul(unsorted, unsorted, mask=unsorted, semiring="plus_pair", check=False)
+
+
+def test_galerkin_products_of_device_matrices(cupy, torch):
+    # P.T @ A @ P with P.T formed on the device, R @ A @ P, on CuPy and
+    # torch matrices; C of their kind, on the GPU.
+    a = random(500, 500, 0.02, 11)
+    a = sp.csr_array(a + a.T + sp.eye_array(500))
+    p, r = random(500, 60, 0.05, 12), random(45, 500, 0.05, 13)
+    c = spgemm.ptap(to_cupy(a), to_cupy(p))
+    assert isinstance(c, type(to_cupy(a))) and c.shape == (60, 60)
+    np.testing.assert_allclose(c.get().toarray(), (p.T @ a @ p).toarray(), atol=1e-12)
+    c = spgemm.rap(to_torch(torch, r), to_torch(torch, a), to_torch(torch, p))
+    assert c.layout == torch.sparse_csr and c.device.type == "cuda"
+    np.testing.assert_allclose(from_torch(c).toarray(), (r @ a @ p).toarray(), atol=1e-12)
+    with pytest.raises(ValueError, match="R is 45x500 but A is 499x499"):
+        spgemm.rap(to_cupy(r), to_cupy(sp.csr_array(a[:499, :499])), to_cupy(sp.csr_array(p[:499])))
+    with pytest.raises(ValueError, match="of one kind"):
+        spgemm.ptap(to_cupy(a), p)
