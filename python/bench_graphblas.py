@@ -164,11 +164,11 @@ def main():
                 except Exception as e:  # noqa: BLE001 - CuPy's failure is the result
                     got = f"{type(e).__name__}"
                 if got != want:
-                    row["cupy_wrong"] = str(got)
+                    row["cupy_user_wrong"] = str(got)
                     line += f" {'wrong: ' + str(got):>9}"
                 else:
-                    row["cupy_ms"] = median_ms(cupy, args.reps)
-                    line += f" {row['cupy_ms']:9.2f}"
+                    row["cupy_user_ms"] = median_ms(cupy, args.reps)
+                    line += f" {row['cupy_user_ms']:9.2f}"
             rows.append(row)
             print(line)
     if args.json:
