@@ -84,7 +84,9 @@ pub struct BenchArgs {
     check_rows: Option<usize>,
     /// Also time another library on the same matrices in the same run.
     #[arg(long, value_enum)]
-    compare: Option<Compare>,
+    pub(super) compare: Option<Compare>,
+    #[command(flatten)]
+    pub(super) semiring: super::bench_semiring::SemiringArgs,
     /// CPU backend: largest number of columns of C for the dense
     /// accumulator (hash accumulator above it).
     #[arg(long)]
@@ -111,7 +113,7 @@ pub struct BenchArgs {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Compare {
+pub(super) enum Compare {
     /// SciPy's `A @ B` (scipy.sparse, through python3); with --whole-job,
     /// SciPy's mmread, `A @ B` and mmwrite.
     Scipy,
@@ -274,6 +276,15 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         args.files.clone()
     };
     check_compare(&backend, args)?;
+    if args.semiring.any() {
+        if args.whole_job {
+            return Err(CliError::Compare(
+                "--semiring, --mask-self and --triangles time the product, not the whole job"
+                    .into(),
+            ));
+        }
+        return super::bench_semiring::run::<T>(&backend, &files, args);
+    }
     if args.whole_job {
         return run_whole_jobs::<T>(&backend, &files, args);
     }
@@ -323,7 +334,7 @@ pub fn run<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
 }
 
 /// `--json`: the records as a JSON array.
-fn write_json(args: &BenchArgs, records: &impl Serialize) -> Result<(), CliError> {
+pub(super) fn write_json(args: &BenchArgs, records: &impl Serialize) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(records).map_err(|e| CliError::Output {
             path: path.display().to_string(),

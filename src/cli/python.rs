@@ -64,6 +64,43 @@ print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nvals
                   "version": f"SuiteSparse:GraphBLAS {v} ({gb.ss.config['nthreads']} threads)"}))
 "#;
 
+/// Times SuiteSparse:GraphBLAS's `C = A ⊕.⊗ B` with a semiring, plain,
+/// masked by A's structure or its complement, or the triangle count of L
+/// (`C⟨L⟩ = L plus_pair Lᵀ` summed, Lᵀ as GraphBLAS's transposed
+/// descriptor): warm-up runs, then the median of timed runs; the result is
+/// nnz(C) or the count.
+const SEMIRING: &str = r#"
+import graphblas as gb
+pa, pb, reps, warm, dtype, ring, mode = sys.argv[1:8]
+reps, warm = int(reps), int(warm)
+A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
+GA = gb.io.from_scipy_sparse(A)
+GB = GA if B is A else gb.io.from_scipy_sparse(B)
+if ring == "lor_land":
+    GA, GB = GA.dup(dtype=bool), GB.dup(dtype=bool)
+semiring = getattr(gb.semiring, ring)
+def product():
+    if mode == "triangles":
+        return GA.mxm(GA.T, gb.semiring.plus_pair).new(mask=GA.S).reduce_scalar().value
+    expr = GA.mxm(GB, semiring)
+    if mode == "mask":
+        return expr.new(mask=GA.S).nvals
+    if mode == "complement":
+        return expr.new(mask=~GA.S).nvals
+    return expr.new().nvals
+result = None
+for _ in range(warm):
+    result = product()
+ts = []
+for _ in range(max(reps, 1)):
+    t = time.perf_counter()
+    result = product()
+    ts.append(time.perf_counter() - t)
+v = ".".join(map(str, gb.ss.about["library_version"]))
+print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "result": float(result),
+                  "version": f"SuiteSparse:GraphBLAS {v} ({gb.ss.config['nthreads']} threads)"}))
+"#;
+
 /// Times a user's whole job: read A (and B), multiply (CuPy on the GPU
 /// when asked, warmed up first; uploads and C's download included), write C.
 const WHOLE_JOB: &str = r#"
@@ -177,6 +214,40 @@ pub fn product(
         nnz_c: number(&v, "nnz_c")? as usize,
         version: v["version"].as_str().unwrap_or("?").to_string(),
     })
+}
+
+/// Times SuiteSparse:GraphBLAS's product with `ring` (a GraphBLAS name)
+/// on the files `a` and `b` (B: A when `None`) in `mode` (`plain`, `mask`,
+/// `complement` or `triangles`, `a` then being L): median milliseconds,
+/// the library's name and version, and nnz(C) or the triangle count.
+///
+/// # Errors
+/// [`CliError::Compare`] when python3, SciPy or python-graphblas is
+/// missing or fails.
+pub fn semiring(
+    a: &Path,
+    b: Option<&Path>,
+    reps: usize,
+    warmup: usize,
+    precision: &str,
+    ring: &str,
+    mode: &str,
+) -> Result<(f64, String, f64), CliError> {
+    let args = [
+        a.display().to_string(),
+        path_arg(b),
+        reps.to_string(),
+        warmup.to_string(),
+        precision.to_string(),
+        ring.to_string(),
+        mode.to_string(),
+    ];
+    let v = run(SEMIRING, &args)?;
+    Ok((
+        number(&v, "median_ms")?,
+        v["version"].as_str().unwrap_or("?").to_string(),
+        number(&v, "result")?,
+    ))
 }
 
 /// Times the whole job in Python: read `a` (and `b`), multiply on the CPU

@@ -114,6 +114,59 @@ fn products_beside_graphblas() {
     }
 }
 
+#[test]
+fn semiring_products_and_triangles_beside_graphblas() {
+    let out = tmp("triangles.json");
+    let grqc = common::matrices_dir().join("ca-GrQc.mtx.gz");
+    let bench = ["bench", "--backend", "cpu", "--reps", "1", "--check"];
+    let r = spgemm()
+        .args(bench)
+        .args(["--triangles", "--compare", "graphblas"])
+        .args([grqc.to_str().unwrap(), "gen:rmat:8:8"])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = json(&out);
+    assert_eq!(rows[0]["triangles"], 48260.0);
+    for row in &rows {
+        assert_eq!(row["check"], "ok", "{row}");
+        let peer = row["graphblas"]["library"].as_str().unwrap();
+        assert!(peer.starts_with("SuiteSparse:GraphBLAS"), "{row}");
+    }
+    let out = tmp("semiring.json");
+    let r = spgemm()
+        .args(bench)
+        .args(["--semiring", "min_plus", "--mask-self", "--complement"])
+        .args(["--compare", "graphblas", "gen:er:300:4"])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = json(&out);
+    assert_eq!(rows[0]["product"], "C<!A> = A min_plus B");
+    assert_eq!(rows[0]["check"], "ok");
+    assert!(rows[0]["nnz_c"].as_u64().unwrap() > 300);
+    // What cannot run is a one-line error before anything runs.
+    for (args, want) in [
+        (&["--complement"][..], "--mask-self"),
+        (&["--semiring", "min_times"][..], "unknown semiring"),
+        (
+            &["--semiring", "any_pair", "--compare", "scipy"][..],
+            "compare with --compare graphblas",
+        ),
+    ] {
+        let r = spgemm()
+            .args(["bench", "--backend", "cpu", "gen:er:30:2"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!r.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
+
 /// The whole job beside SciPy's (CI installs SciPy).
 #[test]
 fn whole_job_times_every_step_beside_scipy() {

@@ -5,8 +5,10 @@
 //! "dot3" method: Davis, "Algorithm 1000", ACM TOMS 45(4), 2019, §5;
 //! Milaković et al., "Parallel algorithms for masked sparse matrix-matrix
 //! products", ICPP 2022, found the mask's density decisive). Chosen over
-//! the row-wise product when the merges' length, plus forming Bᵀ, is below
-//! the row-wise products ([`worth_it`]).
+//! the row-wise product when the dot products' cost, plus forming Bᵀ, is
+//! below the row-wise products ([`worth_it`]); a dot product merges the two
+//! rows, or searches the longer for the shorter's columns when that is
+//! cheaper ([`dot_cost`]).
 
 use crate::rows;
 use crate::semiring::{concatenate, Piece};
@@ -17,11 +19,11 @@ use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 /// Chunks per thread.
 const CHUNKS_PER_THREAD: usize = 8;
 
-/// The merges' length for each row of `C⟨M⟩` (`Σ_j len A(i,:) + len
-/// Bᵀ(j,:)` over M's row `i`), when they are shorter in all, with forming
-/// Bᵀ, than the row-wise products `total_products`; `None` otherwise, or
-/// when A's or B's rows are not sorted without repeats (the merges need
-/// them so).
+/// The dot products' cost for each row of `C⟨M⟩` (`Σ_j` [`dot_cost`] of
+/// A's row `i` and Bᵀ's row `j` over M's row `i`), when they cost less in
+/// all, with forming Bᵀ, than the row-wise products `total_products`;
+/// `None` otherwise, or when A's or B's rows are not sorted without
+/// repeats (the merges and searches need them so).
 pub(crate) fn worth_it<T: Scalar>(
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
@@ -41,13 +43,77 @@ pub(crate) fn worth_it<T: Scalar>(
             let arow = a.row(i).0.len() as u64;
             mask.row(i)
                 .iter()
-                .map(|&j| arow + column_lengths[j as usize])
+                .map(|&j| dot_cost(arow, column_lengths[j as usize]))
                 .sum()
         })
         .collect();
     let total: u64 = merges.par_iter().sum::<u64>() + b.nnz() as u64;
     let sorted = || a.check_sorted().is_ok() && b.check_sorted().is_ok();
     (total < total_products && sorted()).then_some(merges)
+}
+
+/// The steps of one sparse dot product of sorted rows of `x` and `y`
+/// entries: a merge (`x + y`), or, when one row is far shorter, a binary
+/// search of the longer for each entry of the shorter (`min · (1 +
+/// log₂ max)`; a hub's row met by short rows in power-law graphs), the
+/// cheaper of the two.
+fn dot_cost(x: u64, y: u64) -> u64 {
+    let (short, long) = (x.min(y), x.max(y));
+    (x + y).min(short * (1 + u64::from((long + 1).ilog2())))
+}
+
+/// `Σ_k a_k ⊗ b_k` over the columns `k` in both sorted rows (`None` when
+/// none is), in increasing `k` whichever way it is found ([`dot_cost`]),
+/// so that the sum does not depend on the way.
+fn dot<T: Scalar>(
+    ring: spgemm_core::semiring::Semiring,
+    (acols, avals): (&[u32], &[T]),
+    (bcols, bvals): (&[u32], &[T]),
+) -> Option<T> {
+    let mut sum: Option<T> = None;
+    let mut add = |x: T, y: T| {
+        let v = ring.times(x, y);
+        sum = Some(sum.map_or(v, |s| ring.plus(s, v)));
+    };
+    let (x, y) = (acols.len() as u64, bcols.len() as u64);
+    if dot_cost(x, y) < x + y {
+        // Each column of the shorter row searched in the rest of the
+        // longer (both sorted: each search starts where the last ended).
+        let a_short = x <= y;
+        let (scols, lcols) = if a_short {
+            (acols, bcols)
+        } else {
+            (bcols, acols)
+        };
+        let mut from = 0;
+        for (p, &k) in scols.iter().enumerate() {
+            from += lcols[from..].partition_point(|&c| c < k);
+            if from == lcols.len() {
+                break;
+            }
+            if lcols[from] == k {
+                if a_short {
+                    add(avals[p], bvals[from]);
+                } else {
+                    add(avals[from], bvals[p]);
+                }
+            }
+        }
+        return sum;
+    }
+    let (mut p, mut q) = (0, 0);
+    while p < acols.len() && q < bcols.len() {
+        match acols[p].cmp(&bcols[q]) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                add(avals[p], bvals[q]);
+                p += 1;
+                q += 1;
+            }
+        }
+    }
+    sum
 }
 
 /// `C⟨M⟩ = A ⊕.⊗ B` pruned as `spec` says, by dot products; `merges` from
@@ -98,22 +164,7 @@ fn chunk<T: Scalar>(
             &wanted[..]
         };
         for &j in columns {
-            let (bcols, bvals) = bt.row(j as usize);
-            let (mut p, mut q) = (0, 0);
-            let mut sum: Option<T> = None;
-            while p < acols.len() && q < bcols.len() {
-                match acols[p].cmp(&bcols[q]) {
-                    std::cmp::Ordering::Less => p += 1,
-                    std::cmp::Ordering::Greater => q += 1,
-                    std::cmp::Ordering::Equal => {
-                        let v = ring.times(avals[p], bvals[q]);
-                        sum = Some(sum.map_or(v, |s| ring.plus(s, v)));
-                        p += 1;
-                        q += 1;
-                    }
-                }
-            }
-            if let Some(s) = sum {
+            if let Some(s) = dot(ring, (acols, avals), bt.row(j as usize)) {
                 out.push((j, s));
             }
         }
@@ -154,6 +205,74 @@ mod tests {
                 .unwrap()
                 .nnz(),
             0
+        );
+    }
+
+    #[test]
+    fn searches_of_long_rows_equal_merges() {
+        // A hub row of 5,000 columns against short rows, either way round.
+        let hub: Vec<u32> = (0..5000u32).map(|k| 3 * k).collect();
+        let hub_vals: Vec<f64> = hub.iter().map(|&k| 1.0 + f64::from(k) / 7.0).collect();
+        let short: Vec<u32> = vec![0, 2, 3, 299, 300, 14_997, 14_999];
+        let short_vals: Vec<f64> = (0..short.len()).map(|p| p as f64 - 2.5).collect();
+        assert!(dot_cost(7, 5000) < 5007);
+        let merged: f64 = [(0, 0), (3, 2), (300, 4), (14_997, 5)]
+            .iter()
+            .map(|&(k, p)| hub_vals[k as usize / 3] * short_vals[p])
+            .sum();
+        for ring in Semiring::ALL {
+            let want = [(0usize, 0usize), (1, 2), (100, 4), (4999, 5)]
+                .iter()
+                .map(|&(h, p)| ring.times(hub_vals[h], short_vals[p]))
+                .reduce(|s, v| ring.plus(s, v));
+            let one = dot(
+                ring,
+                (&short[..], &short_vals[..]),
+                (&hub[..], &hub_vals[..]),
+            );
+            let other = dot(
+                ring,
+                (&hub[..], &hub_vals[..]),
+                (&short[..], &short_vals[..]),
+            );
+            assert_eq!(one, want, "{ring}: short row of A");
+            assert_eq!(other, want, "{ring}: short row of B");
+        }
+        let plus = dot(
+            Semiring::PlusTimes,
+            (&short[..], &short_vals[..]),
+            (&hub[..], &hub_vals[..]),
+        );
+        assert!((plus.unwrap() - merged).abs() < 1e-9);
+        // Nothing in common.
+        assert_eq!(
+            dot(
+                Semiring::PlusTimes,
+                (&[1u32][..], &[1.0][..]),
+                (&hub[..], &hub_vals[..])
+            ),
+            None
+        );
+        // R-MAT hubs under the mask of the graph itself: exactly the reference.
+        let g = generate::rmat::<f64>(10, 16, 5).unwrap();
+        let mask = Mask::of(g.view(), false);
+        let spec = ProductSpec::new().mask(g.view(), false);
+        let total = spgemm_core::reference::multiply(g.view(), g.view())
+            .unwrap()
+            .nnz() as u64
+            * 100;
+        assert!(worth_it(g.view(), g.view(), &mask, total).is_some());
+        let want = spgemm_core::reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
+        assert_eq!(
+            multiply(
+                g.view(),
+                g.view(),
+                &spec,
+                &mask,
+                &worth_it(g.view(), g.view(), &mask, total).unwrap()
+            )
+            .unwrap(),
+            want
         );
     }
 

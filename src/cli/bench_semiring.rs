@@ -1,0 +1,287 @@
+//! `spgemm bench --semiring NAME [--mask-self [--complement]]` and
+//! `spgemm bench --triangles`: GraphBLAS-style products timed on the
+//! chosen backend, SciPy-free, host to host (transfers included on a GPU),
+//! optionally beside SuiteSparse:GraphBLAS's `mxm` on the same matrices in
+//! the same run (`--compare graphblas`, through python-graphblas).
+
+use super::bench::{median, time, BenchArgs, Compare};
+use super::source::Operands;
+use super::{python, CliError};
+use clap::Args;
+use serde::Serialize;
+use spgemm::semiring::{ProductSpec, Semiring};
+use spgemm::{Backend, CsrMatrix, Scalar};
+use std::path::Path;
+
+/// Which GraphBLAS-style product `spgemm bench` times instead of `A·B`.
+#[derive(Args, Debug, Default)]
+pub struct SemiringArgs {
+    /// Time `C = A ⊕.⊗ B` with this semiring (a GraphBLAS name: plus_times,
+    /// min_plus, max_plus, max_times, lor_land, plus_pair, any_pair)
+    /// instead of the plain product.
+    #[arg(long, value_parser = str::parse::<Semiring>)]
+    semiring: Option<Semiring>,
+    /// Mask the product by A's own structure: `C⟨A⟩` (A and C of one
+    /// shape); plus_times unless --semiring names another.
+    #[arg(long)]
+    mask_self: bool,
+    /// With --mask-self: its complement, `C⟨¬A⟩` (the CPU backend; GPU
+    /// backends refuse it).
+    #[arg(long, requires = "mask_self")]
+    complement: bool,
+    /// Count each graph's triangles instead: A's structure made symmetric,
+    /// L its strictly lower triangle, `C⟨L⟩ = L plus_pair Lᵀ` summed (the
+    /// Sandia method; Lᵀ formed before timing).
+    #[arg(long, conflicts_with_all = ["semiring", "mask_self"])]
+    triangles: bool,
+}
+
+impl SemiringArgs {
+    /// Whether any of these options asks for a GraphBLAS-style product.
+    pub fn any(&self) -> bool {
+        self.semiring.is_some() || self.mask_self || self.triangles
+    }
+
+    /// The product's name in the table and the JSON.
+    fn product(&self) -> String {
+        if self.triangles {
+            return "triangles: sum of C<L> = L plus_pair L'".into();
+        }
+        let ring = self.semiring.unwrap_or_default();
+        match (self.mask_self, self.complement) {
+            (false, _) => format!("A {ring} B"),
+            (true, false) => format!("C<A> = A {ring} B"),
+            (true, true) => format!("C<!A> = A {ring} B"),
+        }
+    }
+
+    /// The mode the GraphBLAS script takes.
+    fn mode(&self) -> &'static str {
+        match (self.triangles, self.mask_self, self.complement) {
+            (true, ..) => "triangles",
+            (_, true, false) => "mask",
+            (_, true, true) => "complement",
+            _ => "plain",
+        }
+    }
+}
+
+/// One line of results; the JSON output is an array of these.
+#[derive(Serialize, Debug)]
+struct Record {
+    matrix: String,
+    product: String,
+    backend: String,
+    precision: &'static str,
+    rows: usize,
+    nnz: usize,
+    /// Entries of C.
+    nnz_c: usize,
+    /// The triangle count (--triangles).
+    triangles: Option<f64>,
+    reps: usize,
+    median_ms: f64,
+    /// SuiteSparse:GraphBLAS on the same product (--compare graphblas).
+    graphblas: Option<Peer>,
+    check: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct Peer {
+    library: String,
+    median_ms: f64,
+    /// Their time over ours.
+    speedup: f64,
+}
+
+/// Runs the GraphBLAS-style product `args.semiring` asks for on every
+/// file, prints a line each and writes `--json`.
+///
+/// # Errors
+/// Reading the files; a product the backend refuses (a complemented mask
+/// on a GPU), a mask of another shape than C; `--compare` other than
+/// graphblas; the comparison's or the check's failure.
+pub fn run<T: Scalar>(
+    backend: &Backend,
+    files: &[Operands],
+    args: &BenchArgs,
+) -> Result<(), CliError> {
+    let s = &args.semiring;
+    if !matches!(args.compare, None | Some(Compare::Graphblas)) {
+        return Err(CliError::Compare(
+            "--semiring, --mask-self and --triangles compare with --compare graphblas".into(),
+        ));
+    }
+    println!(
+        "{:24} {:>10} {:>12} {:>12} {:>14} {:>8}",
+        "matrix", "ms", "nnz(C)", "triangles", "GraphBLAS ms", "x"
+    );
+    let mut records = Vec::new();
+    for ops in files {
+        let (a, b, _) = ops.load::<T>(args.common.seed)?;
+        let (a, b) = if s.triangles {
+            let lower = strictly_lower(&a)?;
+            let upper = lower.transpose()?;
+            (lower, Some(upper))
+        } else {
+            (a, b)
+        };
+        let b = b.as_ref().unwrap_or(&a);
+        let ring = if s.triangles {
+            Semiring::PlusPair
+        } else {
+            s.semiring.unwrap_or_default()
+        };
+        let mut spec = ProductSpec::new().semiring(ring);
+        if s.triangles || s.mask_self {
+            spec = spec.mask(a.view(), s.complement);
+        }
+        let (median_ms, c) = time(args.warmup, args.reps, || {
+            Ok(backend.multiply_spec(&a, b, &spec)?)
+        })?;
+        let triangles = s.triangles.then(|| total(&c));
+        let check = if args.check {
+            // Within rounding, by |A| ⊕.⊗ |B| under the same mask (sums of
+            // plus_times may run in another order on a GPU).
+            let want = spgemm::reference::multiply_spec(a.view(), b.view(), &spec)?;
+            let (abs_a, abs_b) = (a.map(|v| v.abs()), b.map(|v| v.abs()));
+            let scale = spgemm::reference::multiply_spec(abs_a.view(), abs_b.view(), &spec)?;
+            spgemm::verify::compare(&want, &scale, &c, a.max_row_nnz()).map_err(|mismatch| {
+                CliError::Check {
+                    matrix: ops.name(),
+                    mismatch,
+                }
+            })?;
+            Some("ok".to_string())
+        } else {
+            None
+        };
+        let graphblas = match args.compare {
+            Some(_) => {
+                let (ms, library, result) = graphblas::<T>(&a, b, ring, s.mode(), args)?;
+                let ours = triangles.unwrap_or(c.nnz() as f64);
+                if result != ours {
+                    return Err(CliError::Compare(format!(
+                        "{}: GraphBLAS's result {result} differs from ours {ours}",
+                        ops.name()
+                    )));
+                }
+                Some(Peer {
+                    library,
+                    median_ms: ms,
+                    speedup: ms / median_ms,
+                })
+            }
+            None => None,
+        };
+        let r = Record {
+            matrix: ops.name(),
+            product: s.product(),
+            backend: backend.name().to_string(),
+            precision: T::NAME,
+            rows: a.nrows(),
+            nnz: a.nnz(),
+            nnz_c: c.nnz(),
+            triangles,
+            reps: args.reps,
+            median_ms,
+            graphblas,
+            check,
+        };
+        let (gms, x) = r
+            .graphblas
+            .as_ref()
+            .map_or((String::new(), String::new()), |p| {
+                (format!("{:.2}", p.median_ms), format!("{:.2}", p.speedup))
+            });
+        println!(
+            "{:24} {:>10.2} {:>12} {:>12} {gms:>14} {x:>8}",
+            r.matrix,
+            r.median_ms,
+            r.nnz_c,
+            r.triangles.map_or(String::new(), |t| format!("{t}")),
+        );
+        records.push(r);
+    }
+    if let Some(first) = records.iter().find_map(|r| r.graphblas.as_ref()) {
+        let x: Vec<f64> = records
+            .iter()
+            .filter_map(|r| r.graphblas.as_ref().map(|p| p.speedup.ln()))
+            .collect();
+        println!(
+            "{}: geomean {:.2}x, median {:.2}x over {} products",
+            first.library,
+            (x.iter().sum::<f64>() / x.len() as f64).exp(),
+            median(x.iter().map(|v| v.exp()).collect()),
+            x.len()
+        );
+    }
+    super::bench::write_json(args, &records)
+}
+
+/// The sum of C's values (a triangle count).
+fn total<T: Scalar>(c: &CsrMatrix<T>) -> f64 {
+    c.values().iter().map(|v| v.to_f64()).sum()
+}
+
+/// The entries (i, j) with j < i of `a`'s structure made symmetric, values
+/// 1: each edge of the undirected graph once.
+fn strictly_lower<T: Scalar>(a: &CsrMatrix<T>) -> spgemm::Result<CsrMatrix<T>> {
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for i in 0..a.nrows() {
+        for &j in a.row(i).0 {
+            let j = j as usize;
+            if j != i {
+                rows.push(i.max(j));
+                cols.push(i.min(j) as u32);
+            }
+        }
+    }
+    let ones = vec![T::ONE; rows.len()];
+    let n = a.nrows().max(a.ncols());
+    let mut l = CsrMatrix::from_triplets(n, n, &rows, &cols, &ones)?;
+    // An edge stored both ways (or repeated) is one edge.
+    l.values_mut().iter_mut().for_each(|v| *v = T::ONE);
+    Ok(l)
+}
+
+/// SuiteSparse:GraphBLAS's time for the same product (A and B written to
+/// temporary `.npz` files for it): median milliseconds, the library's
+/// name, and nnz(C) or the triangle count.
+fn graphblas<T: Scalar>(
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    ring: Semiring,
+    mode: &str,
+    args: &BenchArgs,
+) -> Result<(f64, String, f64), CliError> {
+    let dir = std::env::temp_dir();
+    let path = |k: &str| dir.join(format!("spgemm-semiring-{}-{k}.npz", std::process::id()));
+    let (pa, pb) = (path("a"), path("b"));
+    let written = write(&pa, a).and_then(|()| {
+        if std::ptr::eq(a, b) {
+            Ok(None)
+        } else {
+            write(&pb, b).map(|()| Some(pb.clone()))
+        }
+    });
+    let r = written.and_then(|pb| {
+        python::semiring(
+            &pa,
+            pb.as_deref(),
+            args.reps,
+            args.warmup,
+            T::NAME,
+            ring.name(),
+            mode,
+        )
+    });
+    for p in [&pa, &pb] {
+        let _ = std::fs::remove_file(p);
+    }
+    r
+}
+
+fn write<T: Scalar>(path: &Path, m: &CsrMatrix<T>) -> Result<(), CliError> {
+    Ok(spgemm::files::write(path, m, None)?)
+}
