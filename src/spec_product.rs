@@ -1,8 +1,9 @@
 //! Products with a semiring, mask or pruning on every backend: the CPU
-//! runs them all; GPU backends run every semiring without a mask (the
-//! product's own kernels compiled with the semiring) or under a structural
-//! mask (by dot products), on their first device, pruned on the host after
-//! the product, and refuse complemented masks.
+//! runs them all in one pass; GPU backends run every semiring without a
+//! mask (the product's own kernels compiled with the semiring), under a
+//! structural mask (by dot products) or its complement (the product, then
+//! the mask's entries dropped on the device), on their first device,
+//! pruned on the host after the product.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
 #[cfg(any(feature = "cuda", feature = "hip"))]
@@ -20,10 +21,12 @@ impl Backend {
     /// fit); every other semiring without a mask on their first device by
     /// the product's own kernels compiled with the semiring's operators
     /// ([`spgemm_core::gpu::GpuEngine::multiply_host_semiring`]); every
-    /// semiring under a structural (not complemented) mask by a dot product
-    /// per entry of the mask on their first device (B's columns formed
-    /// there; [`spgemm_core::gpu::GpuEngine::masked_dot`]). They prune C on
-    /// the host after the product ([`spgemm_core::semiring::pruned`]).
+    /// semiring under a structural mask by a dot product per entry of the
+    /// mask on their first device (B's columns formed there;
+    /// [`spgemm_core::gpu::GpuEngine::masked_dot`]), and under a
+    /// complemented one by the product and then the mask's entries dropped
+    /// there ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune
+    /// C on the host after the product ([`spgemm_core::semiring::pruned`]).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -38,8 +41,8 @@ impl Backend {
     ///
     /// # Errors
     /// As [`ProductSpec::check`]; [`spgemm_core::Error::NotOnBackend`] for
-    /// a spec a GPU backend does not run, naming what it lacks; otherwise
-    /// as [`Backend::multiply`].
+    /// host operands a GPU's masked product does not take (a row repeating
+    /// a column), naming the row; otherwise as [`Backend::multiply`].
     // Only the CPU variant exists without the GPU features.
     #[cfg_attr(
         not(any(feature = "cuda", feature = "hip")),
@@ -59,16 +62,6 @@ impl Backend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
-        let masked = spec.mask.map(|m| m.complement());
-        if !Backend::gpu_runs(masked) {
-            return Err(spgemm_core::Error::NotOnBackend(format!(
-                "the {} backend runs every semiring without a mask or with a structural one; \
-                 semiring {} with a complemented mask runs on the CPU backend (--backend cpu)",
-                self.name(),
-                spec.semiring,
-            ))
-            .into());
-        }
         let c = match spec.mask {
             None if spec.semiring == Semiring::PlusTimes => self.multiply(a, b)?,
             mask => self.on_first_gpu(a, b, mask, spec.semiring)?,
@@ -81,14 +74,6 @@ impl Backend {
 }
 
 impl Backend {
-    /// Whether GPU backends run products with a mask (`Some(complement)`)
-    /// or none (`None`), whatever the semiring: without a mask or under a
-    /// structural one, not under a complemented mask. The CPU backend runs
-    /// them all; `auto` picks it for the rest.
-    pub fn gpu_runs(mask: Option<bool>) -> bool {
-        mask != Some(true)
-    }
-
     /// `C⟨M⟩ = A ⊕.⊗ B` (or unmasked) on the first device of a GPU
     /// backend ([`on_engine`]); an error on the CPU backend, which runs
     /// every spec itself.
@@ -115,8 +100,10 @@ impl Backend {
 }
 
 /// `C⟨M⟩ = A ⊕.⊗ B` on one device: by dot products under a structural
-/// mask ([`GpuEngine::masked_dot`]), else by the product's own kernels
-/// compiled with the semiring ([`GpuEngine::multiply_host_semiring`]).
+/// mask, by the product and the mask's entries dropped under a
+/// complemented one ([`GpuEngine::masked_dot`]), else
+/// by the product's own kernels compiled with the semiring
+/// ([`GpuEngine::multiply_host_semiring`]).
 #[cfg(any(feature = "cuda", feature = "hip"))]
 fn on_engine<D: spgemm_core::device::Device, T: Scalar>(
     engine: &GpuEngine<D>,

@@ -190,18 +190,17 @@ def matmul(
         C.T = B.T (+).(x) A.T.
 
     Products with a semiring other than "plus_times", a mask, ``prune`` or
-    ``keep`` on SciPy matrices: the CPU backend runs them all; GPU
-    backends run every semiring without a mask (the product's kernels
-    compiled with the semiring) or under a mask that is not complemented (a
-    dot product per entry of the mask), on the first GPU, pruning on the
-    host after the product. "auto" picks a GPU for those when one is
-    present and the CPU for a complemented mask; a GPU backend named
-    explicitly for a complemented mask raises RuntimeError. On CuPy and
-    PyTorch matrices (the mask of the same kind, on the same GPU) every
-    semiring runs, unmasked or under a structural mask, C left on the GPU
-    and complete when the call returns; pruning and complemented masks
-    raise ValueError there. A masked product on device matrices needs A's
-    and B's rows sorted without duplicates (``check`` True verifies it).
+    ``keep`` on SciPy matrices run on every backend ("auto": a GPU when one
+    is present): the CPU backend in one pass; GPU backends on the first
+    GPU, every semiring without a mask (the product's kernels compiled with
+    the semiring), under a mask (a dot product per entry of the mask) or
+    its complement (the product, then the mask's entries dropped on the
+    device), pruning on the host after the product. On CuPy and PyTorch
+    matrices (the mask of the same kind, on the same GPU) the same GPU
+    products run, C left on the GPU and complete when the call returns;
+    pruning raises ValueError there. On device matrices a mask needs A's
+    and B's rows sorted without duplicates, a complemented mask its own
+    rows sorted (``check`` True verifies them).
 
     Returns
     -------
@@ -218,8 +217,8 @@ def matmul(
     ------
     TypeError: inputs that are not sparse matrices, or of different kinds.
     ValueError: shape mismatch (of the mask too), an unknown semiring, a
-        negative ``prune`` or ``keep``, device matrices with pruning or a
-        complemented mask, unsupported dtype, malformed CSR (out-of-range
+        negative ``prune`` or ``keep``, device matrices with pruning,
+        unsupported dtype, malformed CSR (out-of-range
         or negative indices, decreasing indptr; unsorted rows or duplicates
         where ``check`` asks for sorted rows), naming the row, column or
         position at fault; a ``check`` other than True, False, "canonical".
@@ -260,12 +259,13 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
     if kind != "scipy":
-        if prune is not None or keep is not None or complement:
+        if prune is not None or keep is not None:
             raise ValueError(
-                "pruning and complemented masks take SciPy matrices; move device matrices "
-                "to the host with .get() or .cpu() first"
+                "pruning takes SciPy matrices; move device matrices to the host with "
+                ".get() or .cpu() first"
             )
-        return _device.matmul_spec(kind, a, b, mask, backend, dtype, _native_check(check, kind), semiring)
+        check = _native_check(check, kind)
+        return _device.matmul_spec(kind, a, b, mask, complement, backend, dtype, check, semiring)
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     # The mask as A's or B's own arrays when it is A or B (converted once).

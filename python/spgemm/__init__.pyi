@@ -35,9 +35,9 @@ def matmul(
     the caller's current stream). Raises TypeError, ValueError,
     MemoryError or RuntimeError as documented. ``semiring``, ``mask``,
     ``complement``, ``prune`` and ``keep`` (GraphBLAS-style products) run
-    on every backend for SciPy matrices (complemented masks on the CPU);
-    CuPy and torch matrices take every semiring, unmasked or under a
-    structural mask of their kind, on their GPU."""
+    on every backend for SciPy matrices; CuPy and torch matrices take every
+    semiring, unmasked or under a mask of their kind or its complement, on
+    their GPU (no pruning)."""
 
 class Plan:
     """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""

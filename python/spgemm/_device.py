@@ -186,11 +186,13 @@ def matmul(kind: str, a, b, backend: str, dtype, check: bool):
     return _result(kind, c, device)
 
 
-def matmul_spec(kind: str, a, b, mask, backend: str, dtype, check: bool, semiring: str):
-    """C<M> = A (+).(x) B for CuPy or torch CSR matrices on one CUDA device
-    (``mask`` of the same kind, or None), values of ``dtype``: unmasked by
-    the product's kernels compiled with the semiring, masked by a dot
-    product per entry of the mask. Returns once C is complete."""
+def matmul_spec(kind: str, a, b, mask, complement: bool, backend: str, dtype, check: bool, semiring: str):
+    """C<M> = A (+).(x) B (C<!M> when ``complement``) for CuPy or torch CSR
+    matrices on one CUDA device (``mask`` of the same kind, or None),
+    values of ``dtype``: unmasked by the product's kernels compiled with
+    the semiring, masked by a dot product per entry of the mask,
+    complemented by the product and the mask's entries dropped. Returns
+    once C is complete."""
     device, oa, ob, keep, stream = _operands(kind, a, b, backend, dtype, check)
     if mask is None or mask is a or mask is b:
         om = None if mask is None else oa if mask is a else ob
@@ -199,7 +201,7 @@ def matmul_spec(kind: str, a, b, mask, backend: str, dtype, check: bool, semirin
         om, keep_m, dev_m = (_cupy_operand if kind == "cupy" else _torch_operand)(mask, dtype, check)
         if dev_m != device:
             raise ValueError(f"the mask is on GPU {dev_m} but A on GPU {device}")
-    c = _spgemm.matmul_spec_device(oa, ob, om, dtype == np.float64, device, str(semiring), stream)
+    c = _spgemm.matmul_spec_device(oa, ob, om, bool(complement), dtype == np.float64, device, str(semiring), stream)
     del keep, keep_m
     return _result(kind, c, device)
 

@@ -332,17 +332,19 @@ pub(crate) fn matmul_device(
     })
 }
 
-/// `C⟨M⟩ = A ⊕.⊗ B` (M `None`: unmasked) over borrowed device arrays, on
-/// this thread, after the caller's `stream`; returns when C is complete.
-/// Unmasked, by the product's kernels compiled with the semiring
-/// ([`GpuEngine::multiply_semiring`]); masked, by a dot product per entry
-/// of M ([`GpuEngine::masked_dot_device`]; M's structure borrowed once
-/// when it is A's or B's arrays).
+/// `C⟨M⟩ = A ⊕.⊗ B` (or `C⟨¬M⟩` when `complement`; M `None`: unmasked)
+/// over borrowed device arrays, on this thread, after the caller's
+/// `stream`; returns when C is complete. Unmasked, by the product's
+/// kernels compiled with the semiring ([`GpuEngine::multiply_semiring`]);
+/// masked, by a dot product per entry of M
+/// ([`GpuEngine::masked_dot_device`]) or, complemented, by the product and
+/// M's entries dropped ([`GpuEngine::complement_device`]); M's structure
+/// borrowed once when it is A's or B's arrays.
 fn spec_product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
-    a: DeviceOperand,
-    b: DeviceOperand,
+    (a, b): (DeviceOperand, DeviceOperand),
     mask: Option<DeviceOperand>,
+    complement: bool,
     semiring: Semiring,
     stream: u64,
 ) -> spgemm::Result<Product<T>> {
@@ -353,13 +355,20 @@ fn spec_product<T: Scalar>(
         let (ga, gb) = borrow(e, a, b)?;
         let gb = gb.as_ref().unwrap_or(&ga);
         let t = std::time::Instant::now();
+        let masked = |gm: &GpuMatrix<CudaDevice, T>| {
+            if complement {
+                e.complement_device(gm, &ga, gb, semiring)
+            } else {
+                e.masked_dot_device(gm, &ga, gb, semiring)
+            }
+        };
         let c = match mask {
             None => e.multiply_semiring(&ga, gb, semiring)?.0,
-            Some(m) if m == a => e.masked_dot_device(&ga, &ga, gb, semiring)?,
-            Some(m) if m == b => e.masked_dot_device(gb, &ga, gb, semiring)?,
+            Some(m) if m == a => masked(&ga)?,
+            Some(m) if m == b => masked(gb)?,
             Some(m) => {
                 let [gm] = e.borrow_devices::<T, 1>([(arrays(m), m.8)])?;
-                e.masked_dot_device(&gm, &ga, gb, semiring)?
+                masked(&gm)?
             }
         };
         let wall = t.elapsed().as_secs_f64() * 1e3;
@@ -368,13 +377,15 @@ fn spec_product<T: Scalar>(
     }
 }
 
-/// `matmul_spec_device(a, b, mask, double, device, semiring, stream)`:
-/// `C⟨M⟩ = A ⊕.⊗ B` on CUDA GPU `device` for device operands (see
-/// `DeviceOperand`; `mask` `None` for none, its values never read),
+/// `matmul_spec_device(a, b, mask, complement, double, device, semiring,
+/// stream)`: `C⟨M⟩ = A ⊕.⊗ B` (`C⟨¬M⟩` when `complement`) on CUDA GPU
+/// `device` for device operands (see `DeviceOperand`; `mask` `None` for
+/// none, its values never read),
 /// values float64 when `double` else float32, `semiring` a GraphBLAS
 /// name. Waits for the caller's `stream` first and returns when C is
 /// complete. `ValueError` for an unknown semiring, shapes that disagree
-/// (the mask's too), or A or B not checked as sorted under a mask.
+/// (the mask's too), or rows not checked as sorted where a mask needs
+/// them (A's and B's under a mask, the mask's under its complement).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn matmul_spec_device(
@@ -382,6 +393,7 @@ pub(crate) fn matmul_spec_device(
     a: DeviceOperand,
     b: DeviceOperand,
     mask: Option<DeviceOperand>,
+    complement: bool,
     double: bool,
     device: usize,
     semiring: &str,
@@ -394,10 +406,10 @@ pub(crate) fn matmul_spec_device(
     let (c, offsets32, timing) = py
         .detach(|| {
             if double {
-                spec_product::<f64>(e, a, b, mask, semiring, stream)
+                spec_product::<f64>(e, (a, b), mask, complement, semiring, stream)
                     .map(|(c, o, t)| (AnyGpu::F64(c), o, t))
             } else {
-                spec_product::<f32>(e, a, b, mask, semiring, stream)
+                spec_product::<f32>(e, (a, b), mask, complement, semiring, stream)
                     .map(|(c, o, t)| (AnyGpu::F32(c), o, t))
             }
         })

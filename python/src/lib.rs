@@ -132,13 +132,7 @@ fn matmul_spec<'py>(
     prune_columns: bool,
 ) -> PyResult<Product<'py>> {
     let semiring: spgemm::semiring::Semiring = semiring.parse().map_err(PyValueError::new_err)?;
-    // "auto": a GPU when one is present and runs this product, else the CPU.
-    let runs = Backend::gpu_runs(mask.map(|_| complement));
-    let be = self::backend(if backend == "auto" && !runs {
-        "cpu"
-    } else {
-        backend
-    })?;
+    let be = self::backend(backend)?;
     let extras = arrays::Extras {
         semiring,
         complement,

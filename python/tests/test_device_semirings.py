@@ -34,17 +34,22 @@ def assert_same(got, want, ring):
 
 
 @pytest.mark.parametrize("ring", RINGS)
-@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("masked", [None, False, True])
 def test_cupy_semirings_match_the_cpu(cupy, ring, masked):
     # Rows longer than a warp, rectangular, negative values; a mask of
-    # its own (on the device too).
+    # its own (on the device too), or its complement.
     a, b = random(230, 150, 0.2, 1), random(150, 310, 0.3, 2)
-    mask = random(230, 310, 0.2, 3) if masked else None
+    mask = None if masked is None else random(230, 310, 0.2, 3)
+    complement = bool(masked)
     got = spgemm.matmul(
-        to_cupy(a), to_cupy(b), semiring=ring, mask=None if mask is None else to_cupy(mask)
+        to_cupy(a),
+        to_cupy(b),
+        semiring=ring,
+        mask=None if mask is None else to_cupy(mask),
+        complement=complement,
     )
     assert isinstance(got, type(to_cupy(a)))
-    want = spgemm.matmul(a, b, semiring=ring, mask=mask, backend="cpu")
+    want = spgemm.matmul(a, b, semiring=ring, mask=mask, complement=complement, backend="cpu")
     assert_same(got.get(), want, ring)
 
 
@@ -89,10 +94,8 @@ def test_float32_on_the_device(cupy):
 def test_what_device_matrices_do_not_take(cupy, torch):
     a = random(30, 30, 0.2, 9)
     ac = to_cupy(a)
-    with pytest.raises(ValueError, match="pruning and complemented masks take SciPy matrices"):
+    with pytest.raises(ValueError, match="pruning takes SciPy matrices"):
         spgemm.matmul(ac, ac, semiring="min_plus", prune=0.1)
-    with pytest.raises(ValueError, match="pruning and complemented masks take SciPy matrices"):
-        spgemm.matmul(ac, ac, mask=ac, complement=True)
     with pytest.raises(TypeError, match="the mask must be of A's kind"):
         spgemm.matmul(ac, ac, mask=a, semiring="plus_pair")
     with pytest.raises(ValueError, match="the mask is 30x31 but the product is 30x30"):
@@ -105,6 +108,8 @@ def test_what_device_matrices_do_not_take(cupy, torch):
     ).cuda()
     with pytest.raises(ValueError, match="needs A's rows sorted"):
         spgemm.matmul(unsorted, unsorted, mask=unsorted, semiring="plus_pair", check=False)
+    with pytest.raises(ValueError, match="complemented mask on the device needs its rows sorted"):
+        spgemm.matmul(unsorted, unsorted, mask=unsorted, complement=True, check=False)
 
 
 def test_galerkin_products_of_device_matrices(cupy, torch):

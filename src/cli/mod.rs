@@ -305,12 +305,7 @@ fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
         spgemm::files::check_output(path, false)?;
     }
     let plain = args.product.is_plain();
-    let mut common = args.common.clone();
-    if !plain && common.backend == BackendKind::Auto && !args.product.gpu_runs() {
-        // What GPU backends do not run, the CPU backend does.
-        common.backend = BackendKind::Cpu;
-    }
-    let backend = open_backend(&common, options, args.common.verbose)?;
+    let backend = open_backend(&args.common, options, args.common.verbose)?;
     let t = Instant::now();
     let a = args.a.load::<T>(args.common.seed)?;
     let mask = args.product.load_mask::<T>(args.common.seed)?;

@@ -7,9 +7,7 @@ use clap::Args;
 use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{Backend, CsrMatrix, Scalar};
 
-/// GraphBLAS-style products: `C⟨M⟩ = A ⊕.⊗ B`, pruned. With the `auto`
-/// backend, products a GPU backend does not run (`Backend::gpu_runs`) run
-/// on the CPU backend.
+/// GraphBLAS-style products: `C⟨M⟩ = A ⊕.⊗ B`, pruned, on any backend.
 #[derive(Args, Debug, Clone)]
 pub struct ProductOptions {
     /// Semiring: plus_times (the ordinary product), min_plus, max_plus,
@@ -44,11 +42,6 @@ impl ProductOptions {
             && self.mask.is_none()
             && self.prune.is_none()
             && self.keep.is_none()
-    }
-
-    /// Whether GPU backends run this product (`Backend::gpu_runs`).
-    pub fn gpu_runs(&self) -> bool {
-        Backend::gpu_runs(self.mask.as_ref().map(|_| self.complement))
     }
 
     /// Reads the mask (generators with `seed`), if any.

@@ -184,16 +184,20 @@ pub enum Kernel {
     /// `spgemm_masked_compact`: C's met entries moved to their scanned row
     /// offsets, in the mask's order (masked program).
     MaskedCompact,
+    /// `spgemm_complement_mark`: C's entries inside a complemented mask
+    /// marked for the compaction to drop (masked program).
+    ComplementMark,
 }
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 5] = [
+pub const MASKED: [Kernel; 6] = [
     Kernel::ColumnCounts,
     Kernel::TransposeScatter,
     Kernel::MaskedDot,
     Kernel::MaskedRowCounts,
     Kernel::MaskedCompact,
+    Kernel::ComplementMark,
 ];
 
 /// The kernels written out in the shared body (the others are wrappers the
@@ -273,6 +277,7 @@ impl Kernel {
             Kernel::TransposeScatter => "spgemm_transpose_scatter",
             Kernel::MaskedRowCounts => "spgemm_masked_row_counts",
             Kernel::MaskedCompact => "spgemm_masked_compact",
+            Kernel::ComplementMark => "spgemm_complement_mark",
         };
         fixed.to_string()
     }
@@ -317,6 +322,7 @@ impl Kernel {
             Kernel::TransposeScatter => of::<TransposeScatterArgs>(),
             Kernel::MaskedRowCounts => of::<MaskedRowCountsArgs>(),
             Kernel::MaskedCompact => of::<MaskedCompactArgs>(),
+            Kernel::ComplementMark => of::<ComplementMarkArgs>(),
         }
     }
 
@@ -777,6 +783,14 @@ kernel_args! {
         crpt: DevicePtr = "const u64*",
         outcol: DevicePtr = "u32*",
         outval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::ComplementMark`]: C (`m` rows) and M (rows sorted).
+    ComplementMarkArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "u32*",
+        m: u32 = "u32",
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
     }
 }
 

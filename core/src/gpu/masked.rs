@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
-const THREADS: u32 = 256;
+pub(super) const THREADS: u32 = 256;
 
 /// Lanes per entry of M: half the shorter operand's mean row length (A's
 /// rows, B's columns), rounded up to a power of two, at least 1 and at
@@ -48,11 +48,12 @@ impl<D: Device> GpuEngine<D> {
     /// about `nnz(M)` walks of the shorter of A's row `i` and B's column
     /// `j`, each `k` found in the other by binary search: far below the
     /// row-wise product's when M is far sparser than the products
-    /// (triangle counting, `C⟨L⟩ = L ⊕.pair Lᵀ`).
+    /// (triangle counting, `C⟨L⟩ = L ⊕.pair Lᵀ`). A complemented mask runs
+    /// as [`GpuEngine::complement_host`] does.
     ///
     /// # Errors
-    /// [`Error::NotOnBackend`] for a complemented mask, or for A or B with
-    /// a column repeated within a row (the CPU backend takes those);
+    /// [`Error::NotOnBackend`] for A or B with a column repeated within a
+    /// row under a structural mask (the CPU backend takes those);
     /// [`Error::DimensionMismatch`] unless A's columns are B's rows;
     /// [`Error::MaskShape`] unless M is `M×N`;
     /// [`Error::TooLarge`] past `u32` rows; device errors (compiling the
@@ -81,11 +82,7 @@ impl<D: Device> GpuEngine<D> {
         semiring: Semiring,
     ) -> Result<(CsrMatrix<T>, HostTimes)> {
         if mask.complement() {
-            return Err(Error::NotOnBackend(
-                "a complemented mask runs on the CPU backend (--backend cpu); \
-                 the GPU runs structural masks"
-                    .into(),
-            ));
+            return self.complement_host(mask, a, b, semiring);
         }
         let structure = mask.structure();
         check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
@@ -237,7 +234,11 @@ impl<D: Device> GpuEngine<D> {
 
 /// [`Error::DimensionMismatch`] unless A's columns are B's rows,
 /// [`Error::MaskShape`] unless the mask is A's rows by B's columns.
-fn check_shapes(mask: (usize, usize), a: (usize, usize), b: (usize, usize)) -> Result<()> {
+pub(super) fn check_shapes(
+    mask: (usize, usize),
+    a: (usize, usize),
+    b: (usize, usize),
+) -> Result<()> {
     crate::reference::check_dimensions(a, b)?;
     if mask != (a.0, b.1) {
         return Err(Error::MaskShape {
@@ -305,17 +306,17 @@ impl<D: Device> GpuEngine<D> {
 
 /// A mask's structure on the device.
 #[derive(Clone, Copy)]
-struct MaskArrays {
-    rpt: DevicePtr,
-    col: DevicePtr,
-    nrows: usize,
-    ncols: usize,
-    nnz: usize,
-    sorted: bool,
+pub(super) struct MaskArrays {
+    pub(super) rpt: DevicePtr,
+    pub(super) col: DevicePtr,
+    pub(super) nrows: usize,
+    pub(super) ncols: usize,
+    pub(super) nnz: usize,
+    pub(super) sorted: bool,
 }
 
 impl MaskArrays {
-    fn of<D: Device, U: Scalar>(m: &GpuMatrix<D, U>) -> Self {
+    pub(super) fn of<D: Device, U: Scalar>(m: &GpuMatrix<D, U>) -> Self {
         Self {
             rpt: m.structure.rpt.ptr(),
             col: m.structure.col.ptr(),
@@ -389,16 +390,45 @@ fn masked_on_device<D: Device, T: Scalar>(
         &args,
     )?;
     drop((btrpt, btcol, btval));
+    compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
+}
+
+/// C from `m` rows of entries at the row offsets `rows` (device, `m + 1`)
+/// in `ccol` and `cval`, those whose column is `SPGEMM_EMPTY` dropped on
+/// the device: kept entries counted per row, the counts scanned on the
+/// host into C's row offsets, the kept entries moved (in their order; C's
+/// rows sorted when `sorted`). No copy when every entry is kept.
+pub(super) fn compact<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    rows: DevicePtr,
+    (m, ncols): (usize, usize),
+    ccol: DeviceArray<D, u32>,
+    cval: DeviceArray<D, T>,
+    sorted: bool,
+) -> Result<GpuMatrix<D, T>> {
+    let (dev, s) = (l.device, &l.streams[0]);
+    let done = |rpt, col: DeviceArray<D, u32>, val| GpuMatrix {
+        nrows: m,
+        ncols,
+        nnz: col.len(),
+        structure: Arc::new(Structure {
+            rpt,
+            col,
+            host: None,
+        }),
+        val,
+        sorted,
+    };
     let counts = l.alloc::<u32>(0, m, "entries of C per row")?;
     let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
-    let rows = shape(l.grid(m, warps_per_block), THREADS, 0);
+    let shape_rows = shape(l.grid(m, warps_per_block), THREADS, 0);
     let count = MaskedRowCountsArgs {
-        mrpt: ms.rpt,
+        mrpt: rows,
         m: m as u32,
         ccol: ccol.ptr(),
         counts: counts.ptr(),
     };
-    l.launch(0, Kernel::MaskedRowCounts, rows, &count)?;
+    l.launch(0, Kernel::MaskedRowCounts, shape_rows, &count)?;
     let mut per_row: Vec<u32> = try_zeroed(m, "entries of C per row")?;
     l.read(&counts, 0, &mut per_row)?;
     let mut offsets: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
@@ -407,14 +437,14 @@ fn masked_on_device<D: Device, T: Scalar>(
     }
     let crpt = DeviceArray::from_host(dev, s, &offsets, "row offsets of C", l.usage)?;
     let nnz = offsets[m] as usize;
-    if nnz == mnnz {
-        // Every entry of M met a product: C is M's structure as it stands.
+    if nnz == ccol.len() {
+        // Every entry kept: C's columns and values as they stand.
         return Ok(done(crpt, ccol, cval));
     }
     let outcol = l.alloc::<u32>(0, nnz, "columns of C")?;
     let outval = l.alloc::<T>(0, nnz, "values of C")?;
-    let compact = MaskedCompactArgs {
-        mrpt: ms.rpt,
+    let args = MaskedCompactArgs {
+        mrpt: rows,
         m: m as u32,
         ccol: ccol.ptr(),
         cval: cval.ptr(),
@@ -422,7 +452,9 @@ fn masked_on_device<D: Device, T: Scalar>(
         outcol: outcol.ptr(),
         outval: outval.ptr(),
     };
-    l.launch(0, Kernel::MaskedCompact, rows, &compact)?;
+    l.launch(0, Kernel::MaskedCompact, shape_rows, &args)?;
+    // The uncompacted arrays are freed when this returns: done with first.
+    dev.synchronize(s)?;
     Ok(done(crpt, outcol, outval))
 }
 

@@ -24,6 +24,7 @@ mod bandwidth;
 mod borrowed;
 mod checks;
 mod chunked;
+mod complement;
 mod config;
 mod constants;
 mod dense;

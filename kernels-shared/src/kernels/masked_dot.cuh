@@ -165,3 +165,23 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_compact(const u64* mrpt, u32 m, const u32
         }
     }
 }
+
+// A complemented mask applied to C on the device: each entry of C's row r
+// whose column M's row r holds (M's rows sorted) gets column SPGEMM_EMPTY,
+// for the compaction above to drop; a warp per row, each lane searching
+// M's row for its entries' columns.
+SPGEMM_FIXED_KERNEL void spgemm_complement_mark(const u64* crpt, u32* ccol, u32 m, const u64* mrpt,
+                                                const u32* mcol) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    for (u64 r = warp; r < m; r += nwarps) {
+        const u64 m0 = mrpt[r], m1 = mrpt[r + 1];
+        if (m0 == m1) continue;
+        for (u64 p = crpt[r] + lane; p < crpt[r + 1]; p += SPGEMM_WARP_SIZE) {
+            const u32 j = ccol[p];
+            const u64 q = lower_bound(mcol, m0, m1, j);
+            if (q < m1 && mcol[q] == j) ccol[p] = SPGEMM_EMPTY;
+        }
+    }
+}

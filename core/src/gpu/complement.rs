@@ -1,0 +1,211 @@
+//! Products under a complemented structural mask on the device,
+//! `C⟨¬M⟩ = A ⊕.⊗ B`: the product's own kernels compiled with the semiring
+//! compute `A ⊕.⊗ B`, then a kernel marks each entry of C that M's row
+//! holds (a binary search of M's sorted row per entry) and the masked
+//! program's compaction drops them, all on the device. Unlike the CPU's
+//! one-pass product, masked-out entries are accumulated first and removed
+//! after; C never leaves the device unmasked.
+
+use super::chunked::HostTimes;
+use super::engine::GpuEngine;
+use super::kernels::{ComplementMarkArgs, Kernel};
+use super::launch::shape;
+use super::masked::{check_shapes, compact, MaskArrays, THREADS};
+use super::matrix::GpuMatrix;
+use super::memory::DeviceArray;
+use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use crate::semiring::{Mask, Semiring};
+use std::time::Instant;
+
+impl<D: Device> GpuEngine<D> {
+    /// `C⟨¬M⟩ = A ⊕.⊗ B` on the device for matrices there (A `M×K`, B
+    /// `K×N`, M `M×N`, its values never read; C left on the device, rows
+    /// sorted): C's entries are those of `A ⊕.⊗ B` outside M's structure.
+    /// M's rows must be sorted ([`GpuMatrix::sorted_rows`]); repeated
+    /// columns in them are harmless. Returns when C is complete.
+    ///
+    /// # Errors
+    /// [`Error::NotOnBackend`] when M's rows are not known to be sorted;
+    /// [`Error::DimensionMismatch`], [`Error::MaskShape`]; as
+    /// [`GpuEngine::multiply_semiring`].
+    pub fn complement_device<T: Scalar, U: Scalar>(
+        &self,
+        mask: &GpuMatrix<D, U>,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+    ) -> Result<GpuMatrix<D, T>> {
+        check_shapes(
+            (mask.nrows, mask.ncols),
+            (a.nrows, a.ncols),
+            (b.nrows, b.ncols),
+        )?;
+        if !mask.sorted {
+            return Err(Error::NotOnBackend(
+                "a complemented mask on the device needs its rows sorted (check them when \
+                 borrowing the arrays, or use the CPU backend)"
+                    .into(),
+            ));
+        }
+        self.complement_of(MaskArrays::of(mask), a, b, semiring)
+    }
+
+    /// [`GpuEngine::complement_device`] from the host to the host: A and B
+    /// uploaded (once when they are the same arrays), M's structure
+    /// uploaded (its rows sorted on the host first when they are not) or
+    /// taken from A's when it is A's, C downloaded; with the wall-clock
+    /// times of the upload, the device's work and the download.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`], [`Error::MaskShape`]; as
+    /// [`GpuEngine::multiply_semiring`]; host out of memory.
+    pub fn complement_host<T: Scalar>(
+        &self,
+        mask: Mask<'_>,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        semiring: Semiring,
+    ) -> Result<(CsrMatrix<T>, HostTimes)> {
+        let structure = mask.structure();
+        check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
+        let mut times = HostTimes {
+            apart: true,
+            ..HostTimes::default()
+        };
+        let t = Instant::now();
+        let (ga, gb) = if a.same_arrays(&b) {
+            (self.upload_with(a, false)?, None)
+        } else {
+            let [ga, gb] = self.upload_all([a, b], false)?;
+            (ga, Some(gb))
+        };
+        let gb = gb.as_ref().unwrap_or(&ga);
+        let mask_is_a = std::ptr::eq(structure.row_offsets, a.row_offsets())
+            && std::ptr::eq(structure.col_indices, a.col_indices());
+        let c = if mask_is_a && ga.sorted {
+            times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let c = self.complement_of(MaskArrays::of(&ga), &ga, gb, semiring)?;
+            times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
+            c
+        } else {
+            let sorted_cols;
+            let cols = if rows_sorted(structure.row_offsets, structure.col_indices) {
+                structure.col_indices
+            } else {
+                sorted_cols = sort_rows(structure.row_offsets, structure.col_indices);
+                &sorted_cols[..]
+            };
+            let streams = self.take_streams()?;
+            let usage = super::memory::Usage::default();
+            let offsets: &[u64] = bytemuck::cast_slice(structure.row_offsets);
+            let uploaded = DeviceArray::from_host(
+                &self.device,
+                &streams[0],
+                offsets,
+                "row offsets of the mask",
+                &usage,
+            )
+            .and_then(|rpt| {
+                let col = DeviceArray::from_host(
+                    &self.device,
+                    &streams[0],
+                    cols,
+                    "column indices of the mask",
+                    &usage,
+                )?;
+                self.device.synchronize(&streams[0])?;
+                Ok((rpt, col))
+            });
+            self.give_streams(streams);
+            let (rpt, col) = uploaded?;
+            times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let m = MaskArrays {
+                rpt: rpt.ptr(),
+                col: col.ptr(),
+                nrows: structure.nrows,
+                ncols: structure.ncols,
+                nnz: structure.nnz(),
+                sorted: true,
+            };
+            let c = self.complement_of(m, &ga, gb, semiring)?;
+            times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
+            c
+        };
+        let t = Instant::now();
+        let c = self.download(&c)?;
+        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok((c, times))
+    }
+
+    /// `A ⊕.⊗ B` by the product's kernels, then the entries M holds marked
+    /// and dropped by the masked program's kernels.
+    fn complement_of<T: Scalar>(
+        &self,
+        m: MaskArrays,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+    ) -> Result<GpuMatrix<D, T>> {
+        let (c, _) = self.multiply_semiring(a, b, semiring)?;
+        if m.nnz == 0 || c.nnz == 0 {
+            return Ok(c);
+        }
+        let kernels = self.masked_kernels::<T>(semiring)?;
+        let crpt = c.structure.rpt.ptr();
+        let GpuMatrix {
+            nrows,
+            ncols,
+            structure,
+            val,
+            ..
+        } = c;
+        // C was just made: its structure is shared with nothing else.
+        let structure = std::sync::Arc::try_unwrap(structure).map_err(|_| {
+            Error::StructureMismatch(
+                "the product's structure is shared; it is not compacted".into(),
+            )
+        })?;
+        self.launching(&kernels, |l| {
+            let warps_per_block = (THREADS / l.device.properties().warp_width.max(1)) as usize;
+            let mark = ComplementMarkArgs {
+                crpt,
+                ccol: structure.col.ptr(),
+                m: nrows as u32,
+                mrpt: m.rpt,
+                mcol: m.col,
+            };
+            l.launch(
+                0,
+                Kernel::ComplementMark,
+                shape(l.grid(nrows, warps_per_block), THREADS, 0),
+                &mark,
+            )?;
+            let c = compact(l, crpt, (nrows, ncols), structure.col, val, true)?;
+            l.device.synchronize(&l.streams[0])?;
+            drop(structure.rpt);
+            Ok(c)
+        })
+    }
+}
+
+/// Whether every row's columns are non-decreasing.
+fn rows_sorted(offsets: &[usize], cols: &[u32]) -> bool {
+    offsets
+        .windows(2)
+        .all(|w| cols[w[0]..w[1]].windows(2).all(|p| p[0] <= p[1]))
+}
+
+/// The columns with each row sorted.
+fn sort_rows(offsets: &[usize], cols: &[u32]) -> Vec<u32> {
+    let mut out = cols.to_vec();
+    for w in offsets.windows(2) {
+        out[w[0]..w[1]].sort_unstable();
+    }
+    out
+}
