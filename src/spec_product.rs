@@ -2,12 +2,10 @@
 //! runs them all in one pass; GPU backends run every semiring without a
 //! mask (the product's own kernels compiled with the semiring), under a
 //! structural mask (by dot products) or its complement (the product, then
-//! the mask's entries dropped on the device), on their first device,
-//! pruned on the host after the product.
+//! the mask's entries dropped on the device), A's rows split over their
+//! devices, pruned on the host after the product.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
-#[cfg(any(feature = "cuda", feature = "hip"))]
-use spgemm_core::gpu::GpuEngine;
 use spgemm_core::semiring::{Mask, Semiring};
 
 impl Backend {
@@ -18,15 +16,17 @@ impl Backend {
     /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
     /// accumulates. GPU backends run `plus_times` without a mask as
     /// [`Backend::multiply`] (every device, in chunks when C does not
-    /// fit); every other semiring without a mask on their first device by
-    /// the product's own kernels compiled with the semiring's operators
-    /// ([`spgemm_core::gpu::GpuEngine::multiply_host_semiring`]); every
-    /// semiring under a structural mask by a dot product per entry of the
-    /// mask on their first device (B's columns formed there;
-    /// [`spgemm_core::gpu::GpuEngine::masked_dot`]), and under a
-    /// complemented one by the product and then the mask's entries dropped
-    /// there ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune
-    /// C on the host after the product ([`spgemm_core::semiring::pruned`]).
+    /// fit); every other product with A's rows (and the mask's) split over
+    /// their devices by products
+    /// ([`spgemm_core::gpu::MultiGpu::multiply_semiring_host`]): without a
+    /// mask by the product's own kernels compiled with the semiring's
+    /// operators ([`spgemm_core::gpu::GpuEngine::multiply_host_semiring`],
+    /// each block in one piece), under a structural mask by a dot product
+    /// per entry of the mask (B's columns formed on each device;
+    /// [`spgemm_core::gpu::GpuEngine::masked_dot`]), under a complemented
+    /// one by the product and then the mask's entries dropped there
+    /// ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune C on
+    /// the host after the product ([`spgemm_core::semiring::pruned`]).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -64,7 +64,7 @@ impl Backend {
         spec.check(a.shape(), b.shape())?;
         let c = match spec.mask {
             None if spec.semiring == Semiring::PlusTimes => self.multiply(a, b)?,
-            mask => self.on_first_gpu(a, b, mask, spec.semiring)?,
+            mask => self.on_gpus(a, b, mask, spec.semiring)?,
         };
         if spec.prune.is_none() {
             return Ok(c);
@@ -74,12 +74,12 @@ impl Backend {
 }
 
 impl Backend {
-    /// `C⟨M⟩ = A ⊕.⊗ B` (or unmasked) on the first device of a GPU
-    /// backend ([`on_engine`]); an error on the CPU backend, which runs
-    /// every spec itself.
+    /// `C⟨M⟩ = A ⊕.⊗ B` (or unmasked) over the devices of a GPU backend
+    /// ([`spgemm_core::gpu::MultiGpu::multiply_semiring_host`]); an error
+    /// on the CPU backend, which runs every spec itself.
     // Only the CPU variant exists without the GPU features.
     #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
-    fn on_first_gpu<T: Scalar>(
+    fn on_gpus<T: Scalar>(
         &self,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
@@ -92,28 +92,9 @@ impl Backend {
             )
             .into()),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(m) => Ok(on_engine(&m.engines()[0], a, b, mask, semiring)?),
+            Backend::Cuda(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring)?),
             #[cfg(feature = "hip")]
-            Backend::Hip(m) => Ok(on_engine(&m.engines()[0], a, b, mask, semiring)?),
+            Backend::Hip(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring)?),
         }
-    }
-}
-
-/// `C⟨M⟩ = A ⊕.⊗ B` on one device: by dot products under a structural
-/// mask, by the product and the mask's entries dropped under a
-/// complemented one ([`GpuEngine::masked_dot`]), else
-/// by the product's own kernels compiled with the semiring
-/// ([`GpuEngine::multiply_host_semiring`]).
-#[cfg(any(feature = "cuda", feature = "hip"))]
-fn on_engine<D: spgemm_core::device::Device, T: Scalar>(
-    engine: &GpuEngine<D>,
-    a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
-    mask: Option<Mask<'_>>,
-    semiring: Semiring,
-) -> spgemm_core::Result<CsrMatrix<T>> {
-    match mask {
-        Some(mask) => engine.masked_dot(mask, a, b, semiring),
-        None => engine.multiply_host_semiring(a, b, semiring),
     }
 }

@@ -76,6 +76,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             format!("{name}::semirings::complemented_masks_on_the_device"),
             move || complemented_masks_on_the_device(kind),
         ));
+        trials.push(common::trial(
+            kind,
+            format!("{name}::semirings::products_split_over_two_engines"),
+            move || products_split_over_two_engines(kind),
+        ));
     }
     trials
 }
@@ -482,6 +487,39 @@ fn complement_on_engine<D: spgemm::device::Device>(
         .err()
         .expect("unsorted mask rows refused");
     assert!(err.to_string().contains("needs its rows sorted"), "{err}");
+}
+
+/// Every kind of semiring product split over two engines (both on GPU 0:
+/// the same splitting and stacking as two GPUs): unmasked, under a mask of
+/// its own, under A as the mask, and complemented, against the reference;
+/// R-MAT rows of very different work land in their places.
+fn products_split_over_two_engines(kind: BackendKind) {
+    let options = GpuConfig {
+        devices: vec![0, 0],
+        ..GpuConfig::default()
+    };
+    let (gpu, _) = spgemm::Backend::select_with(kind, &options).unwrap();
+    let g: CsrMatrix<f64> = generate::rmat(11, 16, 61).unwrap();
+    let g = g.map(|v| v - 0.3);
+    let m = mask_for(g.nrows(), g.ncols(), 40, 62);
+    let specs = [
+        ProductSpec::new().semiring(Semiring::MinPlus),
+        ProductSpec::new()
+            .semiring(Semiring::MaxTimes)
+            .mask(m.view(), false),
+        ProductSpec::new()
+            .semiring(Semiring::PlusPair)
+            .mask(g.view(), false),
+        ProductSpec::new()
+            .semiring(Semiring::PlusTimes)
+            .mask(m.view(), true),
+    ];
+    for spec in &specs {
+        let want = reference::multiply_spec(g.view(), g.view(), spec).unwrap();
+        let got = gpu.multiply_spec(&g, &g, spec).unwrap();
+        let what = format!("two engines, mask {:?}", spec.mask.map(|m| m.complement()));
+        assert_close(&got, &want, spec.semiring, &what);
+    }
 }
 
 /// The strictly lower triangle L of real matrix `name`'s structure

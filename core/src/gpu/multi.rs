@@ -14,6 +14,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
+use crate::semiring::{Mask, Semiring};
 use crate::stats::product_stats;
 use std::ops::Range;
 
@@ -179,6 +180,72 @@ impl<D: Device> MultiGpu<D> {
             ..HostTimes::default()
         };
         Ok((c, times))
+    }
+
+    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
+    /// host over all devices: A's rows (and the mask's) split by products,
+    /// each device computing its block as [`GpuEngine::masked_dot`] (under
+    /// a mask or its complement) or [`GpuEngine::multiply_host_semiring`]
+    /// does, and the blocks stacked. One device runs the whole product.
+    ///
+    /// # Errors
+    /// As those functions, from the first device that fails;
+    /// [`Error::MaskShape`] unless the mask is A's rows by B's columns.
+    pub fn multiply_semiring_host<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        mask: Option<Mask<'_>>,
+        semiring: Semiring,
+    ) -> Result<CsrMatrix<T>> {
+        let one = |e: &GpuEngine<D>, a: CsrView<'_, T>, mask: Option<Mask<'_>>| match mask {
+            Some(m) => e.masked_dot(m, a, b, semiring),
+            None => e.multiply_host_semiring(a, b, semiring),
+        };
+        if let [e] = self.engines.as_slice() {
+            return one(e, a, mask);
+        }
+        check_dimensions(a.shape(), b.shape())?;
+        if let Some(m) = &mask {
+            if m.shape() != (a.nrows(), b.ncols()) {
+                return Err(Error::MaskShape {
+                    mask: m.shape(),
+                    product: (a.nrows(), b.ncols()),
+                });
+            }
+        }
+        let rows = split_balanced(&product_stats(a, b)?.nprod, self.engines.len());
+        // The mask as a matrix to take blocks of rows from, unless it is A
+        // (its blocks are then A's, uploaded once).
+        let is_a = |m: &Mask<'_>| {
+            let s = m.structure();
+            std::ptr::eq(s.row_offsets, a.row_offsets())
+                && std::ptr::eq(s.col_indices, a.col_indices())
+        };
+        let own = mask.filter(|m| !is_a(m)).map(|m| m.structure());
+        let zeros: Vec<T> = match &own {
+            Some(s) => crate::error::try_filled(s.col_indices.len(), T::ZERO, "mask values")?,
+            None => Vec::new(),
+        };
+        let own = own
+            .map(|s| CsrView::new(s.nrows, s.ncols, s.row_offsets, s.col_indices, &zeros))
+            .transpose()?;
+        let parts = on_each(self.engines.len(), |i| {
+            let block = rows_of(a, rows[i].clone())?;
+            let Some(m) = mask else {
+                return one(&self.engines[i], block.view(), None);
+            };
+            let mblock = match own {
+                Some(v) => Some(rows_of(v, rows[i].clone())?),
+                None => None,
+            };
+            let mb = Mask::of(
+                mblock.as_ref().map_or(block.view(), |x| x.view()),
+                m.complement(),
+            );
+            one(&self.engines[i], block.view(), Some(mb))
+        })?;
+        stack_rows(parts, b.ncols())
     }
 
     /// `C = A·B` with device `i` computing rows `rows[i]`: each device's
