@@ -60,3 +60,11 @@ def real_names():
     names = real_matrix_names()
     assert len(names) >= 50
     return names
+
+
+def random_values(m, n, density, seed, lo=-1.0):
+    """A seeded random CSR array, its values uniform in [lo, 1)."""
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
+    a.data = lo + (1.0 - lo) * a.data
+    return a

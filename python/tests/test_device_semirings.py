@@ -9,16 +9,10 @@ import pytest
 import scipy.sparse as sp
 
 import spgemm
+from conftest import random_values as random
 from test_device import cupy, from_torch, to_cupy, to_torch, torch  # noqa: F401 (fixtures)
 
 RINGS = ["plus_times", "min_plus", "max_plus", "max_times", "lor_land", "plus_pair", "any_pair"]
-
-
-def random(m, n, density, seed, lo=-1.0):
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
-    a.data = lo + (1.0 - lo) * a.data
-    return a
 
 
 def assert_same(got, want, ring):

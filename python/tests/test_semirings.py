@@ -8,18 +8,11 @@ import scipy.sparse as sp
 
 import spgemm
 
-from conftest import load
+from conftest import load, random_values as random
 
 gb = pytest.importorskip("graphblas")
 
 RINGS = ["plus_times", "min_plus", "max_plus", "max_times", "lor_land", "plus_pair", "any_pair"]
-
-
-def random(m, n, density, seed, lo=-1.0):
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
-    a.data = lo + (1.0 - lo) * a.data
-    return a
 
 
 def graphblas(a, b, ring, mask=None, complement=False):

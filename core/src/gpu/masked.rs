@@ -13,7 +13,7 @@ use super::kernels::{
     TransposeScatterArgs,
 };
 use super::launch::{shape, Launcher};
-use super::matrix::{GpuMatrix, Structure};
+use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -21,7 +21,6 @@ use crate::device::Device;
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::{Mask, Semiring};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
@@ -216,18 +215,13 @@ impl<D: Device> GpuEngine<D> {
         self.launching(&kernels, |l| {
             let (rpt, col, val) = transpose_on_device(l, m, true)?;
             l.device.synchronize(&l.streams[0])?;
-            Ok(GpuMatrix {
-                nrows: m.ncols,
-                ncols: m.nrows,
-                nnz: m.nnz,
-                structure: Arc::new(Structure {
-                    rpt,
-                    col,
-                    host: None,
-                }),
+            Ok(GpuMatrix::of_arrays(
+                (m.ncols, m.nrows),
+                rpt,
+                col,
                 val,
-                sorted: false,
-            })
+                false,
+            ))
         })
     }
 }
@@ -289,18 +283,13 @@ impl<D: Device> GpuEngine<D> {
         .filter_map(|(bytes, buf)| Some((bytes, buf.as_ref()?)))
         .collect();
         self.staging.with(|st| st.upload(dev, s, &parts))?;
-        Ok(GpuMatrix {
-            nrows: m.nrows(),
-            ncols: m.ncols(),
-            nnz: m.nnz(),
-            structure: Arc::new(Structure {
-                rpt,
-                col,
-                host: None,
-            }),
+        Ok(GpuMatrix::of_arrays(
+            (m.nrows(), m.ncols()),
+            rpt,
+            col,
             val,
-            sorted: true,
-        })
+            true,
+        ))
     }
 }
 
@@ -339,25 +328,19 @@ fn masked_on_device<D: Device, T: Scalar>(
 ) -> Result<GpuMatrix<D, T>> {
     let (dev, s) = (l.device, &l.streams[0]);
     let (m, mnnz) = (ms.nrows, ms.nnz);
-    let done = |rpt, col: DeviceArray<D, u32>, val| GpuMatrix {
-        nrows: m,
-        ncols: ms.ncols,
-        nnz: col.len(),
-        structure: Arc::new(Structure {
-            rpt,
-            col,
-            host: None,
-        }),
-        val,
-        sorted: ms.sorted,
-    };
     if mnnz == 0 {
         let zeros: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
         let rpt = DeviceArray::from_host(dev, s, &zeros, "row offsets of C", l.usage)?;
-        return Ok(done(
-            rpt,
+        let (col, val) = (
             l.alloc(0, 0, "columns of C")?,
             l.alloc(0, 0, "values of C")?,
+        );
+        return Ok(GpuMatrix::of_arrays(
+            (m, ms.ncols),
+            rpt,
+            col,
+            val,
+            ms.sorted,
         ));
     }
     let (btrpt, btcol, btval) = transpose_on_device(l, b, semiring.reads_values())?;
@@ -407,18 +390,6 @@ pub(super) fn compact<D: Device, T: Scalar>(
     sorted: bool,
 ) -> Result<GpuMatrix<D, T>> {
     let (dev, s) = (l.device, &l.streams[0]);
-    let done = |rpt, col: DeviceArray<D, u32>, val| GpuMatrix {
-        nrows: m,
-        ncols,
-        nnz: col.len(),
-        structure: Arc::new(Structure {
-            rpt,
-            col,
-            host: None,
-        }),
-        val,
-        sorted,
-    };
     let counts = l.alloc::<u32>(0, m, "entries of C per row")?;
     let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
     let shape_rows = shape(l.grid(m, warps_per_block), THREADS, 0);
@@ -439,7 +410,7 @@ pub(super) fn compact<D: Device, T: Scalar>(
     let nnz = offsets[m] as usize;
     if nnz == ccol.len() {
         // Every entry kept: C's columns and values as they stand.
-        return Ok(done(crpt, ccol, cval));
+        return Ok(GpuMatrix::of_arrays((m, ncols), crpt, ccol, cval, sorted));
     }
     let outcol = l.alloc::<u32>(0, nnz, "columns of C")?;
     let outval = l.alloc::<T>(0, nnz, "values of C")?;
@@ -455,7 +426,13 @@ pub(super) fn compact<D: Device, T: Scalar>(
     l.launch(0, Kernel::MaskedCompact, shape_rows, &args)?;
     // The uncompacted arrays are freed when this returns: done with first.
     dev.synchronize(s)?;
-    Ok(done(crpt, outcol, outval))
+    Ok(GpuMatrix::of_arrays(
+        (m, ncols),
+        crpt,
+        outcol,
+        outval,
+        sorted,
+    ))
 }
 
 /// A matrix's row offsets, column indices and values on the device.

@@ -54,6 +54,30 @@ pub struct GpuMatrix<D: Device, T> {
 }
 
 impl<D: Device, T: Scalar> GpuMatrix<D, T> {
+    /// An `nrows × ncols` matrix over device arrays it owns (no host copy
+    /// of the structure), its entries as many as `col` holds; `sorted`
+    /// when its rows are known to be sorted without repeats.
+    pub(super) fn of_arrays(
+        (nrows, ncols): (usize, usize),
+        rpt: DeviceArray<D, u64>,
+        col: DeviceArray<D, u32>,
+        val: DeviceArray<D, T>,
+        sorted: bool,
+    ) -> Self {
+        GpuMatrix {
+            nrows,
+            ncols,
+            nnz: col.len(),
+            structure: Arc::new(Structure {
+                rpt,
+                col,
+                host: None,
+            }),
+            val,
+            sorted,
+        }
+    }
+
     /// Rows.
     pub fn nrows(&self) -> usize {
         self.nrows
