@@ -42,10 +42,14 @@ impl SplitMix64 {
 
 const CHUNK: usize = 1 << 14;
 
-/// Value of a generated entry: uniform in `[0.5, 1.5)`, so no cancellation
-/// and no zeros.
+/// Value of a generated entry: uniform in `[0.5, 1.5)` for floats, in
+/// `1..=9` for integers, so no cancellation and no zeros.
 fn value<T: Scalar>(g: &mut SplitMix64) -> T {
-    T::from_f64(0.5 + g.next_f64())
+    if T::INTEGER {
+        T::from_f64((1.0 + 9.0 * g.next_f64()).floor())
+    } else {
+        T::from_f64(0.5 + g.next_f64())
+    }
 }
 
 fn check_cols(ncols: usize) -> Result<()> {

@@ -16,10 +16,13 @@ use crate::structure::Structure;
 
 /// The `⊕` monoid and `⊗` operator of a product.
 ///
-/// Values are `f32` or `f64` in and out. The boolean semiring `lor_land`
-/// reads a stored value as true when it is nonzero and writes 1 or 0;
-/// `plus_pair` writes counts (exact up to 2²⁴ in `f32`, 2⁵³ in `f64`) and
-/// `any_pair` writes 1: neither reads A's or B's values.
+/// Values are of any [`Scalar`] type in and out (`f64`, `f32`, `i64`,
+/// `i32`; GraphBLAS's `FP64`, `FP32`, `INT64`, `INT32`). The boolean
+/// semiring `lor_land` reads a stored value as true when it is nonzero and
+/// writes 1 or 0; `plus_pair` writes counts (exact up to 2²⁴ in `f32`, 2⁵³
+/// in `f64`, 2³¹ − 1 in `i32`, 2⁶³ − 1 in `i64`) and `any_pair` writes 1:
+/// neither reads A's or B's values. On integers the identities `+∞` and
+/// `−∞` are the type's largest and smallest values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Semiring {
     /// `⊕ = +`, `⊗ = ×`: the ordinary product.
@@ -72,7 +75,8 @@ impl Semiring {
         !matches!(self, Semiring::PlusPair | Semiring::AnyPair)
     }
 
-    /// The identity of `⊕` (`0`, `+∞`, `−∞`, false as 0).
+    /// The identity of `⊕` (`0`, `+∞`, `−∞`, false as 0; the largest and
+    /// smallest values for `+∞` and `−∞` on integers).
     pub fn identity<T: Scalar>(self) -> T {
         match self {
             Semiring::MinPlus => T::from_f64(f64::INFINITY),
@@ -117,16 +121,18 @@ impl Semiring {
         }
     }
 
-    /// The semiring for the GPU kernels, as C: `semiring_times(x, y)` and
+    /// The semiring for the GPU kernels on values of type `T`, as C:
+    /// `semiring_times(x, y)` and
     /// `semiring_plus(x, y)` on `value_t` (defined before this text), as
     /// [`Semiring::times`] and [`Semiring::plus`] compute them (`min` and
     /// `max` ignoring a NaN operand; `any` taking its first nonzero operand,
     /// which is the same 1); `SPGEMM_IDENTITY`, the identity of `⊕` that
     /// accumulators start at (`-0.0` for `+`, so that a first product
-    /// lands exactly); `SPGEMM_ADDITIVE` (1 when `⊕` is `+`, which the
+    /// lands exactly; the type's extreme values for `min` and `max`, `±∞`
+    /// on floats); `SPGEMM_ADDITIVE` (1 when `⊕` is `+`, which the
     /// hardware adds atomically); `SPGEMM_READS_VALUES` (0 for the pair
     /// semirings). The program builder emits it in front of the kernels.
-    pub fn kernel_definitions(self) -> String {
+    pub fn kernel_definitions<T: Scalar>(self) -> String {
         let (times, plus) = match self {
             Semiring::PlusTimes => ("x * y", "x + y"),
             Semiring::MinPlus => ("x + y", "(y < x || x != x) ? y : x"),
@@ -141,10 +147,8 @@ impl Semiring {
         };
         let identity = match self {
             Semiring::PlusTimes | Semiring::PlusPair => "(-value_t(0))",
-            Semiring::MinPlus => "((value_t)__longlong_as_double(0x7ff0000000000000ll))",
-            Semiring::MaxPlus | Semiring::MaxTimes => {
-                "((value_t)__longlong_as_double((long long)0xfff0000000000000ull))"
-            }
+            Semiring::MinPlus => T::C_MAX,
+            Semiring::MaxPlus | Semiring::MaxTimes => T::C_MIN,
             Semiring::OrAnd | Semiring::AnyPair => "value_t(0)",
         };
         let additive = matches!(self, Semiring::PlusTimes | Semiring::PlusPair);

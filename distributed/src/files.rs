@@ -239,7 +239,8 @@ impl<T: Scalar> DistCsr<T> {
             })
         };
         let nnz = self.nnz(comm);
-        let head = spgemm_core::mtx::header_bytes(self.nrows(), self.ncols(), nnz, gz).map_err(io);
+        let head =
+            spgemm_core::mtx::header_bytes::<T>(self.nrows(), self.ncols(), nnz, gz).map_err(io);
         let text = head.and_then(|head| {
             let rows = spgemm_core::mtx::rows_bytes(
                 self.local(),

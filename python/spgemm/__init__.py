@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INTEGERS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def backends() -> list[tuple[str, bool, str]]:
@@ -44,30 +45,42 @@ def backends() -> list[tuple[str, bool, str]]:
     return _spgemm.backends()
 
 
-def _precision(a_dtype, b_dtype, precision) -> np.dtype:
+def _precision(a_dtype, b_dtype, precision, integers=False) -> np.dtype:
     """The value type of the product: ``precision`` when given, else the
-    common type of A and B, which must be float32 or float64."""
+    common type of A and B, which must be float32 or float64, or int32 or
+    int64 where ``integers`` (``matmul`` on SciPy matrices)."""
+    allowed = _FLOATS + _INTEGERS if integers else _FLOATS
+    names = "float32, float64, int32 or int64" if integers else "float32 or float64"
     if precision is not None:
         want = np.dtype(precision)
-        if want not in _FLOATS:
-            raise ValueError(f"precision must be float32 or float64, not {want}")
+        if want not in allowed:
+            raise ValueError(f"precision must be {names}, not {want}{_where_integers(want)}")
         for d in (a_dtype, b_dtype):
             if np.dtype(d).kind == "c":
                 raise ValueError(f"complex values ({np.dtype(d)}) are not supported")
         return want
     want = np.result_type(a_dtype, b_dtype)
-    if want not in _FLOATS:
+    if want not in allowed:
         raise ValueError(
-            f"unsupported dtype {want}: spgemm multiplies float32 and float64 "
-            "(pass precision='float64' to convert other real types)"
+            f"unsupported dtype {want}: spgemm multiplies {names} "
+            f"(pass precision= to convert other real types){_where_integers(want)}"
         )
     return want
 
 
-def _host_operand(m, dtype: np.dtype) -> tuple:
+def _where_integers(dtype) -> str:
+    """Where integer values of ``dtype`` are taken, when they are not here."""
+    if np.dtype(dtype) in _INTEGERS:
+        return "; integer values are multiplied by matmul on SciPy matrices"
+    return ""
+
+
+def _host_operand(m, dtype: np.dtype, values=True) -> tuple:
     """``(nrows, ncols, indptr, indices, data)`` of a SciPy matrix, its
     arrays borrowed (copied only to convert the value type, or to make a
-    non-CSR matrix CSR)."""
+    non-CSR matrix CSR). Values converted to integers must be integers of
+    the type unless ``values`` is False (a mask, whose values are not
+    read)."""
     if m.format != "csr":
         m = m.tocsr()
     nrows, ncols = m.shape
@@ -77,7 +90,16 @@ def _host_operand(m, dtype: np.dtype) -> tuple:
         if arr.dtype not in (np.int32, np.int64):
             arr = arr.astype(np.int64)
         idx.append(np.ascontiguousarray(arr))
-    data = np.ascontiguousarray(m.data, dtype=dtype)
+    if values and dtype.kind == "i" and m.data.dtype != dtype:
+        # Converting to integers must not change a value (2.5, NaN, or
+        # one past the type's range).
+        with np.errstate(invalid="ignore"):
+            data = np.ascontiguousarray(m.data, dtype=dtype)
+            bad = np.flatnonzero(data != m.data)
+        if bad.size:
+            raise ValueError(f"data[{bad[0]}] = {m.data[bad[0]]} is not a value of {dtype}")
+    else:
+        data = np.ascontiguousarray(m.data, dtype=dtype)
     return (nrows, ncols, idx[0], idx[1], data)
 
 
@@ -158,8 +180,10 @@ def matmul(
     b : same kind as ``a``, shape (K, N); ``None`` (the default) means ``a``.
     backend : "auto" (a GPU when one is present, else the CPU), "cpu",
         "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
-    precision : None, "float32" or "float64". None: the common type of A's
-        and B's values, which must be float32 or float64.
+    precision : None, "float32", "float64", or for SciPy matrices "int32"
+        or "int64" (integer values: counts, weights; sums exact, wrapping
+        on overflow as GraphBLAS's INT32 and INT64 do). None: the common
+        type of A's and B's values, which must be one of these.
     check : True (the default), "canonical" or False. Index bounds and
         indptr are always checked. SciPy matrices that are not in SciPy's
         canonical format (rows unsorted, or a column repeated in a row) are
@@ -174,8 +198,8 @@ def matmul(
     semiring : the product's semiring, by its GraphBLAS name:
         "plus_times" (the default), "min_plus", "max_plus", "max_times",
         "lor_land" (or "or_and": values read as true when nonzero, C holds
-        1.0 and 0.0), "plus_pair" (C counts the k joining i and j) and
-        "any_pair" (C's structure, values 1.0); the last two never read
+        1 and 0), "plus_pair" (C counts the k joining i and j) and
+        "any_pair" (C's structure, values 1); the last two never read
         A's or B's values. C has an entry wherever some k joins i and j.
     mask : a matrix of ``a``'s kind, shape (M, N), whose structure (not its values)
         selects C's entries: C keeps only entries where ``mask`` has one
@@ -239,7 +263,8 @@ def matmul(
         if c is not None:
             return c
     kind = _kinds(a, b)
-    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
+    dtypes = (_device.values_dtype(a, kind), _device.values_dtype(b, kind))
+    dtype = _precision(*dtypes, precision, integers=kind == "scipy")
     if kind != "scipy":
         return _device.matmul(kind, a, b, backend, dtype, _native_check(check, kind))
     oa = _host_operand(a, dtype)
@@ -257,7 +282,8 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         raise TypeError(f"the mask must be of A's kind ({kind}), not {_kind(mask)}")
     if keep is not None and (not isinstance(keep, (int, np.integer)) or keep < 0):
         raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
-    dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(b, kind), precision)
+    dtypes = (_device.values_dtype(a, kind), _device.values_dtype(b, kind))
+    dtype = _precision(*dtypes, precision, integers=kind == "scipy")
     if kind != "scipy":
         if prune is not None or keep is not None:
             raise ValueError(
@@ -269,7 +295,9 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     # The mask as A's or B's own arrays when it is A or B (converted once).
-    om = oa if mask is a else ob if mask is b else None if mask is None else _host_operand(mask, dtype)
+    om = oa if mask is a else ob if mask is b else None
+    if om is None and mask is not None:
+        om = _host_operand(mask, dtype, values=False)
     c = _spgemm.matmul_spec(
         oa,
         ob,

@@ -1,5 +1,6 @@
 //! NumPy CSR arrays borrowed in place: SciPy's `int32` column indices and
-//! `float32` / `float64` values are read where they lie (a [`CsrCow`]),
+//! `float32`, `float64`, `int32` or `int64` values are read where they lie
+//! (a [`CsrCow`]),
 //! `int32` row offsets (`nrows + 1` of them) and `int64` column indices
 //! are converted; C's arrays become NumPy arrays without a copy where the
 //! types allow.
@@ -22,11 +23,14 @@ enum Index<'py> {
 enum Values<'py> {
     F32(PyReadonlyArray1<'py, f32>),
     F64(PyReadonlyArray1<'py, f64>),
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
 }
 
 /// One operand: `(nrows, ncols, indptr, indices, data)` from Python, the
 /// arrays one-dimensional and contiguous, indices `int32` or `int64`,
-/// values `float32` or `float64`. Holding it keeps NumPy's borrow flags.
+/// values `float32`, `float64`, `int32` or `int64`. Holding it keeps
+/// NumPy's borrow flags.
 pub(crate) struct Operand<'py> {
     nrows: usize,
     ncols: usize,
@@ -62,9 +66,13 @@ impl<'py> Operand<'py> {
             Values::F32(a)
         } else if let Ok(a) = data.extract::<PyReadonlyArray1<'py, f64>>() {
             Values::F64(a)
+        } else if let Ok(a) = data.extract::<PyReadonlyArray1<'py, i32>>() {
+            Values::I32(a)
+        } else if let Ok(a) = data.extract::<PyReadonlyArray1<'py, i64>>() {
+            Values::I64(a)
         } else {
             return Err(PyValueError::new_err(
-                "data must be a one-dimensional float32 or float64 array",
+                "data must be a one-dimensional float32, float64, int32 or int64 array",
             ));
         };
         Ok(Self {
@@ -77,8 +85,14 @@ impl<'py> Operand<'py> {
         })
     }
 
-    fn is_f32(&self) -> bool {
-        matches!(self.data, Values::F32(_))
+    /// The value type's name.
+    fn dtype(&self) -> &'static str {
+        match self.data {
+            Values::F32(_) => "float32",
+            Values::F64(_) => "float64",
+            Values::I32(_) => "int32",
+            Values::I64(_) => "int64",
+        }
     }
 
     /// The slices the arrays hold (contiguous, or a `ValueError`).
@@ -99,18 +113,22 @@ impl<'py> Operand<'py> {
             data: match &self.data {
                 Values::F32(a) => ValueSlice::F32(a.as_slice().map_err(fail)?),
                 Values::F64(a) => ValueSlice::F64(a.as_slice().map_err(fail)?),
+                Values::I32(a) => ValueSlice::I32(a.as_slice().map_err(fail)?),
+                Values::I64(a) => ValueSlice::I64(a.as_slice().map_err(fail)?),
             },
             check: self.check,
         })
     }
 }
 
-/// Both operands in one precision, or a `ValueError`.
+/// Both operands of one value type, or a `ValueError`.
 pub(crate) fn same_precision(a: &Operand<'_>, b: &Operand<'_>) -> PyResult<()> {
-    if a.is_f32() != b.is_f32() {
-        return Err(PyValueError::new_err(
-            "A and B must have the same dtype (float32 or float64)",
-        ));
+    if a.dtype() != b.dtype() {
+        return Err(PyValueError::new_err(format!(
+            "A and B must have the same dtype, not {} and {}",
+            a.dtype(),
+            b.dtype()
+        )));
     }
     Ok(())
 }
@@ -125,6 +143,8 @@ enum IndexSlice<'a> {
 enum ValueSlice<'a> {
     F32(&'a [f32]),
     F64(&'a [f64]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
 }
 
 /// An operand's slices: plain data, usable with the GIL released.
@@ -187,14 +207,39 @@ impl<'a> Slices<'a> {
     }
 }
 
-/// C in either precision.
+/// C of any value type.
 pub(crate) enum AnyCsr {
     F32(CsrMatrix<f32>),
     F64(CsrMatrix<f64>),
+    I32(CsrMatrix<i32>),
+    I64(CsrMatrix<i64>),
 }
 
-/// Runs `f32_op` or `f64_op` on both operands' matrices, by precision.
-fn dispatch<R>(
+macro_rules! any_csr_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<CsrMatrix<$t>> for AnyCsr {
+            fn from(c: CsrMatrix<$t>) -> Self {
+                AnyCsr::$v(c)
+            }
+        }
+    )*};
+}
+any_csr_from!(f32 => F32, f64 => F64, i32 => I32, i64 => I64);
+
+/// Runs `op` on both operands' matrices, of their common value type.
+fn dispatch<R>(sa: Slices<'_>, sb: Slices<'_>, op: impl ForEachType<R>) -> spgemm::Result<R> {
+    match (sa.data, sb.data) {
+        (ValueSlice::F32(va), ValueSlice::F32(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::F64(va), ValueSlice::F64(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::I32(va), ValueSlice::I32(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::I64(va), ValueSlice::I64(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
+        _ => Err(spgemm::error::Error::StructureMismatch("A and B differ in dtype".into()).into()),
+    }
+}
+
+/// Runs `f32_op` or `f64_op` on both operands' matrices, by precision:
+/// for the plans and Galerkin products, which take floats only.
+fn dispatch_float<R>(
     sa: Slices<'_>,
     sb: Slices<'_>,
     f32_op: impl FnOnce(&CsrCow<'_, f32>, &CsrCow<'_, f32>) -> spgemm::Result<R>,
@@ -203,18 +248,33 @@ fn dispatch<R>(
     match (sa.data, sb.data) {
         (ValueSlice::F32(va), ValueSlice::F32(vb)) => f32_op(&sa.csr(va)?, &sb.csr(vb)?),
         (ValueSlice::F64(va), ValueSlice::F64(vb)) => f64_op(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::I32(_) | ValueSlice::I64(_), _) => Err(spgemm::error::Error::NotOnBackend(
+            "plans and Galerkin products take float32 or float64 values".into(),
+        )
+        .into()),
         _ => Err(spgemm::error::Error::StructureMismatch("A and B differ in dtype".into()).into()),
     }
 }
 
+/// An operation on two matrices of any one value type of the package.
+trait ForEachType<R> {
+    fn run<T: Precision>(self, a: &CsrCow<'_, T>, b: &CsrCow<'_, T>) -> spgemm::Result<R>
+    where
+        AnyCsr: From<CsrMatrix<T>>;
+}
+
 /// `C = A·B` on `backend`.
 pub(crate) fn multiply(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgemm::Result<AnyCsr> {
-    dispatch(
-        a,
-        b,
-        |a, b| backend.multiply(a, b).map(AnyCsr::F32),
-        |a, b| backend.multiply(a, b).map(AnyCsr::F64),
-    )
+    struct Op<'b>(&'b Backend);
+    impl ForEachType<AnyCsr> for Op<'_> {
+        fn run<T: Precision>(self, a: &CsrCow<'_, T>, b: &CsrCow<'_, T>) -> spgemm::Result<AnyCsr>
+        where
+            AnyCsr: From<CsrMatrix<T>>,
+        {
+            self.0.multiply(a, b).map(AnyCsr::from)
+        }
+    }
+    dispatch(a, b, Op(backend))
 }
 
 /// A value type of the package, picked out of a `ValueSlice`.
@@ -222,23 +282,19 @@ trait Precision: Scalar {
     fn values(v: ValueSlice<'_>) -> Option<&[Self]>;
 }
 
-impl Precision for f32 {
-    fn values(v: ValueSlice<'_>) -> Option<&[f32]> {
-        match v {
-            ValueSlice::F32(v) => Some(v),
-            ValueSlice::F64(_) => None,
+macro_rules! precision {
+    ($($t:ty => $v:ident),*) => {$(
+        impl Precision for $t {
+            fn values(v: ValueSlice<'_>) -> Option<&[$t]> {
+                match v {
+                    ValueSlice::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl Precision for f64 {
-    fn values(v: ValueSlice<'_>) -> Option<&[f64]> {
-        match v {
-            ValueSlice::F64(v) => Some(v),
-            ValueSlice::F32(_) => None,
-        }
-    }
-}
+precision!(f32 => F32, f64 => F64, i32 => I32, i64 => I64);
 
 /// A third operand (`what`: the mask, R) as a matrix of A's value type
 /// `T`, or an error when its dtype differs.
@@ -291,24 +347,33 @@ pub(crate) fn multiply_spec(
         spec.prune.columns = x.columns;
         backend.multiply_spec(a, b, &spec)
     }
+    struct Op<'a, 'x> {
+        backend: &'x Backend,
+        mask: Option<Slices<'a>>,
+        mask_is_a: bool,
+        extras: &'x Extras,
+    }
+    impl ForEachType<AnyCsr> for Op<'_, '_> {
+        fn run<T: Precision>(self, a: &CsrCow<'_, T>, b: &CsrCow<'_, T>) -> spgemm::Result<AnyCsr>
+        where
+            AnyCsr: From<CsrMatrix<T>>,
+        {
+            let m = third::<T>(self.mask, "the mask")?;
+            let m = if self.mask_is_a { Some(a) } else { m.as_ref() };
+            run(self.backend, a, b, m, self.extras).map(AnyCsr::from)
+        }
+    }
     // A mask that is A's arrays (C⟨A⟩ = A·B, triangle counting) is A's
     // matrix: converted once, and on a GPU uploaded once.
     let mask_is_a = mask.as_ref().is_some_and(|m| m.same_arrays(&a));
     let mask = if mask_is_a { None } else { mask };
-    dispatch(
-        a,
-        b,
-        |a, b| {
-            let m = third::<f32>(mask, "the mask")?;
-            let m = if mask_is_a { Some(a) } else { m.as_ref() };
-            run(backend, a, b, m, extras).map(AnyCsr::F32)
-        },
-        |a, b| {
-            let m = third::<f64>(mask, "the mask")?;
-            let m = if mask_is_a { Some(a) } else { m.as_ref() };
-            run(backend, a, b, m, extras).map(AnyCsr::F64)
-        },
-    )
+    let op = Op {
+        backend,
+        mask,
+        mask_is_a,
+        extras,
+    };
+    dispatch(a, b, op)
 }
 
 /// A Galerkin plan in either precision.
@@ -326,7 +391,7 @@ impl AnyGalerkin {
         a: Slices<'_>,
         p: Slices<'_>,
     ) -> spgemm::Result<(Self, AnyCsr)> {
-        dispatch(
+        dispatch_float(
             a,
             p,
             |a, p| {
@@ -376,7 +441,7 @@ pub(crate) enum AnyPlan {
 impl AnyPlan {
     /// The symbolic phase of `A·B` on `backend`.
     pub(crate) fn build(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgemm::Result<Self> {
-        dispatch(
+        dispatch_float(
             a,
             b,
             |a, b| backend.symbolic(a, b).map(AnyPlan::F32),
@@ -404,7 +469,7 @@ impl AnyPlan {
                 "the plan was built for the other dtype (float32 / float64)".into(),
             ))
         };
-        dispatch(
+        dispatch_float(
             a,
             b,
             |a, b| match self {
@@ -457,5 +522,7 @@ pub(crate) fn product(py: Python<'_>, c: AnyCsr) -> PyResult<Product<'_>> {
     match c {
         AnyCsr::F32(c) => parts(py, c),
         AnyCsr::F64(c) => parts(py, c),
+        AnyCsr::I32(c) => parts(py, c),
+        AnyCsr::I64(c) => parts(py, c),
     }
 }

@@ -100,7 +100,9 @@ struct Common {
     /// Backend: auto (best present), cpu, cuda or hip.
     #[arg(long, default_value = "auto")]
     backend: BackendKind,
-    /// Value precision.
+    /// Value type: f64 or f32, or i64 or i32 for integer values (counts,
+    /// weights; files of other values are refused at the first value that
+    /// is not an integer of the type).
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
     /// Say which backend runs the product and why (on standard error).
@@ -142,6 +144,8 @@ struct Common {
 enum Precision {
     F32,
     F64,
+    I32,
+    I64,
 }
 
 #[derive(Args, Debug)]
@@ -217,14 +221,20 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Multiply(a) if a.distributed => match a.common.precision {
             Precision::F64 => mpi_run::multiply::<f64>(&a),
             Precision::F32 => mpi_run::multiply::<f32>(&a),
+            Precision::I64 => mpi_run::multiply::<i64>(&a),
+            Precision::I32 => mpi_run::multiply::<i32>(&a),
         },
         Command::Multiply(a) => match a.common.precision {
             Precision::F64 => multiply::<f64>(&a),
             Precision::F32 => multiply::<f32>(&a),
+            Precision::I64 => multiply::<i64>(&a),
+            Precision::I32 => multiply::<i32>(&a),
         },
         Command::Bench(a) => match a.common.precision {
             Precision::F64 => bench::run::<f64>(&a),
             Precision::F32 => bench::run::<f32>(&a),
+            Precision::I64 => bench::run::<i64>(&a),
+            Precision::I32 => bench::run::<i32>(&a),
         },
         Command::Info(a) => info::run(&a),
         Command::Report(a) => report::run(&a),
@@ -232,6 +242,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Ptap(a) => match a.common.precision {
             Precision::F64 => ptap::run::<f64>(&a),
             Precision::F32 => ptap::run::<f32>(&a),
+            Precision::I64 => ptap::run::<i64>(&a),
+            Precision::I32 => ptap::run::<i32>(&a),
         },
         Command::Gen(a) => {
             spgemm::files::check_output(&a.output, true)?;

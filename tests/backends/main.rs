@@ -18,6 +18,7 @@ mod cpu;
 mod cuda;
 mod galerkin;
 mod hip;
+mod integers;
 mod plans;
 mod semirings;
 
@@ -29,5 +30,6 @@ fn main() {
     trials.extend(plans::trials());
     trials.extend(semirings::trials());
     trials.extend(galerkin::trials());
+    trials.extend(integers::trials());
     libtest_mimic::run(&args, trials).exit();
 }

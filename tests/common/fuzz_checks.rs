@@ -8,8 +8,14 @@
 /// fall everywhere): reading never panics, gives exactly the matrix or the
 /// error message of the sequential reader on the same text, and a matrix
 /// read satisfies every CSR invariant, sorted. Gzip input that does not
-/// decompress must be a gzip error naming a byte.
+/// decompress must be a gzip error naming a byte. Read as `f64` and as
+/// `i64` (whose reader refuses values that are not integers).
 pub fn mtx_read(data: &[u8]) {
+    mtx_read_as::<f64>(data);
+    mtx_read_as::<i64>(data);
+}
+
+fn mtx_read_as<T: spgemm_core::Scalar>(data: &[u8]) {
     use spgemm_core::mtx;
     use std::io::Read;
     let chunk = 1 + data.first().map_or(0, |&b| b as usize % 64);
@@ -17,7 +23,7 @@ pub fn mtx_read(data: &[u8]) {
         chunk_bytes: Some(chunk),
         progress: None,
     };
-    let par = mtx::read_bytes::<f64>(data, &opts);
+    let par = mtx::read_bytes::<T>(data, &opts);
     let text = if data.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         if flate2::read::MultiGzDecoder::new(data)
@@ -35,7 +41,7 @@ pub fn mtx_read(data: &[u8]) {
     } else {
         data.to_vec()
     };
-    let seq = mtx::parse_sequential::<f64>(&text);
+    let seq = mtx::parse_sequential::<T>(&text);
     match (&par, &seq) {
         (Ok((hp, p)), Ok((hs, s))) => {
             assert_eq!(hp, hs);
@@ -138,18 +144,20 @@ pub fn mtx_read_parts(data: &[u8]) {
     }
 }
 
-fn assert_identical(a: &spgemm_core::CsrMatrix<f64>, b: &spgemm_core::CsrMatrix<f64>) {
+fn assert_identical<T: spgemm_core::Scalar>(
+    a: &spgemm_core::CsrMatrix<T>,
+    b: &spgemm_core::CsrMatrix<T>,
+) {
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.row_offsets(), b.row_offsets());
     assert_eq!(a.col_indices(), b.col_indices());
-    let bits = |m: &spgemm_core::CsrMatrix<f64>| -> Vec<u64> {
-        m.values().iter().map(|v| v.to_bits()).collect()
-    };
-    assert_eq!(bits(a), bits(b), "values differ");
+    let bytes =
+        |m: &spgemm_core::CsrMatrix<T>| -> Vec<u8> { bytemuck::cast_slice(m.values()).to_vec() };
+    assert_eq!(bytes(a), bytes(b), "values differ");
 }
 
 /// A matrix read from a file passes the checked constructor.
-fn assert_checked(m: &spgemm_core::CsrMatrix<f64>) {
+fn assert_checked<T: spgemm_core::Scalar>(m: &spgemm_core::CsrMatrix<T>) {
     let again = spgemm_core::CsrMatrix::new(
         m.nrows(),
         m.ncols(),
@@ -166,18 +174,23 @@ fn assert_checked(m: &spgemm_core::CsrMatrix<f64>) {
 /// Bytes read as a SciPy `.npz` archive: reading never panics nor
 /// allocates for sizes the archive does not hold; a matrix read satisfies
 /// every CSR invariant and comes back equal, bit for bit, after our own
-/// writer (compressed and stored) and reader.
+/// writer (compressed and stored) and reader. Read as `f64` and as `i64`.
 pub fn npz_read(data: &[u8]) {
+    npz_read_as::<f64>(data);
+    npz_read_as::<i64>(data);
+}
+
+fn npz_read_as<T: spgemm_core::Scalar>(data: &[u8]) {
     use spgemm_core::npz;
     use std::io::Cursor;
-    let Ok(m) = npz::read::<f64>(Cursor::new(data)) else {
+    let Ok(m) = npz::read::<T>(Cursor::new(data)) else {
         return;
     };
     assert_checked(&m);
     for compressed in [false, true] {
         let mut out = Cursor::new(Vec::new());
         npz::write(&mut out, &m, compressed).expect("writing to memory");
-        let back = npz::read::<f64>(Cursor::new(out.into_inner())).expect("our own archive");
+        let back = npz::read::<T>(Cursor::new(out.into_inner())).expect("our own archive");
         assert_identical(&back, &m);
     }
 }

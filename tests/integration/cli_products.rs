@@ -242,6 +242,86 @@ fn multiply_with_a_semiring_mask_and_pruning_matches_the_reference() {
 }
 
 #[test]
+fn integer_values_are_read_multiplied_and_written_exactly() {
+    // An integer Matrix Market file with negative values and one past 2³¹.
+    let a = tmp("integers.mtx");
+    let mut entries = Vec::new();
+    for i in 0..40u64 {
+        for j in [i, (i * 7 + 3) % 40, (i * 13 + 5) % 40] {
+            if (i, j) != (0, 0) {
+                entries.push(format!(
+                    "{} {} {}",
+                    i + 1,
+                    j + 1,
+                    ((i * 31 + j) % 11) as i64 - 5
+                ));
+            }
+        }
+    }
+    entries.push("1 1 3000000000".into());
+    let text = format!(
+        "%%MatrixMarket matrix coordinate integer general\n40 40 {}\n{}\n",
+        entries.len(),
+        entries.join("\n")
+    );
+    std::fs::write(&a, &text).unwrap();
+    let m: spgemm::CsrMatrix<i64> = spgemm::mtx::read_path(&a).unwrap();
+    for (precision, semiring, out) in [
+        ("i64", "plus_times", tmp("integers_c.mtx")),
+        ("i64", "min_plus", tmp("integers_min.npz")),
+    ] {
+        let r = spgemm()
+            .args(["multiply", a.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args([
+                "--backend",
+                "cpu",
+                "--precision",
+                precision,
+                "--semiring",
+                semiring,
+            ])
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let spec = spgemm::ProductSpec::new().semiring(semiring.parse().unwrap());
+        let want = spgemm::reference::multiply_spec(m.view(), m.view(), &spec).unwrap();
+        // (3·10⁹)² wraps in i64, as GraphBLAS's INT64 does.
+        let got: spgemm::CsrMatrix<i64> = if semiring == "min_plus" {
+            spgemm::npz::read_path(&out).unwrap()
+        } else {
+            spgemm::mtx::read_path(&out).unwrap()
+        };
+        assert_eq!(got, want, "{semiring}");
+    }
+    let head = std::fs::read_to_string(tmp("integers_c.mtx")).unwrap();
+    assert!(head.starts_with("%%MatrixMarket matrix coordinate integer general"));
+    // 3·10⁹ does not fit i32; a real value is no integer: one line naming
+    // the line at fault.
+    let bus = common::matrices_dir().join("494_bus.mtx.gz");
+    let line = format!("line {}: ", entries.len() + 2);
+    for (file, want) in [
+        (
+            a.to_str().unwrap(),
+            [line.as_str(), "value '3000000000' does not fit i32"],
+        ),
+        (
+            bus.to_str().unwrap(),
+            ["line 15: ", "value '2220.874' is not an integer of i32"],
+        ),
+    ] {
+        let r = spgemm()
+            .args(["multiply", file, "-o", tmp("never.mtx").to_str().unwrap()])
+            .args(["--precision", "i32", "--backend", "cpu"])
+            .output()
+            .unwrap();
+        assert!(!r.status.success());
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(want.iter().all(|w| stderr.contains(w)), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
+#[test]
 fn bad_product_options_are_one_line_errors() {
     let bus = common::matrices_dir().join("494_bus.mtx.gz");
     let ash = common::matrices_dir().join("ash219.mtx.gz");

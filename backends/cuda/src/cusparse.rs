@@ -55,10 +55,16 @@ pub fn time<T: Scalar>(
             "libcusparse.so is not installed",
         ));
     }
-    let value_type = if T::NAME == "f64" {
-        sys::cudaDataType::CUDA_R_64F
-    } else {
-        sys::cudaDataType::CUDA_R_32F
+    let value_type = match T::NAME {
+        "f64" => sys::cudaDataType::CUDA_R_64F,
+        "f32" => sys::cudaDataType::CUDA_R_32F,
+        other_type => {
+            return Err(other(
+                DeviceErrorKind::Other,
+                "cusparseSpGEMM",
+                format!("values of {other_type}: cuSPARSE multiplies f32 and f64 only"),
+            ))
+        }
     };
     let s = dev.create_stream()?;
     let upload = |m: &CsrMatrix<T>| -> DeviceResult<(crate::Buffer, crate::Buffer, crate::Buffer)> {

@@ -165,6 +165,14 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                             program::masked_dot::<f64>(spgemm_kernels_cuda::PRELUDE_CUDA, source, r)
                         }
                     }));
+                    // Integer values of the same width: plus (hardware
+                    // addition) and min (compare-and-swap), both programs.
+                    let masked = spgemm_kernels_cuda::MASKED_DOT;
+                    units.extend(if value_bytes == 4 {
+                        integer_units::<i32>(prelude, body, masked, table, sort)
+                    } else {
+                        integer_units::<i64>(prelude, body, masked, table, sort)
+                    });
                 }
                 for unit in &units {
                     let prog = &unit.program;
@@ -198,7 +206,7 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
                         let bin = kernel.bin(table, sort);
                         if let Some((bin, shared)) = bin {
-                            let blocks = bin.min_blocks;
+                            let blocks = (unit.min_blocks)(&bin);
                             assert!(
                             regs * bin.block_threads * blocks <= regs_per_sm,
                             "{}: {name} uses {regs} registers; {blocks} blocks of {} threads need at most {}",
@@ -254,4 +262,23 @@ fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() -> Completion {
         "the child did not compile for sm_70 (NVRTC 12 not loaded?):\n{text}"
     );
     Completion::Completed
+}
+
+/// The product's and the masked program's units for integer values of type
+/// `T` under plus-times and min-plus.
+fn integer_units<T: spgemm_core::Scalar>(
+    prelude: &str,
+    body: &str,
+    masked: &str,
+    table: &KernelTable,
+    sort: SortVariant,
+) -> Vec<program::Unit> {
+    [Semiring::PlusTimes, Semiring::MinPlus]
+        .into_iter()
+        .flat_map(|r| {
+            let mut units = program::build::<T>(prelude, body, table, sort, r);
+            units.push(program::masked_dot::<T>(prelude, masked, r));
+            units
+        })
+        .collect()
 }

@@ -12,7 +12,7 @@
 
 use crate::device::HipDevice;
 use crate::runtime::err;
-use spgemm_core::device::{Device, DeviceBuffer, DeviceErrorKind, DeviceResult};
+use spgemm_core::device::{Device, DeviceBuffer, DeviceError, DeviceErrorKind, DeviceResult};
 use spgemm_core::gpu::VendorRun;
 use spgemm_core::{CsrMatrix, Scalar};
 use std::ffi::{c_int, c_void};
@@ -112,6 +112,17 @@ pub fn time<T: Scalar>(
     warmup: usize,
     reps: usize,
 ) -> DeviceResult<Vec<VendorRun>> {
+    if T::INTEGER {
+        return Err(DeviceError::new(
+            DeviceErrorKind::Other,
+            "hip",
+            "rocsparse_csrgemm",
+            format!(
+                "values of {}: rocSPARSE multiplies f32 and f64 only",
+                T::NAME
+            ),
+        ));
+    }
     let lib = lib()?;
     let f64 = T::NAME == "f64";
     let (buffer_size, csrgemm) = if f64 {

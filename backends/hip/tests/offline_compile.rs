@@ -180,6 +180,14 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                         program::masked_dot::<f64>(spgemm_kernels_hip::PRELUDE_HIP, source, r)
                     }
                 }));
+                // Integer values of the same width: plus (hardware addition)
+                // and min (compare-and-swap), both programs.
+                let masked = spgemm_kernels_hip::MASKED_DOT;
+                units.extend(if value_bytes == 4 {
+                    integer_units::<i32>(prelude, body, masked, &table, sort)
+                } else {
+                    integer_units::<i64>(prelude, body, masked, &table, sort)
+                });
             }
             for unit in &units {
                 let prog = &unit.program;
@@ -208,6 +216,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     );
                     let bin = kernel.bin(&table, sort);
                     let Some((bin, shared)) = bin else { continue };
+                    let min_blocks = (unit.min_blocks)(&bin);
                     let lds = get("group_segment_fixed_size") as usize + shared;
                     assert!(
                         lds <= props.shared_memory_per_block_optin,
@@ -215,17 +224,16 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                         prog.name
                     );
                     assert!(
-                        lds * bin.min_blocks as usize <= cu.lds,
-                        "{arch} {}: {name}: {} blocks of {lds} bytes exceed the CU's LDS",
-                        prog.name,
-                        bin.min_blocks
+                        lds * min_blocks as usize <= cu.lds,
+                        "{arch} {}: {name}: {min_blocks} blocks of {lds} bytes exceed the CU's LDS",
+                        prog.name
                     );
                     // gfx90a's VGPRs and AGPRs share one register file.
                     let vgprs = (get("vgpr_count") + get("agpr_count")).div_ceil(cu.granule as u64)
                         as u32
                         * cu.granule;
                     let waves_by_vgprs = (cu.vgprs / vgprs.max(1)).min(cu.max_waves);
-                    let waves_needed = (bin.min_blocks * (bin.block_threads / 64)).div_ceil(4);
+                    let waves_needed = (min_blocks * (bin.block_threads / 64)).div_ceil(4);
                     assert!(
                         waves_by_vgprs >= waves_needed,
                         "{arch} {}: {name} uses {vgprs} VGPRs: {waves_by_vgprs} waves per SIMD, the table assumes {waves_needed}",
@@ -233,9 +241,8 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     );
                     let _ = writeln!(
                         std::io::stderr(),
-                        "{arch} {} {name}: {vgprs} VGPRs, {lds} B LDS, {} blocks/CU",
-                        prog.name,
-                        bin.min_blocks
+                        "{arch} {} {name}: {vgprs} VGPRs, {lds} B LDS, {min_blocks} blocks/CU",
+                        prog.name
                     );
                 }
             }
@@ -243,4 +250,23 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
     }
     let _ = std::fs::remove_dir_all(&dir);
     Completion::Completed
+}
+
+/// The product's and the masked program's units for integer values of type
+/// `T` under plus-times and min-plus.
+fn integer_units<T: spgemm_core::Scalar>(
+    prelude: &str,
+    body: &str,
+    masked: &str,
+    table: &KernelTable,
+    sort: SortVariant,
+) -> Vec<program::Unit> {
+    [Semiring::PlusTimes, Semiring::MinPlus]
+        .into_iter()
+        .flat_map(|r| {
+            let mut units = program::build::<T>(prelude, body, table, sort, r);
+            units.push(program::masked_dot::<T>(prelude, masked, r));
+            units
+        })
+        .collect()
 }

@@ -29,6 +29,23 @@ pub struct Unit {
     pub program: KernelProgram,
     /// The kernels, named as in `program.kernels`.
     pub kernels: Vec<Kernel>,
+    /// The resident blocks a bin's kernel of this unit is compiled for
+    /// ([`launch_min_blocks`] for the unit's value type).
+    pub min_blocks: fn(&Bin) -> u32,
+}
+
+/// The resident blocks per multiprocessor a bin's kernel is compiled for
+/// (`__launch_bounds__`) with values of type `T`: the table's, which is
+/// worked out for floats of `T`'s width, but three quarters of it for
+/// 64-bit integers, whose products and sums take register pairs and
+/// three multiply instructions (the table's register budget for `f64`
+/// made the sorting kernels spill with `i64`, sm_90).
+pub fn launch_min_blocks<T: Scalar>(bin: &Bin) -> u32 {
+    if T::INTEGER && std::mem::size_of::<T>() == 8 {
+        (bin.min_blocks - bin.min_blocks / 4).max(1)
+    } else {
+        bin.min_blocks
+    }
 }
 
 /// The kernels of [`build`]'s program for `table`, in the order they are
@@ -67,7 +84,12 @@ fn numeric_sort(code: u32, semiring: Semiring) -> u32 {
 
 /// The `extern "C"` wrapper of a generated kernel: its signature from the
 /// catalogue, its body a call of the shared body's template.
-fn wrapper(table: &KernelTable, sort: SortVariant, semiring: Semiring, kernel: Kernel) -> String {
+fn wrapper<T: Scalar>(
+    table: &KernelTable,
+    sort: SortVariant,
+    semiring: Semiring,
+    kernel: Kernel,
+) -> String {
     let name = kernel.name();
     let params = kernel.c_params();
     let names: Vec<&str> = kernel.params().iter().map(|p| p.name).collect();
@@ -107,7 +129,7 @@ fn wrapper(table: &KernelTable, sort: SortVariant, semiring: Semiring, kernel: K
             format!(
                 "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ symbolic_shared<{ts}u, {rt}u, {last}, {packed}, {reg}>({call}); }}\n",
                 bt = bin.block_threads,
-                mb = bin.min_blocks,
+                mb = launch_min_blocks::<T>(bin),
                 ts = bin.table_size,
                 rt = bin.row_threads,
             )
@@ -117,7 +139,7 @@ fn wrapper(table: &KernelTable, sort: SortVariant, semiring: Semiring, kernel: K
             format!(
                 "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}, {hubs}>({call}); }}\n",
                 bt = bin.block_threads,
-                mb = bin.min_blocks,
+                mb = launch_min_blocks::<T>(bin),
                 ts = bin.table_size,
                 rt = bin.row_threads,
                 sort = numeric_sort(sort.code(table, bin), semiring),
@@ -155,7 +177,7 @@ pub fn build<T: Scalar>(
     head.push_str(prelude);
     head.push_str(&super::constants::defines());
     let _ = writeln!(head, "\ntypedef {} value_t;", T::C_TYPE);
-    head.push_str(&semiring.kernel_definitions());
+    head.push_str(&semiring.kernel_definitions::<T>());
     // The plain product keeps its names; another semiring's are suffixed.
     let ring = match semiring {
         Semiring::PlusTimes => String::new(),
@@ -187,7 +209,7 @@ pub fn build<T: Scalar>(
         s.push_str(body);
         s.push_str(&tail);
         for &k in kernels.iter().filter(|k| !FIXED.contains(k)) {
-            s.push_str(&wrapper(table, sort, semiring, k));
+            s.push_str(&wrapper::<T>(table, sort, semiring, k));
         }
         Unit {
             program: KernelProgram {
@@ -201,6 +223,7 @@ pub fn build<T: Scalar>(
                 kernels: kernels.iter().map(|k| k.name()).collect(),
             },
             kernels,
+            min_blocks: launch_min_blocks::<T>,
         }
     };
     let all = kernels(table);
@@ -228,7 +251,7 @@ pub fn masked_dot<T: Scalar>(prelude: &str, source: &str, semiring: Semiring) ->
     s.push_str(prelude);
     s.push_str(&super::constants::defines());
     let _ = writeln!(s, "\ntypedef {} value_t;", T::C_TYPE);
-    s.push_str(&semiring.kernel_definitions());
+    s.push_str(&semiring.kernel_definitions::<T>());
     s.push_str("#define SPGEMM_FIXED_KERNEL extern \"C\" __global__\n");
     s.push_str(source);
     Unit {
@@ -238,6 +261,7 @@ pub fn masked_dot<T: Scalar>(prelude: &str, source: &str, semiring: Semiring) ->
             kernels: MASKED.iter().map(|k| k.name()).collect(),
         },
         kernels: MASKED.to_vec(),
+        min_blocks: launch_min_blocks::<T>,
     }
 }
 

@@ -134,7 +134,10 @@ fn entry<T: Scalar>(line: &[u8], no: u64, h: &Header) -> Result<(usize, usize, T
             // rules, which give the same value and the same errors as the
             // sequential reader.
             match tok.and_then(|t| lexical_core::parse::<f64>(t).ok()) {
-                Some(v) if v.is_finite() => T::from_f64(v),
+                Some(v) if v.is_finite() => match T::try_from_f64(v) {
+                    Some(x) => x,
+                    None => parse_real::<T>(no, tok)?,
+                },
                 _ => parse_real::<T>(no, tok)?,
             }
         }

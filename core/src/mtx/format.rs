@@ -19,8 +19,8 @@ const PIECE: usize = 1 << 18;
 /// Called with the number of entries written so far, from any thread.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Writes `m` as a `matrix coordinate real general` file, gzip-compressed
-/// (on all cores, as independent members) when the path ends in `.gz`.
+/// Writes `m` as a `matrix coordinate real general` file (`integer` for
+/// integer values), gzip-compressed (on all cores, as independent members) when the path ends in `.gz`.
 /// Values are written in shortest round-trip form, so reading the file
 /// back gives exactly `m` (for sorted `m`), bit for bit.
 ///
@@ -105,15 +105,22 @@ fn format_rows<T: Scalar>(
 }
 
 /// The banner and size line that [`write_path`] writes for an `nrows ×
-/// ncols` matrix of `nnz` entries: text, or one gzip member when `gz`.
+/// ncols` matrix of `nnz` entries of type `T` (the field `integer` for
+/// integer types, `real` otherwise): text, or one gzip member when `gz`.
 /// With [`rows_bytes`], parts of one file written by several processes
 /// at offsets (gzip members concatenate into one valid `.gz` file).
 ///
 /// # Errors
 /// Compression errors.
-pub fn header_bytes(nrows: u64, ncols: u64, nnz: u64, gz: bool) -> std::io::Result<Vec<u8>> {
+pub fn header_bytes<T: Scalar>(
+    nrows: u64,
+    ncols: u64,
+    nnz: u64,
+    gz: bool,
+) -> std::io::Result<Vec<u8>> {
+    let field = if T::INTEGER { "integer" } else { "real" };
     let head = format!(
-        "%%MatrixMarket matrix coordinate real general\n% written by spgemm {}\n{nrows} {ncols} {nnz}\n",
+        "%%MatrixMarket matrix coordinate {field} general\n% written by spgemm {}\n{nrows} {ncols} {nnz}\n",
         env!("CARGO_PKG_VERSION"),
     );
     if gz {
@@ -157,7 +164,7 @@ fn write_pieces<T: Scalar>(
     progress: Option<Progress<'_>>,
 ) -> std::io::Result<()> {
     let encode = |text: Vec<u8>| if gz { member(&text) } else { Ok(text) };
-    w.write_all(&header_bytes(
+    w.write_all(&header_bytes::<T>(
         m.nrows() as u64,
         m.ncols() as u64,
         m.nnz() as u64,

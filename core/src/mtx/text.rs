@@ -244,17 +244,19 @@ pub(super) fn parse_real<T: Scalar>(no: u64, tok: Option<&[u8]>) -> Result<T> {
     {
         return Err(parse_err(no, format!("value '{s}' overflows")));
     }
-    Ok(T::from_f64(v))
+    T::try_from_f64(v)
+        .ok_or_else(|| parse_err(no, format!("value '{s}' is not an integer of {}", T::NAME)))
 }
 
-/// An integer value (`i64`), converted to the value type.
+/// An integer value (`i64`), converted to the value type (rounded for
+/// floats; refused when it does not fit an integer type).
 pub(super) fn parse_integer<T: Scalar>(no: u64, tok: Option<&[u8]>) -> Result<T> {
     let tok = tok.ok_or_else(|| parse_err(no, "missing value"))?;
     let s = std::str::from_utf8(tok).map_err(|_| parse_err(no, "value is not ASCII text"))?;
     let v: i64 = s
         .parse()
         .map_err(|_| parse_err(no, format!("value '{s}' is not an integer")))?;
-    Ok(T::from_f64(v as f64))
+    T::try_from_i64(v).ok_or_else(|| parse_err(no, format!("value '{s}' does not fit {}", T::NAME)))
 }
 
 /// Iterates over the lines of a byte buffer with 1-based line numbers; a

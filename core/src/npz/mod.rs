@@ -6,8 +6,9 @@
 //!
 //! Read: `format` `csr` (or `csc`, read as the CSR of the transpose and
 //! transposed), indices and row offsets `int32` or `int64` (any integer
-//! type), values `float32` or `float64` (or integers, converted), little
-//! endian. Rows are returned as stored (SciPy allows unsorted rows and
+//! type), values of any float, integer or boolean type, converted to the
+//! matrix's type (a value that type cannot hold exactly, such as 2.5 or
+//! 2³¹ read as `i32`, is refused naming its index), little endian. Rows are returned as stored (SciPy allows unsorted rows and
 //! duplicates; so does [`CsrMatrix::new`]). Written: `format` `csr`,
 //! `shape` `int64`, `indptr` and `indices` `int32` when nnz and the number
 //! of columns fit (as SciPy chooses), else `int64`, values of the matrix's
@@ -299,65 +300,65 @@ struct Elements<'a> {
 }
 
 impl Elements<'_> {
-    /// The array as integers of type `I`, refusing negative or too large ones.
-    fn integers<I: TryFrom<u64> + Send>(&self, what: &str) -> Result<Vec<I>> {
+    /// The array's integers, widened: `None` unless it holds integers of
+    /// 1, 2, 4 or 8 bytes.
+    fn wide_integers(&self) -> Option<Vec<i128>> {
         let signed = match self.kind {
             TypeChar::Int => true,
             TypeChar::Uint => false,
-            _ => {
-                return Err(err(format!(
-                    "{}: {what} must be integers, not '{:?}' of {} bytes",
-                    self.name, self.kind, self.size
-                )))
-            }
+            _ => return None,
         };
-        let widen = |v: i128| -> std::result::Result<u64, i128> { u64::try_from(v).map_err(|_| v) };
-        let wide: Vec<std::result::Result<u64, i128>> = match (self.size, signed) {
+        Some(match (self.size, signed) {
             (1, s) => self
                 .bytes
                 .par_iter()
-                .map(|&b| widen(if s { b as i8 as i128 } else { b as i128 }))
+                .map(|&b| if s { b as i8 as i128 } else { b as i128 })
                 .collect(),
             (2, s) => words::<2>(self.bytes)
                 .map(|w| {
-                    widen(if s {
+                    if s {
                         i16::from_le_bytes(w) as i128
                     } else {
                         u16::from_le_bytes(w) as i128
-                    })
+                    }
                 })
                 .collect(),
             (4, s) => words::<4>(self.bytes)
                 .map(|w| {
-                    widen(if s {
+                    if s {
                         i32::from_le_bytes(w) as i128
                     } else {
                         u32::from_le_bytes(w) as i128
-                    })
+                    }
                 })
                 .collect(),
             (8, s) => words::<8>(self.bytes)
                 .map(|w| {
-                    widen(if s {
+                    if s {
                         i64::from_le_bytes(w) as i128
                     } else {
                         u64::from_le_bytes(w) as i128
-                    })
+                    }
                 })
                 .collect(),
-            (n, _) => {
-                return Err(err(format!(
-                    "{}: integers of {n} bytes are not supported",
-                    self.name
-                )))
-            }
-        };
+            _ => return None,
+        })
+    }
+
+    /// The array as integers of type `I`, refusing negative or too large ones.
+    fn integers<I: TryFrom<u64> + Send>(&self, what: &str) -> Result<Vec<I>> {
+        let wide = self.wide_integers().ok_or_else(|| {
+            err(format!(
+                "{}: {what} must be integers, not '{:?}' of {} bytes",
+                self.name, self.kind, self.size
+            ))
+        })?;
         wide.into_par_iter()
             .enumerate()
             .map(|(i, v)| {
                 let i = self.first + i;
-                let v =
-                    v.map_err(|v| err(format!("{}: {what}[{i}] = {v} is negative", self.name)))?;
+                let v = u64::try_from(v)
+                    .map_err(|_| err(format!("{}: {what}[{i}] = {v} is negative", self.name)))?;
                 I::try_from(v).map_err(|_| {
                     err(format!(
                         "{}: {what}[{i}] = {v} is too large for this library",
@@ -368,30 +369,52 @@ impl Elements<'_> {
             .collect()
     }
 
-    /// The array as values of type `T`.
+    /// The array as values of type `T`: floats converted (refused for an
+    /// integer `T` unless integral and in range), integers of any width
+    /// (refused when they do not fit `T`), booleans as 0 and 1.
     fn values<T: Scalar>(&self) -> Result<Vec<T>> {
+        let unfit = |i: usize, v: &dyn std::fmt::Display| {
+            err(format!(
+                "{}: data[{}] = {v} is not a value of {}",
+                self.name,
+                self.first + i,
+                T::NAME
+            ))
+        };
+        let floats = |v: Vec<f64>| -> Result<Vec<T>> {
+            v.into_par_iter()
+                .enumerate()
+                .map(|(i, x)| T::try_from_f64(x).ok_or_else(|| unfit(i, &x)))
+                .collect()
+        };
         match (self.kind, self.size) {
-            (TypeChar::Float, 8) => Ok(words::<8>(self.bytes)
-                .map(|w| T::from_f64(f64::from_le_bytes(w)))
+            (TypeChar::Float, 8) => floats(words::<8>(self.bytes).map(f64::from_le_bytes).collect()),
+            (TypeChar::Float, 4) => floats(
+                words::<4>(self.bytes)
+                    .map(|w| f32::from_le_bytes(w) as f64)
+                    .collect(),
+            ),
+            (TypeChar::Bool, 1) => Ok(self
+                .bytes
+                .par_iter()
+                .map(|&b| if b != 0 { T::ONE } else { T::ZERO })
                 .collect()),
-            (TypeChar::Float, 4) => Ok(words::<4>(self.bytes)
-                .map(|w| T::from_f64(f32::from_le_bytes(w) as f64))
-                .collect()),
-            (TypeChar::Int | TypeChar::Uint, _) => Ok(self
-                .integers::<u64>("data")
-                .map_err(|_| {
-                    err(format!(
-                        "{}: negative or too wide integer values are not supported",
-                        self.name
-                    ))
-                })?
-                .into_par_iter()
-                .map(|v| T::from_f64(v as f64))
-                .collect()),
-            (k, n) => Err(err(format!(
-                "{}: values of type '{k:?}' with {n} bytes are not supported (float32 or float64)",
-                self.name
-            ))),
+            _ => match self.wide_integers() {
+                Some(wide) => wide
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        i64::try_from(v)
+                            .ok()
+                            .and_then(T::try_from_i64)
+                            .ok_or_else(|| unfit(i, &v))
+                    })
+                    .collect(),
+                None => Err(err(format!(
+                    "{}: values of type '{:?}' with {} bytes are not supported (floats, integers or booleans)",
+                    self.name, self.kind, self.size
+                ))),
+            },
         }
     }
 }
@@ -477,6 +500,19 @@ fn npy_head<E: npyz::AutoSerialize>(shape: &[u64]) -> Vec<u8> {
     head
 }
 
+/// The `.npy` header of `n` values of type `T` (`T::NPY_DESCR`).
+pub(crate) fn values_head<T: Scalar>(n: u64) -> Vec<u8> {
+    let mut head = Vec::new();
+    let dtype = npyz::DType::Plain(T::NPY_DESCR.parse().expect("a valid type string"));
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&[n])
+        .writer(&mut head)
+        .write_header_only()
+        .expect("a header written to memory");
+    head
+}
+
 /// The `.npy` header of `format`: a 3-byte string, shape `()`.
 fn format_head() -> Vec<u8> {
     let mut head = Vec::new();
@@ -548,12 +584,11 @@ pub fn write<T: Scalar>(
     put("format", format_head(), b"csr")?;
     let shape = [m.nrows() as i64, m.ncols() as i64];
     put("shape", npy_head::<i64>(&[2]), bytemuck::cast_slice(&shape))?;
-    let values = if T::NAME == "f32" {
-        npy_head::<f32>(&[n])
-    } else {
-        npy_head::<f64>(&[n])
-    };
-    put("data", values, bytemuck::cast_slice(m.values()))?;
+    put(
+        "data",
+        values_head::<T>(n),
+        bytemuck::cast_slice(m.values()),
+    )?;
     zip.finish().map_err(to_io)?.flush()
 }
 

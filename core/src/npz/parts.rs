@@ -112,11 +112,7 @@ impl PartsLayout {
                 npy_head::<i32>(&[n])
             }
         };
-        let value_head = if T::NAME == "f32" {
-            npy_head::<f32>(&[nnz])
-        } else {
-            npy_head::<f64>(&[nnz])
-        };
+        let value_head = super::values_head::<T>(nnz);
         let specs = [
             ("indices.npy", index_head(nnz), index * nnz),
             ("indptr.npy", index_head(nrows + 1), index * (nrows + 1)),

@@ -24,6 +24,8 @@ __device__ __forceinline__ bool same_bits(double x, double y) {
     return __double_as_longlong(x) == __double_as_longlong(y);
 }
 __device__ __forceinline__ bool same_bits(float x, float y) { return __float_as_uint(x) == __float_as_uint(y); }
+__device__ __forceinline__ bool same_bits(long long x, long long y) { return x == y; }
+__device__ __forceinline__ bool same_bits(int x, int y) { return x == y; }
 __device__ __forceinline__ double swap_value(double* p, double expected, double desired) {
     return __longlong_as_double((long long)atomicCAS((u64*)p, (u64)__double_as_longlong(expected),
                                                      (u64)__double_as_longlong(desired)));
@@ -31,9 +33,21 @@ __device__ __forceinline__ double swap_value(double* p, double expected, double 
 __device__ __forceinline__ float swap_value(float* p, float expected, float desired) {
     return __uint_as_float(atomicCAS((u32*)p, __float_as_uint(expected), __float_as_uint(desired)));
 }
+__device__ __forceinline__ long long swap_value(long long* p, long long expected, long long desired) {
+    return (long long)atomicCAS((u64*)p, (u64)expected, (u64)desired);
+}
+__device__ __forceinline__ int swap_value(int* p, int expected, int desired) { return atomicCAS(p, expected, desired); }
+// Hardware addition for every value type: 64-bit integers add as unsigned
+// (two's complement: the same bits, wrapping on overflow).
+__device__ __forceinline__ double add_value(double* p, double v) { return atomicAdd(p, v); }
+__device__ __forceinline__ float add_value(float* p, float v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int add_value(int* p, int v) { return atomicAdd(p, v); }
+__device__ __forceinline__ long long add_value(long long* p, long long v) {
+    return (long long)atomicAdd((u64*)p, (u64)v);
+}
 __device__ __forceinline__ value_t semiring_atomic(value_t* p, value_t v) {
 #if SPGEMM_ADDITIVE
-    return atomicAdd(p, v);
+    return add_value(p, v);
 #else
     value_t old = *(volatile value_t*)p;
     while (true) {
