@@ -25,8 +25,7 @@ pub struct SemiringArgs {
     /// shape); plus_times unless --semiring names another.
     #[arg(long)]
     mask_self: bool,
-    /// With --mask-self: its complement, `C⟨¬A⟩` (the CPU backend; GPU
-    /// backends refuse it).
+    /// With --mask-self: its complement, `C⟨¬A⟩`.
     #[arg(long, requires = "mask_self")]
     complement: bool,
     /// Count each graph's triangles instead: A's structure made symmetric,

@@ -14,6 +14,7 @@ use std::path::Path;
 const LOAD: &str = r#"
 import sys, json, time, statistics, gzip
 import numpy as np, scipy, scipy.io, scipy.sparse as sp
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
 def load(path, dt):
     m = sp.load_npz(path) if path.endswith(".npz") else scipy.io.mmread(path)
     m = sp.csr_matrix(m).astype(dt, copy=False)
@@ -29,7 +30,7 @@ def operands(pa, pb, dt):
 /// Times `A @ B`: warm-up runs, then the median of timed runs.
 const PRODUCT: &str = r#"
 pa, pb, reps, warm, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
+A, B = operands(pa, pb, DTYPES[dtype])
 C = None
 for _ in range(warm):
     C = A @ B
@@ -47,7 +48,7 @@ print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nnz),
 const GRAPHBLAS: &str = r#"
 import graphblas as gb
 pa, pb, reps, warm, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
+A, B = operands(pa, pb, DTYPES[dtype])
 GA = gb.io.from_scipy_sparse(A)
 GB = GA if B is A else gb.io.from_scipy_sparse(B)
 plus_times = gb.semiring.plus_times
@@ -73,7 +74,7 @@ const SEMIRING: &str = r#"
 import graphblas as gb
 pa, pb, reps, warm, dtype, ring, mode = sys.argv[1:8]
 reps, warm = int(reps), int(warm)
-A, B = operands(pa, pb, np.float32 if dtype == "f32" else np.float64)
+A, B = operands(pa, pb, DTYPES[dtype])
 GA = gb.io.from_scipy_sparse(A)
 GB = GA if B is A else gb.io.from_scipy_sparse(B)
 if ring == "lor_land":
@@ -105,7 +106,7 @@ print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "result": float(resu
 /// when asked, warmed up first; uploads and C's download included), write C.
 const WHOLE_JOB: &str = r#"
 pa, pb, out, dtype, gpu = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
-dt = np.float32 if dtype == "f32" else np.float64
+dt = DTYPES[dtype]
 version = "scipy " + scipy.__version__
 if gpu:
     import cupy as cp, cupyx.scipy.sparse as csp
