@@ -25,11 +25,11 @@ def test_shape_mismatch():
 
 
 def test_unsupported_dtypes():
-    with pytest.raises(ValueError, match="unsupported dtype int64"):
-        spgemm.matmul(sp.csr_array(np.eye(3, dtype=np.int64)), backend="cpu")
+    with pytest.raises(ValueError, match="unsupported dtype int8"):
+        spgemm.matmul(sp.csr_array(np.eye(3, dtype=np.int8)), backend="cpu")
     with pytest.raises(ValueError, match="complex"):
         spgemm.matmul(sp.csr_array(np.eye(3, dtype=np.complex128)), backend="cpu", precision="float64")
-    with pytest.raises(ValueError, match="precision must be float32 or float64"):
+    with pytest.raises(ValueError, match="precision must be float32, float64, int32 or int64"):
         spgemm.matmul(A, A.T, backend="cpu", precision="float16")
 
 
