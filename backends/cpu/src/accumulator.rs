@@ -271,7 +271,7 @@ impl<T: Scalar> Accumulator<T> for Dense<T> {
 const EMPTY: u32 = u32::MAX;
 
 /// Products of the row of A given by `acols` with B.
-fn row_products<T: Scalar>(acols: &[u32], b: &CsrView<'_, T>) -> usize {
+pub(crate) fn row_products<T: Scalar>(acols: &[u32], b: &CsrView<'_, T>) -> usize {
     let off = b.row_offsets();
     acols
         .iter()

@@ -21,7 +21,8 @@
 //! count is their products, and a single entry's row of C is its row of B
 //! scaled (the direct rows of the DCU paper's GPU kernels, §5.3). On
 //! hypersparse inputs, where most rows are such rows, the work follows nnz,
-//! not the row count.
+//! not the row count. Rows of at most 32 products are sorted and merged in
+//! a small buffer instead of an accumulator (`short_rows`).
 //!
 //! C keeps every structurally produced entry even when its value cancels to
 //! zero (as cuSPARSE and OpSparse do); [`CsrMatrix::drop_explicit_zeros`]
@@ -44,6 +45,7 @@ mod per_thread;
 mod prefetch;
 mod rows;
 mod semiring;
+mod short_rows;
 
 use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed, Ops, PlusTimes};
 use per_thread::PerThread;
@@ -349,25 +351,32 @@ impl CpuBackend {
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 accumulators.with(|acc| {
                     let rows = r.clone();
+                    let s = &shortcuts;
                     match (&compressed, acc) {
                         (Some(cb), Either::Dense(acc)) => {
-                            for (i, o) in rows.zip(out) {
-                                *o = acc.count_compressed(a.row(i).0, cb);
-                            }
+                            s.count_rows(a, b, rows, &nprod, out, false, |c, _| {
+                                acc.count_compressed(c, cb)
+                            })
                         }
                         (Some(cb), Either::Mixed(acc)) => {
-                            for (i, o) in rows.zip(out) {
-                                *o = acc.count_compressed(a.row(i).0, cb);
-                            }
+                            s.count_rows(a, b, rows, &nprod, out, false, |c, _| {
+                                acc.count_compressed(c, cb)
+                            })
                         }
                         (_, Either::Dense(acc)) => {
-                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                                acc.count(c, &b, p)
+                            })
                         }
                         (_, Either::Mixed(acc)) => {
-                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                                acc.count(c, &b, p)
+                            })
                         }
                         (_, Either::Hash(acc)) => {
-                            shortcuts.count_rows(acc, a, b, rows, &nprod, out)
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                                acc.count(c, &b, p)
+                            })
                         }
                     }
                 })
@@ -536,27 +545,35 @@ impl Shortcuts {
         }
     }
 
+    /// C's row counts of `rows`: rows without products or of one entry
+    /// from their products, short rows by sorting, the others by `count`
+    /// (A's columns and the row's products); B's rows fetched ahead when
+    /// `prefetch`.
+    #[allow(clippy::too_many_arguments)]
     fn count_rows<T: Scalar>(
         &self,
-        acc: &mut impl Accumulator<T>,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         rows: Range<usize>,
         nprod: &[u64],
         out: &mut [usize],
+        prefetch: bool,
+        mut count: impl FnMut(&[u32], usize) -> usize,
     ) {
         let aoff = a.row_offsets();
         let end = aoff[rows.end];
         for (i, o) in rows.zip(out) {
-            if self.prefetch {
+            if prefetch {
                 prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, false);
             }
             let acols = a.row(i).0;
             let p = nprod[i] as usize;
             *o = if p == 0 || (acols.len() == 1 && self.b_sorted) {
                 p
+            } else if p <= short_rows::SHORT_ROW {
+                short_rows::count(acols, &b)
             } else {
-                acc.count(acols, &b, p)
+                count(acols, p)
             };
         }
     }
@@ -594,6 +611,10 @@ impl Shortcuts {
                     vj.write(ops.times(av[0], x));
                 }
                 bc.len()
+            } else if r.len() <= short_rows::SHORT_ROW
+                && accumulator::row_products(ac, &b) <= short_rows::SHORT_ROW
+            {
+                short_rows::fill(ops, ac, av, &b, c, v)
             } else {
                 acc.fill(ops, ac, av, &b, c, v)
             };
