@@ -68,3 +68,24 @@ def random_values(m, n, density, seed, lo=-1.0):
     a = sp.random_array((m, n), density=density, format="csr", rng=rng, dtype=np.float64)
     a.data = lo + (1.0 - lo) * a.data
     return a
+
+
+def graphblas_mxm(a, b, ring, mask=None, complement=False, dtype=np.float64):
+    """SuiteSparse:GraphBLAS's C<M> = A (+).(x) B (python-graphblas; the
+    caller skips without it) as a sorted SciPy CSR array of ``dtype``:
+    lor_land on A and B cast to booleans, its result as 1 / 0."""
+    import graphblas as gb
+
+    ga, gb_ = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(b)
+    if ring == "lor_land":
+        ga, gb_ = ga.dup(dtype=bool), gb_.dup(dtype=bool)
+    expr = ga.mxm(gb_, getattr(gb.semiring, ring))
+    if mask is None:
+        c = expr.new()
+    else:
+        m = gb.io.from_scipy_sparse(mask).S
+        c = expr.new(mask=~m if complement else m)
+    out = sp.csr_array(gb.io.to_scipy_sparse(c, format="csr")).astype(dtype)
+    out.sort_indices()
+    return out
+

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 import spgemm
 
-from conftest import random_values
+from conftest import graphblas_mxm, random_values
 
 gb = pytest.importorskip("graphblas")
 
@@ -24,20 +24,8 @@ def integers(m, n, density, seed, dtype=np.int64):
 
 def graphblas(a, b, ring, mask=None, complement=False):
     """GraphBLAS's C<M> = A (+).(x) B on the operands' own integer type
-    (lor_land on booleans, its result in that type)."""
-    dtype = a.dtype
-    ga, gb_ = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(b)
-    if ring == "lor_land":
-        ga, gb_ = ga.dup(dtype=bool), gb_.dup(dtype=bool)
-    expr = ga.mxm(gb_, getattr(gb.semiring, ring))
-    if mask is None:
-        c = expr.new()
-    else:
-        m = gb.io.from_scipy_sparse(mask).S
-        c = expr.new(mask=~m if complement else m)
-    out = sp.csr_array(gb.io.to_scipy_sparse(c, format="csr")).astype(dtype)
-    out.sort_indices()
-    return out
+    (INT64, INT32; lor_land on booleans, its result in that type)."""
+    return graphblas_mxm(a, b, ring, mask, complement, a.dtype)
 
 
 def assert_equal(got, want):

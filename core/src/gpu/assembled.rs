@@ -10,12 +10,11 @@ use super::engine::GpuEngine;
 use super::faults::first_fault;
 use super::kernels::{CheckOffsetsArgs, DevicePtr, IndexWidth, Kernel, PlaceOffsetsArgs};
 use super::launch::Launcher;
-use super::matrix::{DeviceCsr, GpuMatrix, Structure};
+use super::matrix::{DeviceCsr, GpuMatrix};
 use super::memory::{DeviceArray, Usage};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use std::sync::Arc;
 
 /// Consecutive rows copied into an assembled matrix from a source matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,18 +175,7 @@ impl<D: Device> GpuEngine<D> {
                 None => Ok(false),
             }
         })?;
-        Ok(GpuMatrix {
-            nrows,
-            ncols,
-            nnz,
-            structure: Arc::new(Structure {
-                rpt,
-                col,
-                host: None,
-            }),
-            val,
-            sorted,
-        })
+        Ok(GpuMatrix::of_arrays((nrows, ncols), rpt, col, val, sorted))
     }
 }
 
