@@ -42,6 +42,7 @@ pub mod interop;
 pub mod kernel_cache;
 pub mod mtx;
 pub mod npz;
+pub mod prefetch;
 pub mod reference;
 pub mod scalar;
 pub mod semiring;

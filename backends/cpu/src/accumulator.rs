@@ -3,6 +3,7 @@
 //! (for many columns). Both count a row's distinct columns (symbolic) and
 //! produce the sorted row (numeric).
 
+use crate::short_rows::Sorting;
 use rayon::prelude::*;
 use spgemm_core::semiring::Semiring;
 use spgemm_core::{CsrView, Scalar};
@@ -388,28 +389,31 @@ impl<T: Scalar> Accumulator<T> for Hash<T> {
     }
 }
 
-/// Rows of fewer products than this go to [`Mixed`]'s hash table.
-const HASH_BELOW: usize = 1024;
+/// Rows of fewer products than this go to [`Mixed`]'s sorting buffers.
+const SORT_BELOW: usize = 1024;
 
-/// Both accumulators, chosen row by row in the numeric phase: rows of
-/// fewer than [`HASH_BELOW`] products in the hash table, which stays in
-/// the core's own cache, longer ones in the dense accumulator. For wide
-/// products whose columns are scattered, where an accumulator as wide as
-/// C misses the cache on nearly every product once every thread has one
-/// (Erdős–Rényi 2²⁰ × 8 on 32 cores, three runs each: a numeric phase
-/// of 145–185 ms mixed, 171–195 ms dense), while the long rows of
-/// power-law graphs stay dense (R-MAT 16: 147 ms in all dense, 556 ms
-/// with hash tables only).
+/// Two accumulators, chosen row by row in the numeric phase: rows of
+/// fewer than [`SORT_BELOW`] products by sorting their products in
+/// buffers that stay in the core's own cache ([`Sorting`]), longer ones in
+/// the dense accumulator. For wide products whose columns are scattered,
+/// where an accumulator as wide as C misses the cache on nearly every
+/// product once every thread has one (Erdős–Rényi 2²⁰ × 8 on 32 cores,
+/// three runs each: a numeric phase of 145–185 ms with a hash table for
+/// short rows, 171–195 ms dense), while the long rows of power-law graphs
+/// stay dense (R-MAT 16: 147 ms in all dense, 556 ms with hash tables
+/// only). Sorting replaced the hash table for short rows: on 2 cores
+/// Erdős–Rényi 2²⁰ × 8's numeric phase took 1.6–1.9 s against 2.5 s
+/// (`docs/benchmarks/` has the measurement on a GPU host's cores).
 pub(crate) struct Mixed<T> {
     dense: Dense<T>,
-    hash: Hash<T>,
+    sorting: Sorting<T>,
 }
 
 impl<T: Scalar> Mixed<T> {
     pub(crate) fn new(ncols: usize) -> Self {
         Self {
             dense: Dense::new(ncols),
-            hash: Hash::new(),
+            sorting: Sorting::new(),
         }
     }
 
@@ -437,8 +441,8 @@ impl<T: Scalar> Accumulator<T> for Mixed<T> {
         cols: &mut [MaybeUninit<u32>],
         vals: &mut [MaybeUninit<T>],
     ) -> usize {
-        if row_products(acols, b) < HASH_BELOW {
-            self.hash.fill(ops, acols, avals, b, cols, vals)
+        if row_products(acols, b) < SORT_BELOW {
+            self.sorting.fill(ops, acols, avals, b, cols, vals)
         } else {
             self.dense.fill(ops, acols, avals, b, cols, vals)
         }

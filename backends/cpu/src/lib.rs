@@ -13,8 +13,8 @@
 //!    prefetching for indirect memory accesses", CGO 2017).
 //! 3. **Scan.** A prefix sum of the counts gives C's row offsets.
 //! 4. **Numeric.** Each row is accumulated again and written sorted into its
-//!    slot of C; when C is wide and A's columns scattered, short rows in a
-//!    hash table and long ones densely.
+//!    slot of C; when C is wide and A's columns scattered, short rows by
+//!    sorting their products and long ones densely.
 //!
 //! Rows with no products, and rows of A with one entry when B's rows are
 //! sorted without repeats, need no accumulator in either phase: their
@@ -364,17 +364,17 @@ impl CpuBackend {
                             })
                         }
                         (_, Either::Dense(acc)) => {
-                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch_counts, |c, p| {
                                 acc.count(c, &b, p)
                             })
                         }
                         (_, Either::Mixed(acc)) => {
-                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch_counts, |c, p| {
                                 acc.count(c, &b, p)
                             })
                         }
                         (_, Either::Hash(acc)) => {
-                            s.count_rows(a, b, rows, &nprod, out, s.prefetch, |c, p| {
+                            s.count_rows(a, b, rows, &nprod, out, s.prefetch_counts, |c, p| {
                                 acc.count(c, &b, p)
                             })
                         }
@@ -531,6 +531,12 @@ struct Shortcuts {
     b_sorted: bool,
     /// The rows of B are prefetched ahead ([`prefetch::worth_it`]).
     prefetch: bool,
+    /// ... in the symbolic phase too: only when A's rows have two entries
+    /// or more on average. Counting a row of one entry reads nothing of B
+    /// (its count is its products), so on hypersparse matrices, whose rows
+    /// mostly have one entry or none, prefetching there loads B's row
+    /// offsets and rows for nothing.
+    prefetch_counts: bool,
 }
 
 impl Shortcuts {
@@ -539,9 +545,11 @@ impl Shortcuts {
             .into_par_iter()
             .with_min_len(4096)
             .all(|k| b.row(k).0.windows(2).all(|w| w[0] < w[1]));
+        let prefetch = prefetch::worth_it(a);
         Self {
             b_sorted,
-            prefetch: prefetch::worth_it(a),
+            prefetch,
+            prefetch_counts: prefetch && a.nnz() >= 2 * a.nrows(),
         }
     }
 

@@ -9,6 +9,7 @@
 //! entries overlap (the two-stage prefetch of Ainsworth and Jones,
 //! "Software prefetching for indirect memory accesses", CGO 2017, §3).
 
+use spgemm_core::prefetch::read as prefetch;
 use spgemm_core::{CsrView, Scalar};
 use std::ops::Range;
 
@@ -45,21 +46,6 @@ pub(crate) fn worth_it<T: Scalar>(a: &CsrView<'_, T>) -> bool {
         }
     }
     n > 0 && sum / n as f64 > SCATTERED_ROWS
-}
-
-/// Hints that the cache line holding `p` will be read soon; no effect
-/// where the target has no prefetch instruction we use.
-#[inline(always)]
-fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and faults on nothing; `p` is a
-    // valid reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Prefetches for A's entries `entries` (of the rows being worked on,

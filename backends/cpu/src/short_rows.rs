@@ -87,6 +87,65 @@ pub(crate) fn fill<T: Scalar, O: Ops<T>>(
     p
 }
 
+/// Rows of up to a thousand products by the same method with buffers on
+/// the heap: each product's column and position packed into one `u64`
+/// (column high, position low), the keys sorted as plain integers (ties
+/// kept in the products' order, so sums are added in the accumulators'
+/// order) and merged. Used where C is wide and its columns scattered and
+/// few products share a column (random graphs: compression near 1), in
+/// place of a hash table whose probes and sorted copy cost more.
+pub(crate) struct Sorting<T> {
+    keys: Vec<u64>,
+    prods: Vec<T>,
+}
+
+impl<T: Scalar> Sorting<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            keys: Vec::new(),
+            prods: Vec::new(),
+        }
+    }
+
+    /// As [`fill`], for rows of fewer than 2³² products.
+    pub(crate) fn fill<O: Ops<T>>(
+        &mut self,
+        ops: O,
+        acols: &[u32],
+        avals: &[T],
+        b: &CsrView<'_, T>,
+        cols: &mut [MaybeUninit<u32>],
+        vals: &mut [MaybeUninit<T>],
+    ) -> usize {
+        let (keys, prods) = (&mut self.keys, &mut self.prods);
+        keys.clear();
+        prods.clear();
+        for (&k, &av) in acols.iter().zip(avals) {
+            let (bc, bv) = b.row(k as usize);
+            for (&j, &x) in bc.iter().zip(bv) {
+                keys.push((u64::from(j) << 32) | prods.len() as u64);
+                prods.push(ops.times(av, x));
+            }
+        }
+        keys.sort_unstable();
+        let n = keys.len();
+        let (mut p, mut i) = (0, 0);
+        while i < n {
+            let j = keys[i] >> 32;
+            let mut sum = prods[keys[i] as u32 as usize];
+            i += 1;
+            while i < n && keys[i] >> 32 == j {
+                sum = ops.plus(sum, prods[keys[i] as u32 as usize]);
+                i += 1;
+            }
+            cols[p].write(j as u32);
+            vals[p].write(sum);
+            p += 1;
+        }
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +169,10 @@ mod tests {
             &[3, 0, 1, 3][..],
             &[0; 10][..],
         ] {
-            let avals: Vec<f64> = (0..acols.len()).map(|v| v as f64 + 0.5).collect();
+            // Magnitudes far apart: sums in another order round otherwise.
+            let avals: Vec<f64> = (0..acols.len())
+                .map(|v| (v as f64 + 0.1) * 1e8f64.powi(v as i32 % 3))
+                .collect();
             let a = spgemm_core::CsrMatrix::new(
                 1,
                 4,
@@ -135,6 +197,19 @@ mod tests {
             };
             assert_eq!(c, want.col_indices(), "{acols:?}");
             assert_eq!(v, want.values(), "{acols:?}");
+            // The heap-buffered sort adds a column's products in the same
+            // order: bit for bit the same row.
+            let (mut c2, mut v2) = (
+                vec![MaybeUninit::uninit(); SHORT_ROW],
+                vec![MaybeUninit::uninit(); SHORT_ROW],
+            );
+            let n2 = Sorting::new().fill(PlusTimes, acols, &avals, &bv, &mut c2, &mut v2);
+            assert_eq!(n2, n, "{acols:?}");
+            for p in 0..n {
+                // SAFETY: both fills wrote their first `n` entries.
+                let (j, x) = unsafe { (c2[p].assume_init(), v2[p].assume_init()) };
+                assert_eq!((j, x.to_bits()), (c[p], v[p].to_bits()), "{acols:?}");
+            }
         }
     }
 }
