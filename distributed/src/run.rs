@@ -12,6 +12,7 @@ use crate::{two_d, Error, Result};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use rayon::prelude::*;
 use serde::Serialize;
 use spgemm_core::Scalar;
 use std::time::Instant;
@@ -199,16 +200,38 @@ fn two_d_input_bytes<T: Scalar>(
         inner: gk,
         cols: gn,
     } = Grid::new(p, m, k, n)?;
+    // Entries per block of the grid, on all the rank's cores: the grid
+    // column of each local column found once (a search per column, not
+    // per entry), then rows counted in parallel (a sequential count per
+    // entry took 70–90 ms of a 520 ms product on four ranks).
     let count = |x: &DistCsr<T>, gr: &Partition, gc: &Partition| {
-        let mut c = vec![0u64; p];
         let first = x.global_rows().start;
-        for i in 0..x.local().nrows() {
-            let bi = gr.owner(first + i as u64);
-            for &col in x.local().row(i).0 {
-                c[bi * q + gc.owner(x.col_map()[col as usize])] += 1;
-            }
-        }
-        c
+        let local = x.local();
+        let block_col: Vec<u32> = x
+            .col_map()
+            .par_iter()
+            .map(|&g| gc.owner(g) as u32)
+            .collect();
+        (0..local.nrows())
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .fold(
+                || vec![0u64; p],
+                |mut c, i| {
+                    let row = gr.owner(first + i as u64) * q;
+                    for &col in local.row(i).0 {
+                        c[row + block_col[col as usize] as usize] += 1;
+                    }
+                    c
+                },
+            )
+            .reduce(
+                || vec![0u64; p],
+                |mut x, y| {
+                    x.iter_mut().zip(y).for_each(|(s, t)| *s += t);
+                    x
+                },
+            )
     };
     let (to_a, to_b) = (count(a, &gm, &gk), count(b, &gk, &gn));
     let (mut from_a, mut from_b) = (vec![0u64; p], vec![0u64; p]);

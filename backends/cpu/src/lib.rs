@@ -62,8 +62,11 @@ use std::ops::Range;
 /// (measured: see `docs/benchmarks/cpu-dense-cutoff-dev-2core-2026-11-21.md`).
 pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 20;
 /// Widest C whose products with scattered columns accumulate densely
-/// (12 bytes a column for f64: 3 MiB); wider ones use [`Mixed`].
-const MIXED_COLUMNS: usize = 1 << 18;
+/// (12 bytes a column for f64: 768 KiB); wider ones use [`Mixed`]. Was
+/// 2¹⁸ while [`Mixed`] hashed its short rows; with them sorted, 2¹⁶ took
+/// Erdős–Rényi 2¹⁸ × 8 from 45–56 to 36–39 ms on 16 cores, R-MAT 17 and
+/// 18 within that run's spread (`docs/benchmarks/`).
+const MIXED_COLUMNS: usize = 1 << 16;
 /// Chunks per thread: enough to even out the products the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;
 
@@ -653,10 +656,11 @@ mod tests {
 
     #[test]
     fn scattered_products_prefetch_and_stay_exact() {
-        // Random columns over more than 2¹⁸ rows, far from the diagonal;
-        // row 0 with 700 entries (about 2,100 products: the dense half of
-        // the mixed accumulator), the others 3 (its hash half).
-        let n = MIXED_COLUMNS + 4096;
+        // Random columns over more than 2¹⁸ rows (wider than MIXED_COLUMNS,
+        // and far enough from the diagonal to prefetch); row 0 with 700
+        // entries (about 2,100 products: the dense half of the mixed
+        // accumulator), the others 3 (its sorting half).
+        let n = (1 << 18) + 4096;
         let er = spgemm_core::generate::erdos_renyi::<f64>(n, 3, 7).unwrap();
         let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..n {
