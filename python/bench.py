@@ -113,8 +113,8 @@ def main():
         oa, keep_a, dev = _device._cupy_operand(ga, np.float64, True)
         ob, keep_b, _ = (oa, keep_a, dev) if b is a else _device._cupy_operand(gb, np.float64, True)
         nnz_c = int(spgemm.matmul(ga, gb).nnz)
-        _spgemm.matmul_device(oa, ob, True, dev)
-        inner = [_spgemm.matmul_device(oa, ob, True, dev).times for _ in range(args.reps)]
+        _spgemm.matmul_device(oa, ob, "float64", dev)
+        inner = [_spgemm.matmul_device(oa, ob, "float64", dev).times for _ in range(args.reps)]
         full = []
         for _ in range(args.reps):
             sync()
@@ -123,7 +123,7 @@ def main():
             sync()
             full.append((time.perf_counter() - t) * 1e3)
             del c
-        inner += [_spgemm.matmul_device(oa, ob, True, dev).times for _ in range(args.reps)]
+        inner += [_spgemm.matmul_device(oa, ob, "float64", dev).times for _ in range(args.reps)]
         row["spgemm_ms"] = statistics.median(full)
         row["nnz_c"] = nnz_c
         row["library_wall_ms"] = statistics.median(t[0] for t in inner)

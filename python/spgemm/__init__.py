@@ -48,7 +48,8 @@ def backends() -> list[tuple[str, bool, str]]:
 def _precision(a_dtype, b_dtype, precision, integers=False) -> np.dtype:
     """The value type of the product: ``precision`` when given, else the
     common type of A and B, which must be float32 or float64, or int32 or
-    int64 where ``integers`` (``matmul`` on SciPy matrices)."""
+    int64 where ``integers`` (``matmul`` on SciPy matrices and PyTorch
+    tensors)."""
     allowed = _FLOATS + _INTEGERS if integers else _FLOATS
     names = "float32, float64, int32 or int64" if integers else "float32 or float64"
     if precision is not None:
@@ -71,7 +72,10 @@ def _precision(a_dtype, b_dtype, precision, integers=False) -> np.dtype:
 def _where_integers(dtype) -> str:
     """Where integer values of ``dtype`` are taken, when they are not here."""
     if np.dtype(dtype) in _INTEGERS:
-        return "; integer values are multiplied by matmul on SciPy matrices"
+        return (
+            "; integer values are multiplied by matmul on SciPy matrices and PyTorch "
+            "tensors (CuPy's sparse matrices hold none)"
+        )
     return ""
 
 
@@ -180,10 +184,14 @@ def matmul(
     b : same kind as ``a``, shape (K, N); ``None`` (the default) means ``a``.
     backend : "auto" (a GPU when one is present, else the CPU), "cpu",
         "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
-    precision : None, "float32", "float64", or for SciPy matrices "int32"
-        or "int64" (integer values: counts, weights; sums exact, wrapping
-        on overflow as GraphBLAS's INT32 and INT64 do). None: the common
-        type of A's and B's values, which must be one of these.
+    precision : None, "float32", "float64", or for SciPy matrices and
+        PyTorch tensors "int32" or "int64" (integer values: counts,
+        weights; sums exact, wrapping on overflow as GraphBLAS's INT32 and
+        INT64 do; CuPy's sparse matrices hold no integers). None: the
+        common type of A's and B's values, which must be one of these.
+        Converting to an integer type refuses a value it would change
+        (2.5, NaN, out of range), naming its position in ``data``; a
+        mask's values are not read.
     check : True (the default), "canonical" or False. Index bounds and
         indptr are always checked. SciPy matrices that are not in SciPy's
         canonical format (rows unsorted, or a column repeated in a row) are
@@ -264,7 +272,7 @@ def matmul(
             return c
     kind = _kinds(a, b)
     dtypes = (_device.values_dtype(a, kind), _device.values_dtype(b, kind))
-    dtype = _precision(*dtypes, precision, integers=kind == "scipy")
+    dtype = _precision(*dtypes, precision, integers=kind != "cupy")
     if kind != "scipy":
         return _device.matmul(kind, a, b, backend, dtype, _native_check(check, kind))
     oa = _host_operand(a, dtype)
@@ -283,7 +291,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     if keep is not None and (not isinstance(keep, (int, np.integer)) or keep < 0):
         raise ValueError(f"keep must be an integer at least 0, not {keep!r}")
     dtypes = (_device.values_dtype(a, kind), _device.values_dtype(b, kind))
-    dtype = _precision(*dtypes, precision, integers=kind == "scipy")
+    dtype = _precision(*dtypes, precision, integers=kind != "cupy")
     if kind != "scipy":
         if prune is not None or keep is not None:
             raise ValueError(

@@ -7,7 +7,7 @@ import numpy as np
 
 _M = TypeVar("_M")
 _Backend = Literal["auto", "cpu", "cuda", "hip"]
-_Precision = Optional[Union[Literal["float32", "float64"], type, np.dtype]]
+_Precision = Optional[Union[Literal["float32", "float64", "int32", "int64"], type, np.dtype]]
 _Check = Union[bool, Literal["canonical"]]
 
 __version__: str

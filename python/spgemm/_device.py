@@ -66,8 +66,23 @@ def _index_flags(nrows: int, nnz: int, indptr, indices, wide: dict) -> tuple:
     return flags
 
 
-def _cupy_operand(a, dtype, check):
-    """The device operand of a CuPy CSR matrix, and the arrays to keep alive."""
+def _exact(converted, data, dtype, values: bool):
+    """``converted`` (``data`` as ``dtype``, on its device) unless a value
+    changed on the way to an integer type (2.5, NaN, one past the type's
+    range): a ValueError naming the first, as for SciPy matrices. Skipped
+    where ``values`` is False (a mask, whose values are not read)."""
+    if values and np.dtype(dtype).kind == "i" and str(data.dtype).replace("torch.", "") != np.dtype(dtype).name:
+        changed = converted != data
+        if bool(changed.any()):
+            first = int(changed.nonzero()[0][0])
+            raise ValueError(f"data[{first}] = {data[first].item()} is not a value of {np.dtype(dtype)}")
+    return converted
+
+
+def _cupy_operand(a, dtype, check, values=True):
+    """The device operand of a CuPy CSR matrix, and the arrays to keep
+    alive. Values converted to integers must be integers of the type unless
+    ``values`` is False."""
     import cupy
 
     if a.format != "csr":
@@ -75,15 +90,23 @@ def _cupy_operand(a, dtype, check):
     nrows, ncols = a.shape
     indptr, indices = cupy.ascontiguousarray(a.indptr), cupy.ascontiguousarray(a.indices)
     wide_indptr, wide_indices = _index_flags(nrows, a.nnz, indptr, indices, _NUMPY_WIDE)
-    data = cupy.ascontiguousarray(a.data.astype(dtype, copy=False))
+    data = _exact(cupy.ascontiguousarray(a.data.astype(dtype, copy=False)), a.data, dtype, values)
     keep = (indptr, indices, data)
     ptr = lambda x: x.data.ptr if x.size else 0  # noqa: E731
     operand = (nrows, ncols, a.nnz, ptr(indptr), wide_indptr, ptr(indices), wide_indices, ptr(data), check)
     return operand, keep, a.data.device.id
 
 
-def _torch_operand(a, dtype, check):
-    """The device operand of a torch sparse CSR tensor, and the tensors to keep alive."""
+def _torch_dtype(dtype):
+    """The torch type of NumPy value type ``dtype``."""
+    import torch
+
+    return {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}[np.dtype(dtype).name]
+
+
+def _torch_operand(a, dtype, check, values=True):
+    """The device operand of a torch sparse CSR tensor, and the tensors to
+    keep alive; values as in ``_cupy_operand``."""
     import torch
 
     if a.dim() != 2:
@@ -94,7 +117,7 @@ def _torch_operand(a, dtype, check):
     crow, col = a.crow_indices().contiguous(), a.col_indices().contiguous()
     val = a.values()
     wide_crow, wide_col = _index_flags(nrows, val.shape[0], crow, col, _torch_wide())
-    data = val.to(torch.float32 if dtype == np.float32 else torch.float64).contiguous()
+    data = _exact(val.to(_torch_dtype(dtype)).contiguous(), val, dtype, values)
     keep = (crow, col, data)
     ptr = lambda x: x.data_ptr() if x.numel() else 0  # noqa: E731
     operand = (nrows, ncols, data.shape[0], ptr(crow), wide_crow, ptr(col), wide_col, ptr(data), check)
@@ -112,7 +135,7 @@ def values_dtype(m, kind: str):
     except TypeError:
         # A torch type this NumPy lacks (bfloat16 without ml_dtypes): the
         # same error as for other types, not NumPy's TypeError.
-        raise ValueError(f"unsupported dtype {name}: spgemm multiplies float32 and float64") from None
+        raise ValueError(f"unsupported dtype {name}: spgemm multiplies float32, float64, int32 and int64") from None
 
 
 def _operands(kind: str, a, b, backend: str, dtype, check: bool):
@@ -177,9 +200,9 @@ def matmul_common(a, b, backend: str, check: bool):
 
 def matmul(kind: str, a, b, backend: str, dtype, check: bool):
     """C = A @ B for two CuPy or two torch CSR matrices on one CUDA device,
-    values of ``dtype``."""
+    values of ``dtype`` (float32, float64, int32 or int64)."""
     device, oa, ob, keep, stream = _operands(kind, a, b, backend, dtype, check)
-    c = _spgemm.matmul_device(oa, ob, dtype == np.float64, device, stream)
+    c = _spgemm.matmul_device(oa, ob, np.dtype(dtype).name, device, stream)
     # The product is left running in the stream's order: memory the caller
     # frees now is reused only by work ordered after it.
     del keep
@@ -198,10 +221,12 @@ def matmul_spec(kind: str, a, b, mask, complement: bool, backend: str, dtype, ch
         om = None if mask is None else oa if mask is a else ob
         keep_m = None
     else:
-        om, keep_m, dev_m = (_cupy_operand if kind == "cupy" else _torch_operand)(mask, dtype, check)
+        operand = _cupy_operand if kind == "cupy" else _torch_operand
+        om, keep_m, dev_m = operand(mask, dtype, check, values=False)
         if dev_m != device:
             raise ValueError(f"the mask is on GPU {dev_m} but A on GPU {device}")
-    c = _spgemm.matmul_spec_device(oa, ob, om, bool(complement), dtype == np.float64, device, str(semiring), stream)
+    name = np.dtype(dtype).name
+    c = _spgemm.matmul_spec_device(oa, ob, om, bool(complement), name, device, str(semiring), stream)
     del keep, keep_m
     return _result(kind, c, device)
 
@@ -324,7 +349,7 @@ class DevicePlan:
             return cupy.ascontiguousarray(m.data.astype(self._dtype, copy=False))
         import torch
 
-        return m.values().to(torch.float32 if self._dtype == np.float32 else torch.float64).contiguous()
+        return m.values().to(_torch_dtype(self._dtype)).contiguous()
 
 
 def _cupy_array(c, ptr: int, n: int, dtype, device: int):
@@ -347,7 +372,7 @@ def _cupy_result(c, nrows, ncols, device):
     if c.nnz > _I32_MAX:
         raise ValueError(f"C has {c.nnz} entries, more than cupyx.scipy.sparse's int32 indices hold")
     rpt, col, val = c.pointers
-    value_type = np.float64 if c.double else np.float32
+    value_type = np.dtype(c.typestr)
     with cupy.cuda.Device(device):
         # The library narrowed the row offsets to int32 (nnz(C) fits).
         indptr = _cupy_array(c, rpt, nrows + 1, np.int32, device)

@@ -296,7 +296,8 @@ fn multiply(
         return Ok(None);
     }
     let stream = stream(py, device)?;
-    let c = matmul_device(py, oa, ob, double, ordinal, Some(stream))?;
+    let dtype = if double { "float64" } else { "float32" };
+    let c = matmul_device(py, oa, ob, dtype, ordinal, Some(stream))?;
     Ok(Some((c, device)))
 }
 

@@ -23,10 +23,75 @@ use std::sync::Arc;
 /// `sorted`) before it reads anything else.
 pub(crate) type DeviceOperand = (usize, usize, usize, u64, bool, u64, bool, u64, bool);
 
-/// C on the device, in either precision.
+/// C on the device, of any value type.
 enum AnyGpu {
     F32(GpuMatrix<CudaDevice, f32>),
     F64(GpuMatrix<CudaDevice, f64>),
+    I32(GpuMatrix<CudaDevice, i32>),
+    I64(GpuMatrix<CudaDevice, i64>),
+}
+
+/// `$body` with `$c` bound to the matrix inside an [`AnyGpu`].
+macro_rules! each_gpu {
+    ($any:expr, $c:ident => $body:expr) => {
+        match $any {
+            AnyGpu::F32($c) => $body,
+            AnyGpu::F64($c) => $body,
+            AnyGpu::I32($c) => $body,
+            AnyGpu::I64($c) => $body,
+        }
+    };
+}
+
+/// The value types of device products, by their NumPy names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ValueType {
+    F32,
+    F64,
+    I32,
+    I64,
+}
+
+impl ValueType {
+    /// `float32`, `float64`, `int32` or `int64`; a `ValueError` otherwise.
+    fn parse(name: &str) -> PyResult<Self> {
+        Ok(match name {
+            "float32" => Self::F32,
+            "float64" => Self::F64,
+            "int32" => Self::I32,
+            "int64" => Self::I64,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "values must be float32, float64, int32 or int64, not {name}"
+                )))
+            }
+        })
+    }
+}
+
+/// `$call` with `$t` the Rust type of value type `$vt`, its C wrapped in
+/// the [`AnyGpu`] variant of that type.
+macro_rules! by_value_type {
+    ($vt:expr, $t:ident => $call:expr) => {
+        match $vt {
+            ValueType::F32 => {
+                type $t = f32;
+                $call.map(|(c, o, t)| (AnyGpu::F32(c), o, t))
+            }
+            ValueType::F64 => {
+                type $t = f64;
+                $call.map(|(c, o, t)| (AnyGpu::F64(c), o, t))
+            }
+            ValueType::I32 => {
+                type $t = i32;
+                $call.map(|(c, o, t)| (AnyGpu::I32(c), o, t))
+            }
+            ValueType::I64 => {
+                type $t = i64;
+                $call.map(|(c, o, t)| (AnyGpu::I64(c), o, t))
+            }
+        }
+    };
 }
 
 /// C's row offsets narrowed to int32 by the library, when nnz(C) fits.
@@ -63,10 +128,7 @@ impl DeviceCsr {
     /// `(nrows, ncols)`.
     #[getter]
     fn shape(&self) -> (usize, usize) {
-        match &self.c {
-            AnyGpu::F32(c) => (c.nrows(), c.ncols()),
-            AnyGpu::F64(c) => (c.nrows(), c.ncols()),
-        }
+        each_gpu!(&self.c, c => (c.nrows(), c.ncols()))
     }
 
     /// `(wall_ms, device_ms)` of the product inside the library: the wall
@@ -89,19 +151,28 @@ impl DeviceCsr {
         }
     }
 
-    /// Whether the values are float64 (else float32).
+    /// Whether the values are float64.
     #[getter]
     fn double(&self) -> bool {
         matches!(self.c, AnyGpu::F64(_))
     }
 
+    /// The values' type as a NumPy type string: `<f8`, `<f4`, `<i8` or
+    /// `<i4`.
+    #[getter]
+    fn typestr(&self) -> &'static str {
+        match self.c {
+            AnyGpu::F32(_) => "<f4",
+            AnyGpu::F64(_) => "<f8",
+            AnyGpu::I32(_) => "<i4",
+            AnyGpu::I64(_) => "<i8",
+        }
+    }
+
     /// nnz(C).
     #[getter]
     fn nnz(&self) -> usize {
-        match &self.c {
-            AnyGpu::F32(c) => c.nnz(),
-            AnyGpu::F64(c) => c.nnz(),
-        }
+        each_gpu!(&self.c, c => c.nnz())
     }
 
     /// Whether the row offsets are int32 (else int64): when nnz(C) fits.
@@ -115,10 +186,7 @@ impl DeviceCsr {
     /// building the interfaces' dictionaries; 0 for an empty array.
     #[getter]
     fn pointers(&self) -> (u64, u64, u64) {
-        let (rpt, col, val) = match &self.c {
-            AnyGpu::F32(c) => c.device_pointers(),
-            AnyGpu::F64(c) => c.device_pointers(),
-        };
+        let (rpt, col, val) = each_gpu!(&self.c, c => c.device_pointers());
         let rpt = self.offsets32.as_ref().map_or(rpt, |o| o.device_ptr());
         (rpt, col, val)
     }
@@ -128,7 +196,7 @@ impl DeviceCsr {
     fn interface<'py>(&self, py: Python<'py>, k: usize) -> PyResult<Bound<'py, PyDict>> {
         let (nrows, nnz) = (self.shape().0, self.nnz());
         let ptrs = self.pointers();
-        let value_type = if self.double() { "<f8" } else { "<f4" };
+        let value_type = self.typestr();
         let offsets_type = if self.offsets_int32() { "<i4" } else { "<i8" };
         let (ptr, len, typestr) = match k {
             0 => (ptrs.0, nrows + 1, offsets_type),
@@ -295,34 +363,30 @@ fn product<T: Scalar>(
     }
 }
 
-/// `matmul_device(a, b, double, device, stream=None)`: C = A·B on CUDA GPU
-/// `device` for two device operands (see `DeviceOperand`), values float64
-/// when `double` else float32. With `stream` (the caller's current stream
+/// `matmul_device(a, b, dtype, device, stream=None)`: C = A·B on CUDA GPU
+/// `device` for two device operands (see `DeviceOperand`), values of
+/// `dtype` ("float32", "float64", "int32" or "int64"; integer sums exact,
+/// wrapping past the type's range). With `stream` (the caller's current stream
 /// on that device, a `CUstream` address, 0 for the legacy default stream)
 /// the call waits for that stream first and returns once the product is
 /// enqueued, the stream made to wait for it; without, it returns when C is
 /// complete.
 #[pyfunction]
-#[pyo3(signature = (a, b, double, device, stream=None))]
+#[pyo3(signature = (a, b, dtype, device, stream=None))]
 pub(crate) fn matmul_device(
     py: Python<'_>,
     a: DeviceOperand,
     b: DeviceOperand,
-    double: bool,
+    dtype: &str,
     device: usize,
     stream: Option<u64>,
 ) -> PyResult<DeviceCsr> {
     check_shapes(&a, &b)?;
+    let vt = ValueType::parse(dtype)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     let (c, offsets32, timing) = py
-        .detach(|| {
-            if double {
-                product::<f64>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
-            } else {
-                product::<f32>(e, a, b, stream).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
-            }
-        })
+        .detach(|| by_value_type!(vt, T => product::<T>(e, a, b, stream)))
         .map_err(to_py)?;
     Ok(DeviceCsr {
         c,
@@ -377,12 +441,11 @@ fn spec_product<T: Scalar>(
     }
 }
 
-/// `matmul_spec_device(a, b, mask, complement, double, device, semiring,
+/// `matmul_spec_device(a, b, mask, complement, dtype, device, semiring,
 /// stream)`: `C⟨M⟩ = A ⊕.⊗ B` (`C⟨¬M⟩` when `complement`) on CUDA GPU
 /// `device` for device operands (see `DeviceOperand`; `mask` `None` for
-/// none, its values never read),
-/// values float64 when `double` else float32, `semiring` a GraphBLAS
-/// name. Waits for the caller's `stream` first and returns when C is
+/// none, its values never read), values of `dtype` (as in
+/// `matmul_device`), `semiring` a GraphBLAS name. Waits for the caller's `stream` first and returns when C is
 /// complete. `ValueError` for an unknown semiring, shapes that disagree
 /// (the mask's too), or rows not checked as sorted where a mask needs
 /// them (A's and B's under a mask, the mask's under its complement).
@@ -394,24 +457,19 @@ pub(crate) fn matmul_spec_device(
     b: DeviceOperand,
     mask: Option<DeviceOperand>,
     complement: bool,
-    double: bool,
+    dtype: &str,
     device: usize,
     semiring: &str,
     stream: u64,
 ) -> PyResult<DeviceCsr> {
     check_shapes(&a, &b)?;
+    let vt = ValueType::parse(dtype)?;
     let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     let (c, offsets32, timing) = py
         .detach(|| {
-            if double {
-                spec_product::<f64>(e, (a, b), mask, complement, semiring, stream)
-                    .map(|(c, o, t)| (AnyGpu::F64(c), o, t))
-            } else {
-                spec_product::<f32>(e, (a, b), mask, complement, semiring, stream)
-                    .map(|(c, o, t)| (AnyGpu::F32(c), o, t))
-            }
+            by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, semiring, stream))
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {

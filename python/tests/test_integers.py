@@ -1,7 +1,10 @@
-"""Integer values (int64, int32) in matmul on SciPy matrices: every
-semiring, unmasked, masked and complemented, against SuiteSparse:GraphBLAS
-on the same integers (INT64, INT32); the plain product against SciPy's;
-sums that float64 would round; values that are not integers refused."""
+"""Integer values (int64, int32) in matmul on SciPy matrices and PyTorch
+tensors: every semiring, unmasked, masked and complemented, against
+SuiteSparse:GraphBLAS on the same integers (INT64, INT32); the plain
+product against SciPy's; sums that float64 would round; values that are
+not integers refused. The PyTorch cases are skipped without a CUDA GPU
+(failed under ``SPGEMM_REQUIRE_GPU=1``); CuPy's sparse matrices hold no
+integers, which is said."""
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ import scipy.sparse as sp
 import spgemm
 
 from conftest import graphblas_mxm, random_values
+from test_device import cupy, from_torch, to_cupy, to_torch, torch  # noqa: F401 (fixtures)
 
 gb = pytest.importorskip("graphblas")
 
@@ -82,3 +86,41 @@ def test_precision_converts_only_integral_values():
     ints = integers(40, 40, 0.2, 16)
     with pytest.raises(ValueError, match="float32 or float64"):
         spgemm.ptap(ints, ints)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_torch_integers_match_graphblas(torch, dtype):
+    a = integers(230, 150, 0.06, 21, dtype)
+    b = integers(150, 310, 0.08, 22, dtype)
+    mask = random_values(230, 310, 0.2, 23)
+    ta, tb, tm = to_torch(torch, a), to_torch(torch, b), to_torch(torch, mask)
+    c = spgemm.matmul(ta, tb)
+    assert c.dtype == getattr(torch, np.dtype(dtype).name) and c.device == ta.device
+    assert_equal(from_torch(c), graphblas(a, b, "plus_times"))
+    for ring, masked in (("min_plus", None), ("plus_pair", False), ("max_times", True), ("lor_land", None)):
+        m = None if masked is None else tm
+        got = spgemm.matmul(ta, tb, semiring=ring, mask=m, complement=bool(masked))
+        want = graphblas(a, b, ring, None if masked is None else mask, bool(masked))
+        assert_equal(from_torch(got), want)
+
+
+def test_torch_precision_converts_only_integral_values(torch):
+    a = random_values(40, 40, 0.2, 24)
+    whole = sp.csr_array((np.round(a.data * 10), a.indices, a.indptr), shape=a.shape)
+    tw = to_torch(torch, whole)
+    c = spgemm.matmul(tw, tw, precision="int32", semiring="min_plus")
+    assert c.dtype == torch.int32
+    assert_equal(from_torch(c), graphblas(whole.astype(np.int32), whole.astype(np.int32), "min_plus"))
+    ta = to_torch(torch, a)
+    with pytest.raises(ValueError, match=r"data\[0\] = .* is not a value of int64"):
+        spgemm.matmul(ta, ta, precision="int64")
+    # One past int32's range, in an int64 tensor narrowed to int32.
+    big = sp.csr_array(np.array([[1, 2**31]], dtype=np.int64))
+    with pytest.raises(ValueError, match=r"data\[1\] = 2147483648 is not a value of int32"):
+        spgemm.matmul(to_torch(torch, big), to_torch(torch, big.T), precision="int32")
+
+
+def test_cupy_matrices_hold_no_integers(cupy):
+    ga = to_cupy(random_values(40, 40, 0.2, 25))
+    with pytest.raises(ValueError, match="CuPy's sparse matrices hold none"):
+        spgemm.matmul(ga, ga, precision="int64")
