@@ -401,9 +401,9 @@ const SORT_BELOW: usize = 1024;
 /// three runs each: a numeric phase of 145–185 ms with a hash table for
 /// short rows, 171–195 ms dense), while the long rows of power-law graphs
 /// stay dense (R-MAT 16: 147 ms in all dense, 556 ms with hash tables
-/// only). Sorting replaced the hash table for short rows: on 2 cores
-/// Erdős–Rényi 2²⁰ × 8's numeric phase took 1.6–1.9 s against 2.5 s
-/// (`docs/benchmarks/` has the measurement on a GPU host's cores).
+/// only). Sorting replaced the hash table for short rows: Erdős–Rényi
+/// 2²⁰ × 8 took 155–174 ms against 258–263 ms on 16 cores
+/// (`docs/benchmarks/cpu-sorting-vs-graphblas-h200host-2026-11-27.md`).
 pub(crate) struct Mixed<T> {
     dense: Dense<T>,
     sorting: Sorting<T>,

@@ -65,7 +65,8 @@ pub const DEFAULT_DENSE_CUTOFF: usize = 1 << 20;
 /// (12 bytes a column for f64: 768 KiB); wider ones use [`Mixed`]. Was
 /// 2¹⁸ while [`Mixed`] hashed its short rows; with them sorted, 2¹⁶ took
 /// Erdős–Rényi 2¹⁸ × 8 from 45–56 to 36–39 ms on 16 cores, R-MAT 17 and
-/// 18 within that run's spread (`docs/benchmarks/`).
+/// 18 within that run's spread
+/// (`docs/benchmarks/cpu-sorting-vs-graphblas-h200host-2026-11-27.md`).
 const MIXED_COLUMNS: usize = 1 << 16;
 /// Chunks per thread: enough to even out the products the chunks hold.
 const CHUNKS_PER_THREAD: usize = 8;
