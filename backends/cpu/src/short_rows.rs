@@ -61,23 +61,56 @@ pub(crate) fn fill<T: Scalar, O: Ops<T>>(
     let mut keys = [0u32; SHORT_ROW];
     let mut prods = [T::ZERO; SHORT_ROW];
     let mut n = 0;
+    each_product(ops, acols, avals, b, |j, v| {
+        keys[n] = j;
+        prods[n] = v;
+        n += 1;
+    });
+    let (keys, prods) = (&mut keys[..n], &mut prods[..n]);
+    insertion_sort(keys, prods);
+    write_runs(ops, n, |i| (keys[i], prods[i]), cols, vals)
+}
+
+/// Calls `f(j, a_ik ⊗ b_kj)` for each product of the row of A given by
+/// `acols` / `avals` with B, in the accumulators' order: A's entries in
+/// turn, each row of B in its order.
+#[inline(always)]
+fn each_product<T: Scalar, O: Ops<T>>(
+    ops: O,
+    acols: &[u32],
+    avals: &[T],
+    b: &CsrView<'_, T>,
+    mut f: impl FnMut(u32, T),
+) {
     for (&k, &av) in acols.iter().zip(avals) {
         let (bc, bv) = b.row(k as usize);
         for (&j, &x) in bc.iter().zip(bv) {
-            keys[n] = j;
-            prods[n] = ops.times(av, x);
-            n += 1;
+            f(j, ops.times(av, x));
         }
     }
-    let (keys, prods) = (&mut keys[..n], &mut prods[..n]);
-    insertion_sort(keys, prods);
-    let mut p = 0;
-    let mut i = 0;
+}
+
+/// Writes `n` products given in column order by `entry(i)` (column,
+/// product) to the front of `cols` / `vals`, each run of one column
+/// summed in that order; returns the row's length.
+#[inline(always)]
+fn write_runs<T: Scalar, O: Ops<T>>(
+    ops: O,
+    n: usize,
+    entry: impl Fn(usize) -> (u32, T),
+    cols: &mut [MaybeUninit<u32>],
+    vals: &mut [MaybeUninit<T>],
+) -> usize {
+    let (mut p, mut i) = (0, 0);
     while i < n {
-        let (j, mut sum) = (keys[i], prods[i]);
+        let (j, mut sum) = entry(i);
         i += 1;
-        while i < n && keys[i] == j {
-            sum = ops.plus(sum, prods[i]);
+        while i < n {
+            let (k, v) = entry(i);
+            if k != j {
+                break;
+            }
+            sum = ops.plus(sum, v);
             i += 1;
         }
         cols[p].write(j);
@@ -120,29 +153,13 @@ impl<T: Scalar> Sorting<T> {
         let (keys, prods) = (&mut self.keys, &mut self.prods);
         keys.clear();
         prods.clear();
-        for (&k, &av) in acols.iter().zip(avals) {
-            let (bc, bv) = b.row(k as usize);
-            for (&j, &x) in bc.iter().zip(bv) {
-                keys.push((u64::from(j) << 32) | prods.len() as u64);
-                prods.push(ops.times(av, x));
-            }
-        }
+        each_product(ops, acols, avals, b, |j, v| {
+            keys.push((u64::from(j) << 32) | prods.len() as u64);
+            prods.push(v);
+        });
         keys.sort_unstable();
-        let n = keys.len();
-        let (mut p, mut i) = (0, 0);
-        while i < n {
-            let j = keys[i] >> 32;
-            let mut sum = prods[keys[i] as u32 as usize];
-            i += 1;
-            while i < n && keys[i] >> 32 == j {
-                sum = ops.plus(sum, prods[keys[i] as u32 as usize]);
-                i += 1;
-            }
-            cols[p].write(j as u32);
-            vals[p].write(sum);
-            p += 1;
-        }
-        p
+        let entry = |i: usize| ((keys[i] >> 32) as u32, prods[keys[i] as u32 as usize]);
+        write_runs(ops, keys.len(), entry, cols, vals)
     }
 }
 
