@@ -3,10 +3,10 @@
 //! mask (the product's own kernels compiled with the semiring), under a
 //! structural mask (by dot products) or its complement (the product, then
 //! the mask's entries dropped on the device), A's rows split over their
-//! devices, pruned on the host after the product.
+//! devices, C pruned on the device before it is downloaded.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
-use spgemm_core::semiring::{Mask, Semiring};
+use spgemm_core::semiring::{Mask, Prune, Semiring};
 
 impl Backend {
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
@@ -14,10 +14,8 @@ impl Backend {
     /// and C `M×N`. The plain product ([`ProductSpec::is_plain`]) runs
     /// [`Backend::multiply`] on any backend. The CPU backend runs every
     /// spec ([`crate::CpuBackend::multiply_spec`]), pruning while it
-    /// accumulates. GPU backends run `plus_times` without a mask as
-    /// [`Backend::multiply`] (every device, in chunks when C does not
-    /// fit); every other product with A's rows (and the mask's) split over
-    /// their devices by products
+    /// accumulates. GPU backends run every other product with A's rows
+    /// (and the mask's) split over their devices by products
     /// ([`spgemm_core::gpu::MultiGpu::multiply_semiring_host`]): without a
     /// mask by the product's own kernels compiled with the semiring's
     /// operators ([`spgemm_core::gpu::GpuEngine::multiply_host_semiring`],
@@ -26,7 +24,12 @@ impl Backend {
     /// [`spgemm_core::gpu::GpuEngine::masked_dot`]), under a complemented
     /// one by the product and then the mask's entries dropped there
     /// ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune C on
-    /// the host after the product ([`spgemm_core::semiring::pruned`]).
+    /// the device after the numeric phase, before C is downloaded
+    /// ([`spgemm_core::gpu::GpuEngine::prune_device`]; C's columns on the
+    /// host when several devices hold its rows). A pruned `plus_times`
+    /// product without a mask whose unpruned C does not fit the device
+    /// runs as [`Backend::multiply`] (in chunks of rows) and is pruned on
+    /// the host.
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -62,14 +65,19 @@ impl Backend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
-        let c = match spec.mask {
-            None if spec.semiring == Semiring::PlusTimes => self.multiply(a, b)?,
-            mask => self.on_gpus(a, b, mask, spec.semiring)?,
-        };
-        if spec.prune.is_none() {
-            return Ok(c);
+        match self.on_gpus(a, b, spec.mask, spec.semiring, &spec.prune) {
+            // The unpruned C does not fit the device: the plain product
+            // in chunks of rows, pruned on the host.
+            Err(crate::Error::Core(spgemm_core::Error::Device(d)))
+                if spec.mask.is_none()
+                    && spec.semiring == Semiring::PlusTimes
+                    && d.kind == spgemm_core::device::DeviceErrorKind::OutOfMemory =>
+            {
+                let c = self.multiply(a, b)?;
+                Ok(spgemm_core::semiring::pruned(&c, &spec.prune)?)
+            }
+            c => c,
         }
-        Ok(spgemm_core::semiring::pruned(&c, &spec.prune)?)
     }
 }
 
@@ -85,6 +93,7 @@ impl Backend {
         b: CsrView<'_, T>,
         mask: Option<Mask<'_>>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<CsrMatrix<T>> {
         match self {
             Backend::Cpu(_) => Err(spgemm_core::Error::NotOnBackend(
@@ -92,9 +101,9 @@ impl Backend {
             )
             .into()),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring)?),
+            Backend::Cuda(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring, prune)?),
             #[cfg(feature = "hip")]
-            Backend::Hip(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring)?),
+            Backend::Hip(m) => Ok(m.multiply_semiring_host(a, b, mask, semiring, prune)?),
         }
     }
 }

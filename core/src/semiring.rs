@@ -298,6 +298,21 @@ impl<T: Scalar> Prune<T> {
         self.below.is_none() && self.keep.is_none()
     }
 
+    /// Checks the threshold.
+    ///
+    /// # Errors
+    /// [`Error::Prune`] for a negative or NaN threshold.
+    pub fn check(&self) -> Result<()> {
+        if let Some(t) = self.below {
+            if t.to_f64().is_nan() || t < T::ZERO {
+                return Err(Error::Prune(format!(
+                    "the threshold must be a number at least 0, not {t}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Prunes one row, given as `(column, value)` pairs sorted by column.
     pub fn row(&self, row: &mut Vec<(u32, T)>) {
         if let Some(t) = self.below {
@@ -456,14 +471,7 @@ impl<'m, T: Scalar> ProductSpec<'m, T> {
                 });
             }
         }
-        if let Some(t) = self.prune.below {
-            if t.to_f64().is_nan() || t < T::ZERO {
-                return Err(Error::Prune(format!(
-                    "the threshold must be a number at least 0, not {t}"
-                )));
-            }
-        }
-        Ok(())
+        self.prune.check()
     }
 }
 

@@ -37,10 +37,15 @@ pub const BODY: &str = concat!(
     include_str!("kernels/assembled_rows.cuh")
 );
 
-/// The masked products by dot products (`masked_dot.cuh`): a program of
-/// its own, compiled per value type and semiring, whose `value_t` and
-/// semiring operators the program builder emits in front of it.
-pub const MASKED_DOT: &str = include_str!("kernels/masked_dot.cuh");
+/// The masked products by dot products (`masked_dot.cuh`: with B's
+/// transpose, C's compaction and a complemented mask's marks), then the
+/// pruning of C's rows and columns (`prune.cuh`): a program of its own,
+/// compiled per value type and semiring, whose `value_t` and semiring
+/// operators the program builder emits in front of it.
+pub const MASKED_DOT: &str = concat!(
+    include_str!("kernels/masked_dot.cuh"),
+    include_str!("kernels/prune.cuh")
+);
 
 #[cfg(test)]
 mod tests {

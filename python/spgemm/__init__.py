@@ -212,7 +212,9 @@ def matmul(
     mask : a matrix of ``a``'s kind, shape (M, N), whose structure (not its values)
         selects C's entries: C keeps only entries where ``mask`` has one
         (C<M>), or with ``complement=True`` only where it has none (C<!M>).
-        Masked-out products are never accumulated.
+        Under a mask, masked-out products are never accumulated; under its
+        complement the CPU skips them, GPUs accumulate them and drop their
+        entries on the device.
     complement : use the complement of ``mask``'s structure.
     prune : drop C's entries of magnitude below this threshold (>= 0).
     keep : keep at most this many entries of largest magnitude per row
@@ -227,10 +229,10 @@ def matmul(
     GPU, every semiring without a mask (the product's kernels compiled with
     the semiring), under a mask (a dot product per entry of the mask) or
     its complement (the product, then the mask's entries dropped on the
-    device), pruning on the host after the product. On CuPy and PyTorch
-    matrices (the mask of the same kind, on the same GPU) the same GPU
-    products run, C left on the GPU and complete when the call returns;
-    pruning raises ValueError there. On device matrices a mask needs A's
+    device), C pruned on the device before it is copied back. On CuPy and
+    PyTorch matrices (the mask of the same kind, on the same GPU) the same
+    GPU products run, pruning included, C left on the GPU and complete when
+    the call returns. On device matrices a mask needs A's
     and B's rows sorted without duplicates, a complemented mask its own
     rows sorted (``check`` True verifies them).
 
@@ -249,8 +251,7 @@ def matmul(
     ------
     TypeError: inputs that are not sparse matrices, or of different kinds.
     ValueError: shape mismatch (of the mask too), an unknown semiring, a
-        negative ``prune`` or ``keep``, device matrices with pruning,
-        unsupported dtype, malformed CSR (out-of-range
+        negative ``prune`` or ``keep``, unsupported dtype, malformed CSR (out-of-range
         or negative indices, decreasing indptr; unsorted rows or duplicates
         where ``check`` asks for sorted rows), naming the row, column or
         position at fault; a ``check`` other than True, False, "canonical".
@@ -283,8 +284,7 @@ def matmul(
 
 def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns):
     """``matmul`` with a semiring, mask or pruning: SciPy matrices on any
-    backend; CuPy and torch matrices on their GPU, without pruning or a
-    complemented mask."""
+    backend; CuPy and torch matrices on their GPU."""
     kind = _kinds(a, b)
     if mask is not None and _kind(mask) != kind:
         raise TypeError(f"the mask must be of A's kind ({kind}), not {_kind(mask)}")
@@ -293,13 +293,10 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     dtypes = (_device.values_dtype(a, kind), _device.values_dtype(b, kind))
     dtype = _precision(*dtypes, precision, integers=kind != "cupy")
     if kind != "scipy":
-        if prune is not None or keep is not None:
-            raise ValueError(
-                "pruning takes SciPy matrices; move device matrices to the host with "
-                ".get() or .cpu() first"
-            )
         check = _native_check(check, kind)
-        return _device.matmul_spec(kind, a, b, mask, complement, backend, dtype, check, semiring)
+        return _device.matmul_spec(
+            kind, a, b, mask, complement, backend, dtype, check, semiring, prune, keep, columns
+        )
     oa = _host_operand(a, dtype)
     ob = oa if b is a else _host_operand(b, dtype)
     # The mask as A's or B's own arrays when it is A or B (converted once).

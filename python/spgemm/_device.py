@@ -209,25 +209,41 @@ def matmul(kind: str, a, b, backend: str, dtype, check: bool):
     return _result(kind, c, device)
 
 
-def matmul_spec(kind: str, a, b, mask, complement: bool, backend: str, dtype, check: bool, semiring: str):
+def matmul_spec(
+    kind: str, a, b, mask, complement: bool, backend: str, dtype, check: bool, semiring: str, prune, keep, columns
+):
     """C<M> = A (+).(x) B (C<!M> when ``complement``) for CuPy or torch CSR
     matrices on one CUDA device (``mask`` of the same kind, or None),
     values of ``dtype``: unmasked by the product's kernels compiled with
     the semiring, masked by a dot product per entry of the mask,
-    complemented by the product and the mask's entries dropped. Returns
-    once C is complete."""
-    device, oa, ob, keep, stream = _operands(kind, a, b, backend, dtype, check)
+    complemented by the product and the mask's entries dropped; pruned on
+    the device (``prune`` a threshold or None, ``keep`` at most this many
+    entries a row, or a column when ``columns``, or None). Returns once C
+    is complete."""
+    device, oa, ob, hold, stream = _operands(kind, a, b, backend, dtype, check)
     if mask is None or mask is a or mask is b:
         om = None if mask is None else oa if mask is a else ob
-        keep_m = None
+        hold_m = None
     else:
         operand = _cupy_operand if kind == "cupy" else _torch_operand
-        om, keep_m, dev_m = operand(mask, dtype, check, values=False)
+        om, hold_m, dev_m = operand(mask, dtype, check, values=False)
         if dev_m != device:
             raise ValueError(f"the mask is on GPU {dev_m} but A on GPU {device}")
     name = np.dtype(dtype).name
-    c = _spgemm.matmul_spec_device(oa, ob, om, bool(complement), name, device, str(semiring), stream)
-    del keep, keep_m
+    c = _spgemm.matmul_spec_device(
+        oa,
+        ob,
+        om,
+        bool(complement),
+        name,
+        device,
+        str(semiring),
+        stream,
+        None if prune is None else float(prune),
+        None if keep is None else int(keep),
+        bool(columns),
+    )
+    del hold, hold_m
     return _result(kind, c, device)
 
 

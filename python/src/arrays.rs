@@ -9,7 +9,7 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
-use spgemm::semiring::Semiring;
+use spgemm::semiring::{Prune, Semiring};
 use spgemm::{Backend, CsrMatrix, Galerkin, Plan, ProductSpec, Scalar};
 use std::borrow::Cow;
 
@@ -322,6 +322,21 @@ pub(crate) struct Extras {
     pub columns: bool,
 }
 
+impl Extras {
+    /// The pruning in values of `T`: a threshold of an integer type rounded
+    /// up (an integer's magnitude is at least `t` exactly when it is at
+    /// least `⌈t⌉`).
+    pub fn prune<T: Scalar>(&self) -> Prune<T> {
+        Prune {
+            below: self
+                .below
+                .map(|t| T::from_f64(if T::INTEGER { t.ceil() } else { t })),
+            keep: self.keep,
+            columns: self.columns,
+        }
+    }
+}
+
 /// `C⟨M⟩ = A ⊕.⊗ B` on `backend`, as `extras` say; the mask's values are
 /// of A's type (and not read).
 pub(crate) fn multiply_spec(
@@ -342,9 +357,7 @@ pub(crate) fn multiply_spec(
         if let Some(m) = mask {
             spec = spec.mask(m.view(), x.complement);
         }
-        spec.prune.below = x.below.map(T::from_f64);
-        spec.prune.keep = x.keep;
-        spec.prune.columns = x.columns;
+        spec.prune = x.prune();
         backend.multiply_spec(a, b, &spec)
     }
     struct Op<'a, 'x> {

@@ -11,7 +11,7 @@ use spgemm::device::Device;
 use spgemm::gpu::{
     self, DeviceArray, Enqueued, GpuEngine, GpuMatrix, GpuPlan, IndexWidth, PhaseEvents,
 };
-use spgemm::semiring::Semiring;
+use spgemm::semiring::{Prune, Semiring};
 use spgemm::{Backend, CudaDevice, Scalar};
 use std::sync::Arc;
 
@@ -403,13 +403,15 @@ pub(crate) fn matmul_device(
 /// masked, by a dot product per entry of M
 /// ([`GpuEngine::masked_dot_device`]) or, complemented, by the product and
 /// M's entries dropped ([`GpuEngine::complement_device`]); M's structure
-/// borrowed once when it is A's or B's arrays.
+/// borrowed once when it is A's or B's arrays; C pruned on the device
+/// ([`GpuEngine::prune_device`]).
 fn spec_product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     (a, b): (DeviceOperand, DeviceOperand),
     mask: Option<DeviceOperand>,
     complement: bool,
     semiring: Semiring,
+    prune: &Prune<T>,
     stream: u64,
 ) -> spgemm::Result<Product<T>> {
     // SAFETY: see `product`; C does not refer to the caller's arrays, and
@@ -435,6 +437,7 @@ fn spec_product<T: Scalar>(
                 masked(&gm)?
             }
         };
+        let c = e.prune_device(c, prune)?;
         let wall = t.elapsed().as_secs_f64() * 1e3;
         let offsets32 = e.row_offsets_i32(&c)?;
         Ok((c, offsets32, Timing::Done(wall, wall)))
@@ -442,13 +445,17 @@ fn spec_product<T: Scalar>(
 }
 
 /// `matmul_spec_device(a, b, mask, complement, dtype, device, semiring,
-/// stream)`: `C⟨M⟩ = A ⊕.⊗ B` (`C⟨¬M⟩` when `complement`) on CUDA GPU
-/// `device` for device operands (see `DeviceOperand`; `mask` `None` for
-/// none, its values never read), values of `dtype` (as in
-/// `matmul_device`), `semiring` a GraphBLAS name. Waits for the caller's `stream` first and returns when C is
-/// complete. `ValueError` for an unknown semiring, shapes that disagree
-/// (the mask's too), or rows not checked as sorted where a mask needs
-/// them (A's and B's under a mask, the mask's under its complement).
+/// stream, prune, keep, prune_columns)`: `C⟨M⟩ = A ⊕.⊗ B` (`C⟨¬M⟩` when
+/// `complement`) on CUDA GPU `device` for device operands (see
+/// `DeviceOperand`; `mask` `None` for none, its values never read), values
+/// of `dtype` (as in `matmul_device`), `semiring` a GraphBLAS name; C
+/// pruned on the device (`prune` a threshold of magnitude or `None`,
+/// `keep` at most this many entries a row, or a column with
+/// `prune_columns`, or `None`). Waits for the caller's `stream` first and
+/// returns when C is complete. `ValueError` for an unknown semiring, shapes
+/// that disagree (the mask's too), a negative or NaN threshold, or rows
+/// not checked as sorted where a mask needs them (A's and B's under a
+/// mask, the mask's under its complement).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn matmul_spec_device(
@@ -461,15 +468,25 @@ pub(crate) fn matmul_spec_device(
     device: usize,
     semiring: &str,
     stream: u64,
+    prune: Option<f64>,
+    keep: Option<usize>,
+    prune_columns: bool,
 ) -> PyResult<DeviceCsr> {
     check_shapes(&a, &b)?;
     let vt = ValueType::parse(dtype)?;
     let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    let extras = crate::arrays::Extras {
+        semiring,
+        complement,
+        below: prune,
+        keep,
+        columns: prune_columns,
+    };
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     let (c, offsets32, timing) = py
         .detach(|| {
-            by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, semiring, stream))
+            by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, semiring, &extras.prune(), stream))
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {

@@ -78,6 +78,43 @@ def test_torch_semirings_match_the_cpu(torch):
         assert_same(from_torch(got), spgemm.matmul(a, b, semiring=ring, mask=m, backend="cpu"), ring)
 
 
+def small_integers(m, n, density, seed):
+    """A random matrix of nonzero integers in [-3, 3] as float64: exact sums,
+    many ties of magnitude."""
+    rng = np.random.default_rng(seed)
+    x = sp.random_array((m, n), density=density, format="csr", rng=rng)
+    x.data = rng.choice([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0], size=x.nnz)
+    return sp.csr_array(x)
+
+
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize("masked", [None, False, True])
+def test_pruning_on_the_device_matches_the_cpu(cupy, masked, columns):
+    # Ties of magnitude everywhere (small integers): the kept entries of a
+    # row (column) must be the CPU's, ties to the lower column (row); rows
+    # longer than a warp and shorter than keep.
+    a, b = small_integers(200, 120, 0.15, 21), small_integers(120, 260, 0.2, 22)
+    mask = None if masked is None else small_integers(200, 260, 0.3, 23)
+    for prune, keep in ((2.5, None), (None, 7), (3.0, 5), (None, 0), (0.0, 1000)):
+        for ring in ("plus_times", "min_plus"):
+            args = dict(semiring=ring, mask=mask, complement=bool(masked), prune=prune, keep=keep)
+            args["prune_columns"] = columns
+            want = spgemm.matmul(a, b, backend="cpu", **args)
+            args["mask"] = None if mask is None else to_cupy(mask)
+            got = spgemm.matmul(to_cupy(a), to_cupy(b), **args)
+            assert isinstance(got, type(to_cupy(a)))
+            assert_same(got.get(), want, "exact")
+
+
+def test_pruning_torch_integers_on_the_device(torch):
+    a = small_integers(150, 150, 0.1, 24).astype(np.int64)
+    for keep, columns in ((3, False), (4, True)):
+        got = spgemm.matmul(to_torch(torch, a), prune=2, keep=keep, prune_columns=columns)
+        want = spgemm.matmul(a, prune=2, keep=keep, prune_columns=columns, backend="cpu")
+        assert got.dtype == torch.int64
+        assert_same(from_torch(got), want, "exact")
+
+
 def test_float32_on_the_device(cupy):
     a = random(80, 80, 0.1, 8).astype(np.float32)
     got = spgemm.matmul(to_cupy(a), semiring="max_plus", mask=to_cupy(a))
@@ -88,8 +125,8 @@ def test_float32_on_the_device(cupy):
 def test_what_device_matrices_do_not_take(cupy, torch):
     a = random(30, 30, 0.2, 9)
     ac = to_cupy(a)
-    with pytest.raises(ValueError, match="pruning takes SciPy matrices"):
-        spgemm.matmul(ac, ac, semiring="min_plus", prune=0.1)
+    with pytest.raises(ValueError, match="threshold must be a number at least 0, not -0.1"):
+        spgemm.matmul(ac, ac, semiring="min_plus", prune=-0.1)
     with pytest.raises(TypeError, match="the mask must be of A's kind"):
         spgemm.matmul(ac, ac, mask=a, semiring="plus_pair")
     with pytest.raises(ValueError, match="the mask is 30x31 but the product is 30x30"):

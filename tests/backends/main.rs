@@ -20,6 +20,7 @@ mod galerkin;
 mod hip;
 mod integers;
 mod plans;
+mod pruning;
 mod semirings;
 
 fn main() {
@@ -31,5 +32,6 @@ fn main() {
     trials.extend(semirings::trials());
     trials.extend(galerkin::trials());
     trials.extend(integers::trials());
+    trials.extend(pruning::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -18,7 +18,7 @@ use crate::csr_view::CsrView;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use crate::semiring::{Mask, Semiring};
+use crate::semiring::{Mask, Prune, Semiring};
 use std::time::Instant;
 
 impl<D: Device> GpuEngine<D> {
@@ -57,18 +57,21 @@ impl<D: Device> GpuEngine<D> {
     /// [`GpuEngine::complement_device`] from the host to the host: A and B
     /// uploaded (once when they are the same arrays), M's structure
     /// uploaded (its rows sorted on the host first when they are not) or
-    /// taken from A's when it is A's, C downloaded; with the wall-clock
-    /// times of the upload, the device's work and the download.
+    /// taken from A's when it is A's, C pruned on the device as `prune`
+    /// says and downloaded; with the wall-clock times of the upload, the
+    /// device's work and the download.
     ///
     /// # Errors
     /// [`Error::DimensionMismatch`], [`Error::MaskShape`]; as
-    /// [`GpuEngine::multiply_semiring`]; host out of memory.
+    /// [`GpuEngine::multiply_semiring`] and [`GpuEngine::prune_device`];
+    /// host out of memory.
     pub fn complement_host<T: Scalar>(
         &self,
         mask: Mask<'_>,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<(CsrMatrix<T>, HostTimes)> {
         let structure = mask.structure();
         check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
@@ -90,6 +93,7 @@ impl<D: Device> GpuEngine<D> {
             times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
             let t = Instant::now();
             let c = self.complement_of(MaskArrays::of(&ga), &ga, gb, semiring)?;
+            let c = self.prune_device(c, prune)?;
             times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
             c
         } else {
@@ -134,6 +138,7 @@ impl<D: Device> GpuEngine<D> {
                 sorted: true,
             };
             let c = self.complement_of(m, &ga, gb, semiring)?;
+            let c = self.prune_device(c, prune)?;
             times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
             c
         };

@@ -13,7 +13,7 @@ use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use crate::semiring::Semiring;
+use crate::semiring::{Prune, Semiring};
 use crate::table::KernelTable;
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -458,15 +458,18 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// [`GpuEngine::multiply_semiring`] from the host to the host: A and B
-    /// uploaded (once when they are the same arrays), C downloaded.
+    /// uploaded (once when they are the same arrays), C pruned on the
+    /// device as `prune` says ([`GpuEngine::prune_device`]) and downloaded.
     ///
     /// # Errors
-    /// As [`GpuEngine::multiply_semiring`]; host out of memory.
+    /// As [`GpuEngine::multiply_semiring`] and [`GpuEngine::prune_device`];
+    /// host out of memory.
     pub fn multiply_host_semiring<T: Scalar>(
         &self,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<CsrMatrix<T>> {
         crate::reference::check_dimensions(a.shape(), b.shape())?;
         let (ga, gb) = if a.same_arrays(&b) {
@@ -477,6 +480,7 @@ impl<D: Device> GpuEngine<D> {
         };
         let (c, _) = self.multiply_semiring(&ga, gb.as_ref().unwrap_or(&ga), semiring)?;
         drop((ga, gb));
+        let c = self.prune_device(c, prune)?;
         self.download(&c)
     }
 

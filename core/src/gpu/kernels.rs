@@ -187,17 +187,27 @@ pub enum Kernel {
     /// `spgemm_complement_mark`: C's entries inside a complemented mask
     /// marked for the compaction to drop (masked program).
     ComplementMark,
+    /// `spgemm_prune_rows`: C's entries below a threshold or past the
+    /// largest `keep` of their row marked for the compaction to drop
+    /// (masked program).
+    PruneRows,
+    /// `spgemm_prune_columns`: C's entries past the largest `keep` of
+    /// their column, found through Cᵀ, marked for the compaction to drop
+    /// (masked program).
+    PruneColumns,
 }
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 6] = [
+pub const MASKED: [Kernel; 8] = [
     Kernel::ColumnCounts,
     Kernel::TransposeScatter,
     Kernel::MaskedDot,
     Kernel::MaskedRowCounts,
     Kernel::MaskedCompact,
     Kernel::ComplementMark,
+    Kernel::PruneRows,
+    Kernel::PruneColumns,
 ];
 
 /// The kernels written out in the shared body (the others are wrappers the
@@ -278,6 +288,8 @@ impl Kernel {
             Kernel::MaskedRowCounts => "spgemm_masked_row_counts",
             Kernel::MaskedCompact => "spgemm_masked_compact",
             Kernel::ComplementMark => "spgemm_complement_mark",
+            Kernel::PruneRows => "spgemm_prune_rows",
+            Kernel::PruneColumns => "spgemm_prune_columns",
         };
         fixed.to_string()
     }
@@ -323,6 +335,8 @@ impl Kernel {
             Kernel::MaskedRowCounts => of::<MaskedRowCountsArgs>(),
             Kernel::MaskedCompact => of::<MaskedCompactArgs>(),
             Kernel::ComplementMark => of::<ComplementMarkArgs>(),
+            Kernel::PruneRows => of::<PruneRowsArgs>(),
+            Kernel::PruneColumns => of::<PruneColumnsArgs>(),
         }
     }
 
@@ -791,6 +805,34 @@ kernel_args! {
         m: u32 = "u32",
         mrpt: DevicePtr = "const u64*",
         mcol: DevicePtr = "const u32*",
+    }
+    /// [`Kernel::PruneRows`]: C (`m` rows); the threshold's bits as a
+    /// `value_t` (`has_below` 0: none), at most `keep` entries per row
+    /// (`u64::MAX`: no limit); C's columns with the dropped entries'
+    /// `SPGEMM_EMPTY`.
+    PruneRowsArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        cval: DevicePtr = "const value_t*",
+        m: u32 = "u32",
+        below: u64 = "u64",
+        has_below: u32 = "u32",
+        keep: u64 = "u64",
+        outcol: DevicePtr = "u32*",
+    }
+    /// [`Kernel::PruneColumns`]: Cᵀ (`n` rows in any order), at most
+    /// `keep` entries per column, C (`sorted` 1 when its rows are); a copy
+    /// of C's columns where the dropped entries get `SPGEMM_EMPTY`.
+    PruneColumnsArgs {
+        ctrpt: DevicePtr = "const u64*",
+        ctcol: DevicePtr = "const u32*",
+        ctval: DevicePtr = "const value_t*",
+        n: u32 = "u32",
+        keep: u64 = "u64",
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        sorted: u32 = "u32",
+        outcol: DevicePtr = "u32*",
     }
 }
 

@@ -20,7 +20,7 @@ use crate::csr_view::CsrView;
 use crate::device::Device;
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
-use crate::semiring::{Mask, Semiring};
+use crate::semiring::{Mask, Prune, Semiring};
 use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
@@ -56,20 +56,23 @@ impl<D: Device> GpuEngine<D> {
     /// [`Error::DimensionMismatch`] unless A's columns are B's rows;
     /// [`Error::MaskShape`] unless M is `M×N`;
     /// [`Error::TooLarge`] past `u32` rows; device errors (compiling the
-    /// semiring's kernel, out of memory); host out of memory.
+    /// semiring's kernel, out of memory); host out of memory; as
+    /// [`GpuEngine::prune_device`].
     pub fn masked_dot<T: Scalar>(
         &self,
         mask: Mask<'_>,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<CsrMatrix<T>> {
-        self.masked_dot_timed(mask, a, b, semiring).map(|(c, _)| c)
+        self.masked_dot_timed(mask, a, b, semiring, prune)
+            .map(|(c, _)| c)
     }
 
     /// [`GpuEngine::masked_dot`] with the wall-clock times of its upload,
-    /// the device's work (B's columns, the dot products, C compacted) and
-    /// C's download.
+    /// the device's work (B's columns, the dot products, C compacted and
+    /// pruned as `prune` says) and C's download.
     ///
     /// # Errors
     /// As [`GpuEngine::masked_dot`].
@@ -79,9 +82,10 @@ impl<D: Device> GpuEngine<D> {
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<(CsrMatrix<T>, HostTimes)> {
         if mask.complement() {
-            return self.complement_host(mask, a, b, semiring);
+            return self.complement_host(mask, a, b, semiring, prune);
         }
         let structure = mask.structure();
         check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
@@ -150,9 +154,11 @@ impl<D: Device> GpuEngine<D> {
             let t = Instant::now();
             let c = masked_on_device(l, m, &ga, gb, semiring)?;
             l.device.synchronize(&l.streams[0])?;
-            times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
-            Ok(c)
+            Ok((c, t))
         })?;
+        let (c, t) = c;
+        let c = self.prune_device(c, prune)?;
+        times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let c = self.download(&c)?;
         times.download_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -443,7 +449,7 @@ type DeviceArrays<D, T> = (DeviceArray<D, u64>, DeviceArray<D, u32>, DeviceArray
 /// column, the counts scanned on the host into Bᵀ's row offsets, then each
 /// entry placed at its column's offset plus a ticket, so the rows of Bᵀ
 /// come out in no particular order.
-fn transpose_on_device<D: Device, T: Scalar>(
+pub(super) fn transpose_on_device<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
     b: &GpuMatrix<D, T>,
     values: bool,

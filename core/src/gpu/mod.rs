@@ -44,6 +44,7 @@ mod pipeline;
 mod product;
 #[doc(hidden)]
 pub mod program;
+mod prune;
 mod rows;
 mod shapes;
 mod staging;

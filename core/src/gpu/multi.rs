@@ -14,7 +14,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
-use crate::semiring::{Mask, Semiring};
+use crate::semiring::{Mask, Prune, Semiring};
 use crate::stats::product_stats;
 use std::ops::Range;
 
@@ -187,6 +187,11 @@ impl<D: Device> MultiGpu<D> {
     /// each device computing its block as [`GpuEngine::masked_dot`] (under
     /// a mask or its complement) or [`GpuEngine::multiply_host_semiring`]
     /// does, and the blocks stacked. One device runs the whole product.
+    /// C is pruned as `prune` says on the devices, each block's rows on its
+    /// device ([`GpuEngine::prune_device`]); columns are pruned on the one
+    /// device that holds all of C, and on the host after the blocks are
+    /// stacked when there are several
+    /// ([`crate::semiring::pruned`]).
     ///
     /// # Errors
     /// As those functions, from the first device that fails;
@@ -197,13 +202,20 @@ impl<D: Device> MultiGpu<D> {
         b: CsrView<'_, T>,
         mask: Option<Mask<'_>>,
         semiring: Semiring,
+        prune: &Prune<T>,
     ) -> Result<CsrMatrix<T>> {
-        let one = |e: &GpuEngine<D>, a: CsrView<'_, T>, mask: Option<Mask<'_>>| match mask {
-            Some(m) => e.masked_dot(m, a, b, semiring),
-            None => e.multiply_host_semiring(a, b, semiring),
+        let one = |e: &GpuEngine<D>, a: CsrView<'_, T>, mask: Option<Mask<'_>>, p: &Prune<T>| {
+            match mask {
+                Some(m) => e.masked_dot(m, a, b, semiring, p),
+                None => e.multiply_host_semiring(a, b, semiring, p),
+            }
         };
         if let [e] = self.engines.as_slice() {
-            return one(e, a, mask);
+            return one(e, a, mask, prune);
+        }
+        if prune.columns && !prune.is_none() {
+            let c = self.multiply_semiring_host(a, b, mask, semiring, &Prune::default())?;
+            return crate::semiring::pruned(&c, prune);
         }
         check_dimensions(a.shape(), b.shape())?;
         if let Some(m) = &mask {
@@ -233,7 +245,7 @@ impl<D: Device> MultiGpu<D> {
         let parts = on_each(self.engines.len(), |i| {
             let block = rows_of(a, rows[i].clone())?;
             let Some(m) = mask else {
-                return one(&self.engines[i], block.view(), None);
+                return one(&self.engines[i], block.view(), None, prune);
             };
             let mblock = match own {
                 Some(v) => Some(rows_of(v, rows[i].clone())?),
@@ -243,7 +255,7 @@ impl<D: Device> MultiGpu<D> {
                 mblock.as_ref().map_or(block.view(), |x| x.view()),
                 m.complement(),
             );
-            one(&self.engines[i], block.view(), Some(mb))
+            one(&self.engines[i], block.view(), Some(mb), prune)
         })?;
         stack_rows(parts, b.ncols())
     }

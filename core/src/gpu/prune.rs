@@ -1,0 +1,147 @@
+//! Pruning of C on the device (`prune.cuh`): the entries a
+//! [`Prune`] drops are marked by a warp per row (or, for columns, per row
+//! of Cᵀ formed on the device) and removed by the masked program's
+//! compaction, so that C is pruned before it leaves the device.
+
+use super::engine::GpuEngine;
+use super::kernels::{Kernel, PruneColumnsArgs, PruneRowsArgs};
+use super::launch::{shape, Launcher};
+use super::masked::{compact, transpose_on_device, THREADS};
+use super::matrix::GpuMatrix;
+use crate::device::{Device, LaunchShape};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::semiring::{Prune, Semiring};
+
+impl<D: Device> GpuEngine<D> {
+    /// `c` (`M×N`, on the device) pruned as `prune` says, C left on the
+    /// device with its rows in their order (sorted when `c`'s are):
+    /// entries with `|c_ij|` below [`Prune::below`] dropped, then at most
+    /// [`Prune::keep`] of the largest magnitudes kept per row (per column
+    /// with [`Prune::columns`], found through Cᵀ formed on the device),
+    /// ties to the lower column (row), as
+    /// [`crate::semiring::pruned`] does on the host. `c` is consumed: its
+    /// values move into the result when nothing is dropped.
+    ///
+    /// The mark of a row longer than `keep` takes about 95 passes over the
+    /// row in `f64` (a bitwise search for the `keep`-th largest magnitude,
+    /// then a binary search over the columns of its ties), none over the
+    /// other rows.
+    ///
+    /// # Errors
+    /// [`crate::Error::Prune`] for a negative or NaN threshold;
+    /// [`crate::Error::TooLarge`] past `u32` rows or columns; device
+    /// errors (compiling the masked program on first use, out of memory);
+    /// host out of memory.
+    pub fn prune_device<T: Scalar>(
+        &self,
+        c: GpuMatrix<D, T>,
+        prune: &Prune<T>,
+    ) -> Result<GpuMatrix<D, T>> {
+        if prune.is_none() {
+            return Ok(c);
+        }
+        prune.check()?;
+        for (what, n) in [("rows", c.nrows), ("columns", c.ncols)] {
+            if n >= u32::MAX as usize {
+                return Err(super::product::too_large(what, n));
+            }
+        }
+        let kernels = self.masked_kernels::<T>(Semiring::PlusTimes)?;
+        self.launching(&kernels, |l| {
+            let rows_keep = if prune.columns { None } else { prune.keep };
+            let c = prune_rows(l, c, prune.below, rows_keep)?;
+            let c = match prune.keep {
+                Some(keep) if prune.columns => prune_columns(l, c, keep)?,
+                _ => c,
+            };
+            l.device.synchronize(&l.streams[0])?;
+            Ok(c)
+        })
+    }
+}
+
+/// The launch shape of a kernel with a warp per row of `rows`.
+fn warp_per_row<D: Device>(l: &Launcher<'_, D>, rows: usize) -> LaunchShape {
+    let warps_per_block = (THREADS / l.device.properties().warp_width.max(1)) as usize;
+    shape(l.grid(rows, warps_per_block), THREADS, 0)
+}
+
+/// The bits of `t` in a `u64` (the low bytes for a 32-bit type), as the
+/// kernel reads its threshold.
+fn bits<T: Scalar>(t: T) -> u64 {
+    let mut b = [0u8; 8];
+    let bytes = bytemuck::bytes_of(&t);
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// `c`'s rows pruned: below `below`, then past the `keep` largest.
+fn prune_rows<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    c: GpuMatrix<D, T>,
+    below: Option<T>,
+    keep: Option<usize>,
+) -> Result<GpuMatrix<D, T>> {
+    let outcol = l.alloc::<u32>(0, c.nnz, "columns of the pruned C")?;
+    let args = PruneRowsArgs {
+        crpt: c.structure.rpt.ptr(),
+        ccol: c.structure.col.ptr(),
+        cval: c.val.ptr(),
+        m: c.nrows as u32,
+        below: below.map_or(0, bits),
+        has_below: u32::from(below.is_some()),
+        keep: keep.map_or(u64::MAX, |k| k as u64),
+        outcol: outcol.ptr(),
+    };
+    l.launch(0, Kernel::PruneRows, warp_per_row(l, c.nrows), &args)?;
+    let GpuMatrix {
+        nrows,
+        ncols,
+        structure,
+        val,
+        sorted,
+        ..
+    } = c;
+    let pruned = compact(l, structure.rpt.ptr(), (nrows, ncols), outcol, val, sorted)?;
+    // The compaction has synchronised: C's old structure is done with.
+    drop(structure);
+    Ok(pruned)
+}
+
+/// `c`'s columns pruned to their `keep` largest, through Cᵀ.
+fn prune_columns<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    c: GpuMatrix<D, T>,
+    keep: usize,
+) -> Result<GpuMatrix<D, T>> {
+    let (ctrpt, ctcol, ctval) = transpose_on_device(l, &c, true)?;
+    let outcol = l.alloc::<u32>(0, c.nnz, "columns of the pruned C")?;
+    if let (Some(src), Some(dst)) = (&c.structure.col.buf, &outcol.buf) {
+        l.device
+            .copy_device(&l.streams[0], src, 0, dst, 0, c.nnz * 4)?;
+    }
+    let args = PruneColumnsArgs {
+        ctrpt: ctrpt.ptr(),
+        ctcol: ctcol.ptr(),
+        ctval: ctval.ptr(),
+        n: c.ncols as u32,
+        keep: keep as u64,
+        crpt: c.structure.rpt.ptr(),
+        ccol: c.structure.col.ptr(),
+        sorted: u32::from(c.sorted),
+        outcol: outcol.ptr(),
+    };
+    l.launch(0, Kernel::PruneColumns, warp_per_row(l, c.ncols), &args)?;
+    let GpuMatrix {
+        nrows,
+        ncols,
+        structure,
+        val,
+        sorted,
+        ..
+    } = c;
+    let pruned = compact(l, structure.rpt.ptr(), (nrows, ncols), outcol, val, sorted)?;
+    drop((structure, ctrpt, ctcol, ctval));
+    Ok(pruned)
+}
