@@ -199,7 +199,9 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 8] = [
+pub const MASKED: [Kernel; 10] = [
+    Kernel::ScanTiles,
+    Kernel::ScanAdd,
     Kernel::ColumnCounts,
     Kernel::TransposeScatter,
     Kernel::MaskedDot,
@@ -764,7 +766,7 @@ kernel_args! {
     ColumnCountsArgs {
         bcol: DevicePtr = "const u32*",
         nnz: u64 = "u64",
-        counts: DevicePtr = "u32*",
+        counts: DevicePtr = "u64*",
     }
     /// [`Kernel::TransposeScatter`]: B (`k` rows), Bᵀ's row offsets, a
     /// zeroed ticket per column; Bᵀ's columns and values.
@@ -784,7 +786,7 @@ kernel_args! {
         mrpt: DevicePtr = "const u64*",
         m: u32 = "u32",
         ccol: DevicePtr = "const u32*",
-        counts: DevicePtr = "u32*",
+        counts: DevicePtr = "u64*",
     }
     /// [`Kernel::MaskedCompact`]: M (`m` rows), the dot products' columns
     /// and values, C's row offsets (the counts scanned); C's columns and

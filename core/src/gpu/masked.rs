@@ -204,7 +204,7 @@ impl<D: Device> GpuEngine<D> {
 
 impl<D: Device> GpuEngine<D> {
     /// `mᵀ` (`N×M` for `m` `M×N`) formed on the device from `m` there: its
-    /// entries counted per column, the counts scanned on the host into
+    /// entries counted per column, the counts scanned on the device into
     /// `mᵀ`'s row offsets, each entry placed by a ticket, so that the rows
     /// of `mᵀ` come out in no particular order (the product's kernels take
     /// them so; [`GpuMatrix::sorted_rows`] is false). Galerkin products
@@ -385,8 +385,9 @@ fn masked_on_device<D: Device, T: Scalar>(
 /// C from `m` rows of entries at the row offsets `rows` (device, `m + 1`)
 /// in `ccol` and `cval`, those whose column is `SPGEMM_EMPTY` dropped on
 /// the device: kept entries counted per row, the counts scanned on the
-/// host into C's row offsets, the kept entries moved (in their order; C's
-/// rows sorted when `sorted`). No copy when every entry is kept.
+/// device into C's row offsets (only their total read back), the kept
+/// entries moved (in their order; C's rows sorted when `sorted`). No copy
+/// when every entry is kept.
 pub(super) fn compact<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
     rows: DevicePtr,
@@ -395,25 +396,22 @@ pub(super) fn compact<D: Device, T: Scalar>(
     cval: DeviceArray<D, T>,
     sorted: bool,
 ) -> Result<GpuMatrix<D, T>> {
-    let (dev, s) = (l.device, &l.streams[0]);
-    let counts = l.alloc::<u32>(0, m, "entries of C per row")?;
+    let dev = l.device;
+    let crpt = l.alloc::<u64>(0, m + 1, "row offsets of C")?;
+    crpt.zero(dev, &l.streams[0], m, 1)?;
     let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
     let shape_rows = shape(l.grid(m, warps_per_block), THREADS, 0);
     let count = MaskedRowCountsArgs {
         mrpt: rows,
         m: m as u32,
         ccol: ccol.ptr(),
-        counts: counts.ptr(),
+        counts: crpt.ptr(),
     };
     l.launch(0, Kernel::MaskedRowCounts, shape_rows, &count)?;
-    let mut per_row: Vec<u32> = try_zeroed(m, "entries of C per row")?;
-    l.read(&counts, 0, &mut per_row)?;
-    let mut offsets: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
-    for (i, &c) in per_row.iter().enumerate() {
-        offsets[i + 1] = offsets[i] + u64::from(c);
-    }
-    let crpt = DeviceArray::from_host(dev, s, &offsets, "row offsets of C", l.usage)?;
-    let nnz = offsets[m] as usize;
+    l.scan(crpt.ptr(), m + 1)?;
+    let mut total = [0u64];
+    l.read(&crpt, m, &mut total)?;
+    let nnz = total[0] as usize;
     if nnz == ccol.len() {
         // Every entry kept: C's columns and values as they stand.
         return Ok(GpuMatrix::of_arrays((m, ncols), crpt, ccol, cval, sorted));
@@ -431,7 +429,7 @@ pub(super) fn compact<D: Device, T: Scalar>(
     };
     l.launch(0, Kernel::MaskedCompact, shape_rows, &args)?;
     // The uncompacted arrays are freed when this returns: done with first.
-    dev.synchronize(s)?;
+    dev.synchronize(&l.streams[0])?;
     Ok(GpuMatrix::of_arrays(
         (m, ncols),
         crpt,
@@ -446,7 +444,7 @@ type DeviceArrays<D, T> = (DeviceArray<D, u64>, DeviceArray<D, u32>, DeviceArray
 
 /// Bᵀ (`N×K`) from B on the device (its row offsets, columns and values;
 /// no values for a semiring that reads none): B's entries counted per
-/// column, the counts scanned on the host into Bᵀ's row offsets, then each
+/// column, the counts scanned on the device into Bᵀ's row offsets, then each
 /// entry placed at its column's offset plus a ticket, so the rows of Bᵀ
 /// come out in no particular order.
 pub(super) fn transpose_on_device<D: Device, T: Scalar>(
@@ -457,12 +455,12 @@ pub(super) fn transpose_on_device<D: Device, T: Scalar>(
     let (dev, s) = (l.device, &l.streams[0]);
     let (n, nnz) = (b.ncols, b.nnz);
     let (brpt, bcol) = (&b.structure.rpt, &b.structure.col);
-    let counts = l.alloc::<u32>(0, n, "column counts of B")?;
-    counts.zero(dev, s, 0, n)?;
+    let btrpt = l.alloc::<u64>(0, n + 1, "row offsets of Bᵀ")?;
+    btrpt.zero(dev, s, 0, n + 1)?;
     let count = ColumnCountsArgs {
         bcol: bcol.ptr(),
         nnz: nnz as u64,
-        counts: counts.ptr(),
+        counts: btrpt.ptr(),
     };
     l.launch(
         0,
@@ -470,13 +468,8 @@ pub(super) fn transpose_on_device<D: Device, T: Scalar>(
         shape(l.grid(nnz, THREADS as usize), THREADS, 0),
         &count,
     )?;
-    let mut offsets: Vec<u64> = try_zeroed(n + 1, "row offsets of Bᵀ")?;
-    let mut per_column: Vec<u32> = try_zeroed(n, "column counts of B")?;
-    l.read(&counts, 0, &mut per_column)?;
-    for (j, &c) in per_column.iter().enumerate() {
-        offsets[j + 1] = offsets[j] + u64::from(c);
-    }
-    let btrpt = DeviceArray::from_host(dev, s, &offsets, "row offsets of Bᵀ", l.usage)?;
+    l.scan(btrpt.ptr(), n + 1)?;
+    let counts = l.alloc::<u32>(0, n, "tickets per column of B")?;
     counts.zero(dev, s, 0, n)?;
     let btcol = l.alloc::<u32>(0, nnz, "column indices of Bᵀ")?;
     let btval = l.alloc::<T>(0, if values { nnz } else { 0 }, "values of Bᵀ")?;

@@ -20,10 +20,11 @@
 // segments share rows of A; the loop is uniform across the warp, so every
 // lane reaches the shuffles.
 
-// The entries of B per column (counts zeroed before).
-SPGEMM_FIXED_KERNEL void spgemm_column_counts(const u32* bcol, u64 nnz, u32* counts) {
+// The entries of B per column (counts zeroed before; scanned into Bᵀ's row
+// offsets after).
+SPGEMM_FIXED_KERNEL void spgemm_column_counts(const u32* bcol, u64 nnz, u64* counts) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < nnz; p += stride) atomicAdd(&counts[bcol[p]], 1u);
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < nnz; p += stride) atomicAdd(&counts[bcol[p]], 1ull);
 }
 
 // Bt from B: entry (r, c) of B placed in Bt's row c at btrpt[c] plus a
@@ -126,8 +127,8 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
 }
 
 // C's entries per row of M: those a product met (column not SPGEMM_EMPTY),
-// a warp per row, into counts[r].
-SPGEMM_FIXED_KERNEL void spgemm_masked_row_counts(const u64* mrpt, u32 m, const u32* ccol, u32* counts) {
+// a warp per row, into counts[r] (scanned into C's row offsets after).
+SPGEMM_FIXED_KERNEL void spgemm_masked_row_counts(const u64* mrpt, u32 m, const u32* ccol, u64* counts) {
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
     const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;

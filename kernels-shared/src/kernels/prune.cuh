@@ -6,13 +6,13 @@
 // spgemm_core::semiring::Prune). Dropped entries get column SPGEMM_EMPTY
 // for spgemm_masked_compact to remove.
 //
-// A warp takes a row. The keep-th largest magnitude t is found by a
-// bitwise search over the magnitudes' order-preserving keys (one counting
-// pass over the row per bit), then, among the entries whose key is t, the
-// column below which the remaining places go (a binary search over
-// columns), so that no sort and no scratch memory is needed and a row may
-// be of any length: about (bits + 32) passes over a row longer than
-// `keep`, none over the others.
+// A warp takes a row, with 256 words of shared memory (the launch gives
+// each warp its own). The keep-th largest magnitude t is found by radix
+// selection over the magnitudes' order-preserving keys, 8 bits a pass
+// (8 passes over the row in 64-bit types, 4 in 32-bit), then, when t ties
+// and not all of its entries are kept, the column below which they are (4
+// passes): no sort and no scratch memory in global memory, rows of any
+// length, none of these passes over a row of at most `keep` entries.
 
 // An unsigned key ordering magnitudes as |x| orders them: a float's bits
 // with the sign cleared (NaN above +inf, as Rust's total_cmp orders |x|),
@@ -36,19 +36,63 @@ __device__ __forceinline__ void of_bits(u64 b, int* v) { *v = (int)(u32)b; }
 // Whether |v| >= t (t >= 0): false for NaN, true for the smallest integer.
 __device__ __forceinline__ bool at_least(value_t v, value_t t) { return v >= t || v <= -t; }
 
-// Entries p of r0..r1 for which live(p) holds and key(p) >= k (or == k
-// with `equal`), counted over the warp: every lane returns the total.
+// Radix selection over a warp's 256-bin histogram in shared memory
+// (`hist`, the warp's own): the 8-bit digit at which the k-th most wanted
+// candidate lies — the largest first with `largest`, else the smallest —
+// among the entries p of r0..r1 whose digit(p) is a bin (not -1). k (from
+// 1) becomes the candidate's rank within that bin. Lanes hold 256 / warp
+// bins each and find the bin by a scan over the lanes.
+template <typename G>
+__device__ __forceinline__ u32 select_digit(u32* hist, u64 r0, u64 r1, u32 lane, u32& k, bool largest, G digit) {
+    constexpr u32 PER = 256 / SPGEMM_WARP_SIZE;
+    for (u32 b = lane; b < 256; b += SPGEMM_WARP_SIZE) hist[b] = 0;
+    SPGEMM_SYNC_WARP();
+    for (u64 p = r0 + lane; p < r1; p += SPGEMM_WARP_SIZE) {
+        const int d = digit(p);
+        if (d >= 0) atomicAdd(&hist[d], 1u);
+    }
+    SPGEMM_SYNC_WARP();
+    u32 mine[PER], sum = 0;
+#pragma unroll
+    for (u32 j = 0; j < PER; ++j) {
+        const u32 pos = lane * PER + j;
+        mine[j] = hist[largest ? 255 - pos : pos];
+        sum += mine[j];
+    }
+    u32 upto = sum;
+    for (u32 d = 1; d < SPGEMM_WARP_SIZE; d *= 2) {
+        const u32 y = SPGEMM_SHFL_UP(upto, d);
+        if (lane >= d) upto += y;
+    }
+    const u32 before_lane = upto - sum;
+    const bool here = before_lane < k && k <= upto;
+    const int src = SPGEMM_FFS(SPGEMM_BALLOT(here)) - 1;
+    u32 pos = 0, before = before_lane;
+    if (here) {
+#pragma unroll
+        for (u32 j = 0; j < PER; ++j) {
+            if (before + mine[j] >= k) {
+                pos = lane * PER + j;
+                break;
+            }
+            before += mine[j];
+        }
+    }
+    pos = SPGEMM_SHFL(pos, src);
+    k -= SPGEMM_SHFL(before, src);
+    // The histogram is cleared by the next call only after every lane has
+    // read it.
+    SPGEMM_SYNC_WARP();
+    return largest ? 255 - pos : pos;
+}
+
+// Live entries p of r0..r1 whose key is `t` (every lane returns the count).
 template <typename L>
-__device__ __forceinline__ u64 count_keys(u64 r0, u64 r1, u32 lane, const value_t* vals, u64 k, bool equal, L live) {
-    u64 n = 0;
+__device__ __forceinline__ u32 count_equal(u64 r0, u64 r1, u32 lane, const value_t* vals, u64 t, L live) {
+    u32 n = 0;
     for (u64 base = r0; base < r1; base += SPGEMM_WARP_SIZE) {
         const u64 p = base + lane;
-        bool in = p < r1 && live(p);
-        if (in) {
-            const u64 key = magnitude_key(vals[p]);
-            in = equal ? key == k : key >= k;
-        }
-        n += SPGEMM_POPC(SPGEMM_BALLOT(in));
+        n += SPGEMM_POPC(SPGEMM_BALLOT(p < r1 && live(p) && magnitude_key(vals[p]) == t));
     }
     return n;
 }
@@ -56,35 +100,48 @@ __device__ __forceinline__ u64 count_keys(u64 r0, u64 r1, u32 lane, const value_
 // Calls drop(p) for each live entry p of r0..r1 (columns `cols`, values
 // `vals`) that is not among the `keep` largest by magnitude, ties going to
 // the lower column; nothing when at most `keep` entries are live. Lane
-// `lane` of the warp handles entries r0 + lane, r0 + lane + warp, ...
+// `lane` of the warp handles entries r0 + lane, r0 + lane + warp, ...;
+// `hist` is the warp's 256 words of shared memory. The keep-th largest key
+// t is found digit by digit from the top (8 bits a pass, candidates
+// narrowing), then, when not every entry of key t is kept, the column of
+// the last kept one among them (4 passes over 32-bit columns).
 template <typename L, typename F>
-__device__ void keep_largest(u64 r0, u64 r1, u32 lane, const u32* cols, const value_t* vals, u64 keep, L live,
-                             F drop) {
-    const u64 n = count_keys(r0, r1, lane, vals, 0, false, live);
+__device__ void keep_largest(u32* hist, u64 r0, u64 r1, u32 lane, const u32* cols, const value_t* vals, u64 keep,
+                             L live, F drop) {
+    u64 n = 0;
+    for (u64 base = r0; base < r1; base += SPGEMM_WARP_SIZE) {
+        const u64 p = base + lane;
+        n += SPGEMM_POPC(SPGEMM_BALLOT(p < r1 && live(p)));
+    }
     if (n <= keep) return;
-    // t: the largest key with at least `keep` live keys at or above it.
     u64 t = 0;
-    if (keep > 0)
-        for (int bit = (int)(8 * sizeof(value_t)) - 2; bit >= 0; --bit) {
-            const u64 candidate = t | (1ull << bit);
-            if (count_keys(r0, r1, lane, vals, candidate, false, live) >= keep) t = candidate;
-        }
-    // Of the entries whose key is t, those up to column `last` are kept:
-    // the smallest column with `keep - above` of them at or below it.
     u32 last = 0;
     if (keep > 0) {
-        const u64 above = t == ~0ull ? 0 : count_keys(r0, r1, lane, vals, t + 1, false, live);
-        const u64 ties = keep - above;
-        u32 lo = 0, hi = SPGEMM_EMPTY - 1;
-        while (lo < hi) {
-            const u32 mid = lo + (hi - lo) / 2;
-            const u64 c = count_keys(r0, r1, lane, vals, t, true, [&](u64 p) { return live(p) && cols[p] <= mid; });
-            if (c >= ties)
-                hi = mid;
-            else
-                lo = mid + 1;
+        u32 k = (u32)keep;
+        u64 known = 0;
+        for (int shift = 8 * (int)sizeof(value_t) - 8; shift >= 0; shift -= 8) {
+            const u32 d = select_digit(hist, r0, r1, lane, k, true, [&](u64 p) {
+                if (!live(p)) return -1;
+                const u64 key = magnitude_key(vals[p]);
+                return (key & known) == t ? (int)((key >> shift) & 255) : -1;
+            });
+            t |= (u64)d << shift;
+            known |= 255ull << shift;
         }
-        last = lo;
+        // k: how many entries of key t are kept, the lower columns first.
+        if (k == count_equal(r0, r1, lane, vals, t, live)) {
+            last = SPGEMM_EMPTY;
+        } else {
+            u32 cknown = 0;
+            for (int shift = 24; shift >= 0; shift -= 8) {
+                const u32 d = select_digit(hist, r0, r1, lane, k, false, [&](u64 p) {
+                    if (!live(p) || magnitude_key(vals[p]) != t || (cols[p] & cknown) != last) return -1;
+                    return (int)((cols[p] >> shift) & 255);
+                });
+                last |= d << shift;
+                cknown |= 255u << shift;
+            }
+        }
     }
     for (u64 p = r0 + lane; p < r1; p += SPGEMM_WARP_SIZE) {
         if (!live(p)) continue;
@@ -103,13 +160,16 @@ SPGEMM_FIXED_KERNEL void spgemm_prune_rows(const u64* crpt, const u32* ccol, con
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
     const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    extern __shared__ u32 s_prune[];
+    u32* hist = s_prune + threadIdx.x / SPGEMM_WARP_SIZE * 256;
     value_t t;
     of_bits(below, &t);
     const auto live = [&](u64 p) { return ccol[p] != SPGEMM_EMPTY && (!has_below || at_least(cval[p], t)); };
     for (u64 r = warp; r < m; r += nwarps) {
         const u64 r0 = crpt[r], r1 = crpt[r + 1];
         for (u64 p = r0 + lane; p < r1; p += SPGEMM_WARP_SIZE) outcol[p] = live(p) ? ccol[p] : SPGEMM_EMPTY;
-        if (keep != ~0ull) keep_largest(r0, r1, lane, ccol, cval, keep, live, [&](u64 p) { outcol[p] = SPGEMM_EMPTY; });
+        if (keep != ~0ull)
+            keep_largest(hist, r0, r1, lane, ccol, cval, keep, live, [&](u64 p) { outcol[p] = SPGEMM_EMPTY; });
     }
 }
 
@@ -124,8 +184,10 @@ SPGEMM_FIXED_KERNEL void spgemm_prune_columns(const u64* ctrpt, const u32* ctcol
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
     const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    extern __shared__ u32 s_prune[];
+    u32* hist = s_prune + threadIdx.x / SPGEMM_WARP_SIZE * 256;
     for (u64 j = warp; j < n; j += nwarps)
-        keep_largest(ctrpt[j], ctrpt[j + 1], lane, ctcol, ctval, keep, [](u64) { return true; }, [&](u64 p) {
+        keep_largest(hist, ctrpt[j], ctrpt[j + 1], lane, ctcol, ctval, keep, [](u64) { return true; }, [&](u64 p) {
             const u32 r = ctcol[p];
             const u64 c0 = crpt[r], c1 = crpt[r + 1];
             u64 q = c0;
