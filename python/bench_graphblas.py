@@ -4,7 +4,7 @@ python-graphblas, its matrices converted from SciPy once, before timing),
 in one process, on all the host's cores, on the same matrices.
 
     python python/bench_graphblas.py [--reps 5] [--backends cpu,cuda] [--cupy]
-        [--products triangles,min_plus,masked,complement] [--json out.json] G.mtx [G2.mtx ...]
+        [--products triangles,min_plus,masked,complement,bfs] [--json out.json] G.mtx [G2.mtx ...]
 
 Each of ``--backends`` (default ``cpu``) runs every product it runs (a GPU
 backend skips those it refuses: see ``spgemm.matmul``); the backend name
@@ -25,6 +25,10 @@ run, each a warm-up then the median of --reps, milliseconds:
 - masked: ``C<A> = A plus_times A``;
 - complement: ``C<!A> = A any_pair A`` (vertices two hops away and not
   adjacent);
+- bfs: one step of a breadth-first search from vertex 0, ``f'<!v> = f
+  any_pair A`` for the level with the most vertices (f its vertices, v
+  those visited up to it, both 1 x n rows; GraphBLAS's ``vxm`` on
+  vectors), the next level's vertices;
 
 the number of entries of both results compared.
 """
@@ -40,6 +44,7 @@ import graphblas as gb
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+import scipy.sparse.csgraph  # noqa: F401 (sp.csgraph)
 
 import spgemm
 
@@ -74,7 +79,19 @@ def products(a, cupy, on_device):
     upper = sp.csr_array(lower.T)
     upper.sort_indices()
     ga, gl = gb.io.from_scipy_sparse(a), gb.io.from_scipy_sparse(lower)
-    host = {"a": a, "lower": lower, "upper": upper}
+    # The BFS level with the most vertices, and the vertices up to it.
+    n = a.shape[0]
+    depth = sp.csgraph.shortest_path(a, unweighted=True, indices=0)
+    levels = np.where(np.isfinite(depth), depth, -1).astype(np.int64)
+    widest = int(np.argmax(np.bincount(levels[levels >= 0])))
+    front, seen = np.flatnonzero(levels == widest), np.flatnonzero((levels >= 0) & (levels <= widest))
+
+    def row(cols):
+        return sp.csr_array((np.ones(len(cols)), cols, [0, len(cols)]), shape=(1, n))
+
+    gf = gb.Vector.from_coo(front, np.ones(len(front)), size=n)
+    gs = gb.Vector.from_coo(seen, np.ones(len(seen)), size=n)
+    host = {"a": a, "lower": lower, "upper": upper, "front": row(front), "seen": row(seen)}
     device = {}
     if cupy or on_device:
         import cupyx.scipy.sparse as cps
@@ -92,7 +109,7 @@ def products(a, cupy, on_device):
         on the CuPy matrices)."""
         m = device if be == "cupy" else host
         be = "cuda" if be == "cupy" else be
-        a, lower, upper = m["a"], m["lower"], m["upper"]
+        a, lower, upper, front, seen = (m[k] for k in ("a", "lower", "upper", "front", "seen"))
         return {
             "triangles": lambda: float(
                 spgemm.matmul(lower, upper, semiring="plus_pair", mask=lower, backend=be).sum()
@@ -102,6 +119,9 @@ def products(a, cupy, on_device):
             "complement": lambda: spgemm.matmul(
                 a, a, semiring="any_pair", mask=a, complement=True, backend=be
             ).nnz,
+            "bfs": lambda: spgemm.matmul(
+                front, a, semiring="any_pair", mask=seen, complement=True, backend=be
+            ).nnz,
         }
 
     theirs = {
@@ -109,6 +129,7 @@ def products(a, cupy, on_device):
         "min_plus": lambda: ga.mxm(ga, gb.semiring.min_plus).new().nvals,
         "masked": lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
         "complement": lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
+        "bfs": lambda: gf.vxm(ga, gb.semiring.any_pair).new(mask=~gs.S).nvals,
     }
     return {
         name: ((lambda be, name=name: ours(be)[name]()), f, cupy_triangles if name == "triangles" else None)
@@ -122,7 +143,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--backends", default="cpu")
     ap.add_argument("--cupy", action="store_true")
-    ap.add_argument("--products", default="triangles,min_plus,masked,complement")
+    ap.add_argument("--products", default="triangles,min_plus,masked,complement,bfs")
     ap.add_argument("--json")
     args = ap.parse_args()
     backends = args.backends.split(",")

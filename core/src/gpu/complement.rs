@@ -177,18 +177,18 @@ impl<D: Device> GpuEngine<D> {
             )
         })?;
         self.launching(&kernels, |l| {
-            let warps_per_block = (THREADS / l.device.properties().warp_width.max(1)) as usize;
             let mark = ComplementMarkArgs {
                 crpt,
                 ccol: structure.col.ptr(),
                 m: nrows as u32,
+                n: structure.col.len() as u64,
                 mrpt: m.rpt,
                 mcol: m.col,
             };
             l.launch(
                 0,
                 Kernel::ComplementMark,
-                shape(l.grid(nrows, warps_per_block), THREADS, 0),
+                shape(l.grid(structure.col.len(), THREADS as usize), THREADS, 0),
                 &mark,
             )?;
             let c = compact(l, crpt, (nrows, ncols), structure.col, val, true)?;

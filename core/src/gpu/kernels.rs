@@ -178,12 +178,15 @@ pub enum Kernel {
     /// `spgemm_transpose_scatter`: Bᵀ's rows, in no particular order,
     /// from B's (masked program).
     TransposeScatter,
-    /// `spgemm_masked_row_counts`: the entries of C per row of the mask
-    /// that a product met (masked program).
-    MaskedRowCounts,
-    /// `spgemm_masked_compact`: C's met entries moved to their scanned row
-    /// offsets, in the mask's order (masked program).
-    MaskedCompact,
+    /// `spgemm_keep_flags`: 1 for each entry of C a product met (masked
+    /// program), scanned into the kept entries' places.
+    KeepFlags,
+    /// `spgemm_compact_entries`: C's kept entries moved to their places, in
+    /// their order (masked program).
+    CompactEntries,
+    /// `spgemm_compact_offsets`: the compacted C's row offsets, the places
+    /// of the rows' first entries (masked program).
+    CompactOffsets,
     /// `spgemm_complement_mark`: C's entries inside a complemented mask
     /// marked for the compaction to drop (masked program).
     ComplementMark,
@@ -199,14 +202,15 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 10] = [
+pub const MASKED: [Kernel; 11] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
     Kernel::TransposeScatter,
     Kernel::MaskedDot,
-    Kernel::MaskedRowCounts,
-    Kernel::MaskedCompact,
+    Kernel::KeepFlags,
+    Kernel::CompactEntries,
+    Kernel::CompactOffsets,
     Kernel::ComplementMark,
     Kernel::PruneRows,
     Kernel::PruneColumns,
@@ -287,8 +291,9 @@ impl Kernel {
             Kernel::MaskedDot => "spgemm_masked_dot",
             Kernel::ColumnCounts => "spgemm_column_counts",
             Kernel::TransposeScatter => "spgemm_transpose_scatter",
-            Kernel::MaskedRowCounts => "spgemm_masked_row_counts",
-            Kernel::MaskedCompact => "spgemm_masked_compact",
+            Kernel::KeepFlags => "spgemm_keep_flags",
+            Kernel::CompactEntries => "spgemm_compact_entries",
+            Kernel::CompactOffsets => "spgemm_compact_offsets",
             Kernel::ComplementMark => "spgemm_complement_mark",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
@@ -334,8 +339,9 @@ impl Kernel {
             Kernel::MaskedDot => of::<MaskedDotArgs>(),
             Kernel::ColumnCounts => of::<ColumnCountsArgs>(),
             Kernel::TransposeScatter => of::<TransposeScatterArgs>(),
-            Kernel::MaskedRowCounts => of::<MaskedRowCountsArgs>(),
-            Kernel::MaskedCompact => of::<MaskedCompactArgs>(),
+            Kernel::KeepFlags => of::<KeepFlagsArgs>(),
+            Kernel::CompactEntries => of::<CompactEntriesArgs>(),
+            Kernel::CompactOffsets => of::<CompactOffsetsArgs>(),
             Kernel::ComplementMark => of::<ComplementMarkArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
@@ -780,31 +786,39 @@ kernel_args! {
         btcol: DevicePtr = "u32*",
         btval: DevicePtr = "value_t*",
     }
-    /// [`Kernel::MaskedRowCounts`]: M (`m` rows) and the dot products'
-    /// columns (`SPGEMM_EMPTY` where none met); a count per row of M.
-    MaskedRowCountsArgs {
-        mrpt: DevicePtr = "const u64*",
-        m: u32 = "u32",
+    /// [`Kernel::KeepFlags`]: C's `n` columns (`SPGEMM_EMPTY` where none
+    /// met); `n + 1` flags, the last 0.
+    KeepFlagsArgs {
         ccol: DevicePtr = "const u32*",
-        counts: DevicePtr = "u64*",
+        n: u64 = "u64",
+        flags: DevicePtr = "u64*",
     }
-    /// [`Kernel::MaskedCompact`]: M (`m` rows), the dot products' columns
-    /// and values, C's row offsets (the counts scanned); C's columns and
+    /// [`Kernel::CompactEntries`]: C's `n` columns and values, the kept
+    /// entries' places (the flags scanned); the compacted columns and
     /// values.
-    MaskedCompactArgs {
-        mrpt: DevicePtr = "const u64*",
-        m: u32 = "u32",
+    CompactEntriesArgs {
         ccol: DevicePtr = "const u32*",
         cval: DevicePtr = "const value_t*",
-        crpt: DevicePtr = "const u64*",
+        n: u64 = "u64",
+        places: DevicePtr = "const u64*",
         outcol: DevicePtr = "u32*",
         outval: DevicePtr = "value_t*",
     }
-    /// [`Kernel::ComplementMark`]: C (`m` rows) and M (rows sorted).
+    /// [`Kernel::CompactOffsets`]: C's `m + 1` row offsets before, the
+    /// places; its row offsets after.
+    CompactOffsetsArgs {
+        rows: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        places: DevicePtr = "const u64*",
+        crpt: DevicePtr = "u64*",
+    }
+    /// [`Kernel::ComplementMark`]: C (`m` rows, `n` entries) and M (rows
+    /// sorted).
     ComplementMarkArgs {
         crpt: DevicePtr = "const u64*",
         ccol: DevicePtr = "u32*",
         m: u32 = "u32",
+        n: u64 = "u64",
         mrpt: DevicePtr = "const u64*",
         mcol: DevicePtr = "const u32*",
     }

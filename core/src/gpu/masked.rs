@@ -9,8 +9,8 @@
 use super::chunked::HostTimes;
 use super::engine::GpuEngine;
 use super::kernels::{
-    ColumnCountsArgs, DevicePtr, Kernel, MaskedCompactArgs, MaskedDotArgs, MaskedRowCountsArgs,
-    TransposeScatterArgs,
+    ColumnCountsArgs, CompactEntriesArgs, CompactOffsetsArgs, DevicePtr, KeepFlagsArgs, Kernel,
+    MaskedDotArgs, TransposeScatterArgs,
 };
 use super::launch::{shape, Launcher};
 use super::matrix::GpuMatrix;
@@ -384,10 +384,12 @@ fn masked_on_device<D: Device, T: Scalar>(
 
 /// C from `m` rows of entries at the row offsets `rows` (device, `m + 1`)
 /// in `ccol` and `cval`, those whose column is `SPGEMM_EMPTY` dropped on
-/// the device: kept entries counted per row, the counts scanned on the
-/// device into C's row offsets (only their total read back), the kept
-/// entries moved (in their order; C's rows sorted when `sorted`). No copy
-/// when every entry is kept.
+/// the device, entry by entry (one long row spreads over the whole grid):
+/// each entry flagged kept or not, the flags scanned into the kept entries'
+/// places (only their number read back), the kept entries moved there in
+/// their order (C's rows sorted when `sorted`) and C's row offsets taken
+/// from the places of the rows' first entries. No copy of the entries
+/// when every one is kept.
 pub(super) fn compact<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
     rows: DevicePtr,
@@ -396,40 +398,46 @@ pub(super) fn compact<D: Device, T: Scalar>(
     cval: DeviceArray<D, T>,
     sorted: bool,
 ) -> Result<GpuMatrix<D, T>> {
-    let dev = l.device;
-    let crpt = l.alloc::<u64>(0, m + 1, "row offsets of C")?;
-    crpt.zero(dev, &l.streams[0], m, 1)?;
-    let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
-    let shape_rows = shape(l.grid(m, warps_per_block), THREADS, 0);
-    let count = MaskedRowCountsArgs {
-        mrpt: rows,
-        m: m as u32,
+    let n = ccol.len();
+    let entries = shape(l.grid(n + 1, THREADS as usize), THREADS, 0);
+    let places = l.alloc::<u64>(0, n + 1, "places of C's kept entries")?;
+    let flags = KeepFlagsArgs {
         ccol: ccol.ptr(),
-        counts: crpt.ptr(),
+        n: n as u64,
+        flags: places.ptr(),
     };
-    l.launch(0, Kernel::MaskedRowCounts, shape_rows, &count)?;
-    l.scan(crpt.ptr(), m + 1)?;
+    l.launch(0, Kernel::KeepFlags, entries, &flags)?;
+    l.scan(places.ptr(), n + 1)?;
     let mut total = [0u64];
-    l.read(&crpt, m, &mut total)?;
+    l.read(&places, n, &mut total)?;
     let nnz = total[0] as usize;
-    if nnz == ccol.len() {
+    let crpt = l.alloc::<u64>(0, m + 1, "row offsets of C")?;
+    let offsets = CompactOffsetsArgs {
+        rows,
+        m: m as u32,
+        places: places.ptr(),
+        crpt: crpt.ptr(),
+    };
+    let row_shape = shape(l.grid(m + 1, THREADS as usize), THREADS, 0);
+    l.launch(0, Kernel::CompactOffsets, row_shape, &offsets)?;
+    if nnz == n {
         // Every entry kept: C's columns and values as they stand.
+        l.device.synchronize(&l.streams[0])?;
         return Ok(GpuMatrix::of_arrays((m, ncols), crpt, ccol, cval, sorted));
     }
     let outcol = l.alloc::<u32>(0, nnz, "columns of C")?;
     let outval = l.alloc::<T>(0, nnz, "values of C")?;
-    let args = MaskedCompactArgs {
-        mrpt: rows,
-        m: m as u32,
+    let args = CompactEntriesArgs {
         ccol: ccol.ptr(),
         cval: cval.ptr(),
-        crpt: crpt.ptr(),
+        n: n as u64,
+        places: places.ptr(),
         outcol: outcol.ptr(),
         outval: outval.ptr(),
     };
-    l.launch(0, Kernel::MaskedCompact, shape_rows, &args)?;
+    l.launch(0, Kernel::CompactEntries, entries, &args)?;
     // The uncompacted arrays are freed when this returns: done with first.
-    dev.synchronize(&l.streams[0])?;
+    l.device.synchronize(&l.streams[0])?;
     Ok(GpuMatrix::of_arrays(
         (m, ncols),
         crpt,

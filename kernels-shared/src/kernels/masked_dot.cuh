@@ -126,63 +126,50 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
     }
 }
 
-// C's entries per row of M: those a product met (column not SPGEMM_EMPTY),
-// a warp per row, into counts[r] (scanned into C's row offsets after).
-SPGEMM_FIXED_KERNEL void spgemm_masked_row_counts(const u64* mrpt, u32 m, const u32* ccol, u64* counts) {
-    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
-    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
-    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
-    for (u64 r = warp; r < m; r += nwarps) {
-        u32 n = 0;
-        for (u64 p = mrpt[r] + lane; p < mrpt[r + 1]; p += SPGEMM_WARP_SIZE) n += ccol[p] != SPGEMM_EMPTY;
-        for (u32 d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) n += SPGEMM_SHFL_XOR_W(n, d, SPGEMM_WARP_SIZE);
-        if (lane == 0) counts[r] = n;
+// C compacted, entry by entry, so that one long row is spread over the
+// whole grid as well as many short ones: flags[e] is 1 for each of the n
+// entries a product met (column not SPGEMM_EMPTY) and flags[n] 0; their
+// exclusive scan (spgemm_scan_tiles) gives each kept entry its place and
+// each row its new offset.
+SPGEMM_FIXED_KERNEL void spgemm_keep_flags(const u32* ccol, u64 n, u64* flags) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e <= n; e += stride)
+        flags[e] = e < n && ccol[e] != SPGEMM_EMPTY;
+}
+
+// The kept entries moved to their places (the scanned flags), in their
+// order.
+SPGEMM_FIXED_KERNEL void spgemm_compact_entries(const u32* ccol, const value_t* cval, u64 n, const u64* places,
+                                                u32* outcol, value_t* outval) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
+        const u32 c = ccol[e];
+        if (c == SPGEMM_EMPTY) continue;
+        outcol[places[e]] = c;
+        outval[places[e]] = cval[e];
     }
 }
 
-// C compacted: the entries of each row of M that a product met, in M's
-// order, from crpt[r] on (the scanned counts), a warp per row; the warp
-// walks the row a warp's width at a time and places its kept entries by
-// the ranks of a ballot.
-SPGEMM_FIXED_KERNEL void spgemm_masked_compact(const u64* mrpt, u32 m, const u32* ccol, const value_t* cval,
-                                               const u64* crpt, u32* outcol, value_t* outval) {
-    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
-    const lane_mask_t below = ((lane_mask_t)1 << lane) - 1;
-    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
-    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
-    for (u64 r = warp; r < m; r += nwarps) {
-        const u64 end = mrpt[r + 1];
-        u64 at = crpt[r];
-        for (u64 base = mrpt[r]; base < end; base += SPGEMM_WARP_SIZE) {
-            const u64 p = base + lane;
-            const bool keep = p < end && ccol[p] != SPGEMM_EMPTY;
-            const lane_mask_t kept = SPGEMM_BALLOT(keep);
-            if (keep) {
-                const u64 q = at + SPGEMM_POPC(kept & below);
-                outcol[q] = ccol[p];
-                outval[q] = cval[p];
-            }
-            at += SPGEMM_POPC(kept);
-        }
-    }
+// C's row offsets: the place of each row's first entry (rows[r], r up to
+// m: rows[m] is n, whose place is the number kept).
+SPGEMM_FIXED_KERNEL void spgemm_compact_offsets(const u64* rows, u32 m, const u64* places, u64* crpt) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r <= m; r += stride) crpt[r] = places[rows[r]];
 }
 
-// A complemented mask applied to C on the device: each entry of C's row r
-// whose column M's row r holds (M's rows sorted) gets column SPGEMM_EMPTY,
-// for the compaction above to drop; a warp per row, each lane searching
-// M's row for its entries' columns.
-SPGEMM_FIXED_KERNEL void spgemm_complement_mark(const u64* crpt, u32* ccol, u32 m, const u64* mrpt,
+// A complemented mask applied to C on the device: each entry of C (n in
+// all, m rows) whose column M's row holds (M's rows sorted) gets column
+// SPGEMM_EMPTY, for the compaction above to drop; a thread per entry,
+// which finds its row, then searches M's row for its column.
+SPGEMM_FIXED_KERNEL void spgemm_complement_mark(const u64* crpt, u32* ccol, u32 m, u64 n, const u64* mrpt,
                                                 const u32* mcol) {
-    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
-    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
-    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
-    for (u64 r = warp; r < m; r += nwarps) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {
+        const u32 r = row_of_entry(crpt, m, e);
         const u64 m0 = mrpt[r], m1 = mrpt[r + 1];
         if (m0 == m1) continue;
-        for (u64 p = crpt[r] + lane; p < crpt[r + 1]; p += SPGEMM_WARP_SIZE) {
-            const u32 j = ccol[p];
-            const u64 q = lower_bound(mcol, m0, m1, j);
-            if (q < m1 && mcol[q] == j) ccol[p] = SPGEMM_EMPTY;
-        }
+        const u32 j = ccol[e];
+        const u64 q = lower_bound(mcol, m0, m1, j);
+        if (q < m1 && mcol[q] == j) ccol[e] = SPGEMM_EMPTY;
     }
 }
