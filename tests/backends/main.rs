@@ -14,6 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bfs;
 mod cpu;
 mod cuda;
 mod galerkin;
@@ -33,5 +34,6 @@ fn main() {
     trials.extend(galerkin::trials());
     trials.extend(integers::trials());
     trials.extend(pruning::trials());
+    trials.extend(bfs::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -8,9 +8,9 @@
 
 use super::chunked::HostTimes;
 use super::engine::GpuEngine;
-use super::kernels::{ComplementMarkArgs, Kernel};
-use super::launch::shape;
-use super::masked::{check_shapes, compact, MaskArrays, THREADS};
+use super::kernels::{ComplementFillArgs, ComplementFlagsArgs, ComplementMarkArgs, Kernel};
+use super::launch::{shape, Launcher};
+use super::masked::{check_shapes, compact, masked_on_device, MaskArrays, THREADS};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
 use crate::csr::CsrMatrix;
@@ -148,8 +148,14 @@ impl<D: Device> GpuEngine<D> {
         Ok((c, times))
     }
 
-    /// `A ⊕.⊗ B` by the product's kernels, then the entries M holds marked
-    /// and dropped by the masked program's kernels.
+    /// `C⟨¬M⟩` by one of two formulations. When M's grid (its rows times
+    /// its columns) is no larger than A's and B's entries together, and
+    /// A's and B's rows are sorted, the complement is made explicit on the
+    /// device and its entries computed by dot products
+    /// ([`GpuEngine::masked_dot_device`]'s), so that the products it
+    /// excludes are never formed (a breadth-first search's step: one row,
+    /// the unvisited vertices). Otherwise `A ⊕.⊗ B` by the product's
+    /// kernels, then the entries M holds marked and dropped.
     fn complement_of<T: Scalar>(
         &self,
         m: MaskArrays,
@@ -157,6 +163,25 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         semiring: Semiring,
     ) -> Result<GpuMatrix<D, T>> {
+        let grid = m.nrows.checked_mul(m.ncols);
+        let small = grid.is_some_and(|g| g <= a.nnz + b.nnz);
+        if small && a.sorted && b.sorted && m.ncols > 0 && m.ncols < u32::MAX as usize {
+            let kernels = self.masked_kernels::<T>(semiring)?;
+            return self.launching(&kernels, |l| {
+                let (rpt, col) = explicit_complement(l, m)?;
+                let explicit = MaskArrays {
+                    rpt: rpt.ptr(),
+                    col: col.ptr(),
+                    nnz: col.len(),
+                    sorted: true,
+                    ..m
+                };
+                let c = masked_on_device(l, explicit, a, b, semiring)?;
+                l.device.synchronize(&l.streams[0])?;
+                drop((rpt, col));
+                Ok(c)
+            });
+        }
         let (c, _) = self.multiply_semiring(a, b, semiring)?;
         if m.nnz == 0 || c.nnz == 0 {
             return Ok(c);
@@ -197,6 +222,41 @@ impl<D: Device> GpuEngine<D> {
             Ok(c)
         })
     }
+}
+
+/// The complement of M's structure (`m` rows, sorted) as row offsets and
+/// sorted columns on the device: each of M's grid positions flagged, the
+/// flags scanned into the entries' places, the entries written there.
+fn explicit_complement<D: Device>(
+    l: &Launcher<'_, D>,
+    m: MaskArrays,
+) -> Result<(DeviceArray<D, u64>, DeviceArray<D, u32>)> {
+    let grid = m.nrows * m.ncols;
+    let places = l.alloc::<u64>(0, grid + 1, "places of the complement's entries")?;
+    let entries = shape(l.grid(grid + 1, THREADS as usize), THREADS, 0);
+    let flags = ComplementFlagsArgs {
+        mrpt: m.rpt,
+        mcol: m.col,
+        m: m.nrows as u32,
+        ncols: m.ncols as u32,
+        flags: places.ptr(),
+    };
+    l.launch(0, Kernel::ComplementFlags, entries, &flags)?;
+    l.scan(places.ptr(), grid + 1)?;
+    let mut total = [0u64];
+    l.read(&places, grid, &mut total)?;
+    let rpt = l.alloc::<u64>(0, m.nrows + 1, "row offsets of the complement")?;
+    let col = l.alloc::<u32>(0, total[0] as usize, "columns of the complement")?;
+    let fill = ComplementFillArgs {
+        places: places.ptr(),
+        m: m.nrows as u32,
+        ncols: m.ncols as u32,
+        rpt: rpt.ptr(),
+        col: col.ptr(),
+    };
+    l.launch(0, Kernel::ComplementFill, entries, &fill)?;
+    l.device.synchronize(&l.streams[0])?;
+    Ok((rpt, col))
 }
 
 /// Whether every row's columns are non-decreasing.

@@ -190,6 +190,13 @@ pub enum Kernel {
     /// `spgemm_complement_mark`: C's entries inside a complemented mask
     /// marked for the compaction to drop (masked program).
     ComplementMark,
+    /// `spgemm_complement_flags`: 1 for each column a complemented mask's
+    /// row does not hold (masked program), scanned into the explicit
+    /// complement's places.
+    ComplementFlags,
+    /// `spgemm_complement_fill`: the explicit complement's columns and row
+    /// offsets (masked program).
+    ComplementFill,
     /// `spgemm_prune_rows`: C's entries below a threshold or past the
     /// largest `keep` of their row marked for the compaction to drop
     /// (masked program).
@@ -202,7 +209,7 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 11] = [
+pub const MASKED: [Kernel; 13] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
@@ -212,6 +219,8 @@ pub const MASKED: [Kernel; 11] = [
     Kernel::CompactEntries,
     Kernel::CompactOffsets,
     Kernel::ComplementMark,
+    Kernel::ComplementFlags,
+    Kernel::ComplementFill,
     Kernel::PruneRows,
     Kernel::PruneColumns,
 ];
@@ -295,6 +304,8 @@ impl Kernel {
             Kernel::CompactEntries => "spgemm_compact_entries",
             Kernel::CompactOffsets => "spgemm_compact_offsets",
             Kernel::ComplementMark => "spgemm_complement_mark",
+            Kernel::ComplementFlags => "spgemm_complement_flags",
+            Kernel::ComplementFill => "spgemm_complement_fill",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
         };
@@ -343,6 +354,8 @@ impl Kernel {
             Kernel::CompactEntries => of::<CompactEntriesArgs>(),
             Kernel::CompactOffsets => of::<CompactOffsetsArgs>(),
             Kernel::ComplementMark => of::<ComplementMarkArgs>(),
+            Kernel::ComplementFlags => of::<ComplementFlagsArgs>(),
+            Kernel::ComplementFill => of::<ComplementFillArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
         }
@@ -746,111 +759,11 @@ kernel_args! {
         segments: DevicePtr = "const u64*",
         nsegs: u64 = "u64",
     }
-    /// [`Kernel::MaskedDot`]: M (`m` rows, `mnnz` entries), A and B (rows
-    /// sorted), and Bᵀ (B's columns as rows, in any order); `seg` lanes
-    /// per entry of M (a power of two up to the warp); C's columns (M's,
-    /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each.
-    MaskedDotArgs {
-        mrpt: DevicePtr = "const u64*",
-        mcol: DevicePtr = "const u32*",
-        m: u32 = "u32",
-        mnnz: u64 = "u64",
-        arpt: DevicePtr = "const u64*",
-        acol: DevicePtr = "const u32*",
-        aval: DevicePtr = "const value_t*",
-        brpt: DevicePtr = "const u64*",
-        bcol: DevicePtr = "const u32*",
-        bval: DevicePtr = "const value_t*",
-        btrpt: DevicePtr = "const u64*",
-        btcol: DevicePtr = "const u32*",
-        btval: DevicePtr = "const value_t*",
-        seg: u32 = "u32",
-        ccol: DevicePtr = "u32*",
-        cval: DevicePtr = "value_t*",
-    }
-    /// [`Kernel::ColumnCounts`]: `counts` zeroed, one per column of B.
-    ColumnCountsArgs {
-        bcol: DevicePtr = "const u32*",
-        nnz: u64 = "u64",
-        counts: DevicePtr = "u64*",
-    }
-    /// [`Kernel::TransposeScatter`]: B (`k` rows), Bᵀ's row offsets, a
-    /// zeroed ticket per column; Bᵀ's columns and values.
-    TransposeScatterArgs {
-        brpt: DevicePtr = "const u64*",
-        bcol: DevicePtr = "const u32*",
-        bval: DevicePtr = "const value_t*",
-        k: u32 = "u32",
-        btrpt: DevicePtr = "const u64*",
-        fill: DevicePtr = "u32*",
-        btcol: DevicePtr = "u32*",
-        btval: DevicePtr = "value_t*",
-    }
-    /// [`Kernel::KeepFlags`]: C's `n` columns (`SPGEMM_EMPTY` where none
-    /// met); `n + 1` flags, the last 0.
-    KeepFlagsArgs {
-        ccol: DevicePtr = "const u32*",
-        n: u64 = "u64",
-        flags: DevicePtr = "u64*",
-    }
-    /// [`Kernel::CompactEntries`]: C's `n` columns and values, the kept
-    /// entries' places (the flags scanned); the compacted columns and
-    /// values.
-    CompactEntriesArgs {
-        ccol: DevicePtr = "const u32*",
-        cval: DevicePtr = "const value_t*",
-        n: u64 = "u64",
-        places: DevicePtr = "const u64*",
-        outcol: DevicePtr = "u32*",
-        outval: DevicePtr = "value_t*",
-    }
-    /// [`Kernel::CompactOffsets`]: C's `m + 1` row offsets before, the
-    /// places; its row offsets after.
-    CompactOffsetsArgs {
-        rows: DevicePtr = "const u64*",
-        m: u32 = "u32",
-        places: DevicePtr = "const u64*",
-        crpt: DevicePtr = "u64*",
-    }
-    /// [`Kernel::ComplementMark`]: C (`m` rows, `n` entries) and M (rows
-    /// sorted).
-    ComplementMarkArgs {
-        crpt: DevicePtr = "const u64*",
-        ccol: DevicePtr = "u32*",
-        m: u32 = "u32",
-        n: u64 = "u64",
-        mrpt: DevicePtr = "const u64*",
-        mcol: DevicePtr = "const u32*",
-    }
-    /// [`Kernel::PruneRows`]: C (`m` rows); the threshold's bits as a
-    /// `value_t` (`has_below` 0: none), at most `keep` entries per row
-    /// (`u64::MAX`: no limit); C's columns with the dropped entries'
-    /// `SPGEMM_EMPTY`.
-    PruneRowsArgs {
-        crpt: DevicePtr = "const u64*",
-        ccol: DevicePtr = "const u32*",
-        cval: DevicePtr = "const value_t*",
-        m: u32 = "u32",
-        below: u64 = "u64",
-        has_below: u32 = "u32",
-        keep: u64 = "u64",
-        outcol: DevicePtr = "u32*",
-    }
-    /// [`Kernel::PruneColumns`]: Cᵀ (`n` rows in any order), at most
-    /// `keep` entries per column, C (`sorted` 1 when its rows are); a copy
-    /// of C's columns where the dropped entries get `SPGEMM_EMPTY`.
-    PruneColumnsArgs {
-        ctrpt: DevicePtr = "const u64*",
-        ctcol: DevicePtr = "const u32*",
-        ctval: DevicePtr = "const value_t*",
-        n: u32 = "u32",
-        keep: u64 = "u64",
-        crpt: DevicePtr = "const u64*",
-        ccol: DevicePtr = "const u32*",
-        sorted: u32 = "u32",
-        outcol: DevicePtr = "u32*",
-    }
 }
+
+#[path = "masked_args.rs"]
+mod masked_args;
+pub(crate) use masked_args::*;
 
 /// The arguments of `args` for a launch of `kernel`, in order.
 ///

@@ -325,7 +325,7 @@ impl MaskArrays {
 
 /// Forms Bᵀ, runs the dot products (one per entry of M, C's column
 /// `SPGEMM_EMPTY` where none met) and compacts C, on stream 0.
-fn masked_on_device<D: Device, T: Scalar>(
+pub(super) fn masked_on_device<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
     ms: MaskArrays,
     a: &GpuMatrix<D, T>,

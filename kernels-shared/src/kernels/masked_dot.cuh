@@ -173,3 +173,32 @@ SPGEMM_FIXED_KERNEL void spgemm_complement_mark(const u64* crpt, u32* ccol, u32 
         if (q < m1 && mcol[q] == j) ccol[e] = SPGEMM_EMPTY;
     }
 }
+
+// A complemented mask made explicit, for products whose complement holds
+// few entries (a breadth-first search's step: one row, the vertices not
+// yet visited), so that its entries are computed by the dot products
+// above and the products it excludes never are: flag e = i * ncols + j is
+// 1 when M's row i (sorted; repeats harmless) does not hold column j,
+// flag m * ncols is 0; their exclusive scan places the entries.
+SPGEMM_FIXED_KERNEL void spgemm_complement_flags(const u64* mrpt, const u32* mcol, u32 m, u32 ncols, u64* flags) {
+    const u64 n = (u64)m * ncols, stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e <= n; e += stride) {
+        if (e == n) {
+            flags[e] = 0;
+            continue;
+        }
+        const u32 i = (u32)(e / ncols), j = (u32)(e % ncols);
+        const u64 m1 = mrpt[i + 1], q = lower_bound(mcol, mrpt[i], m1, j);
+        flags[e] = !(q < m1 && mcol[q] == j);
+    }
+}
+
+// The explicit complement's columns at their places (the scanned flags)
+// and its row offsets (the places of each row's first flag).
+SPGEMM_FIXED_KERNEL void spgemm_complement_fill(const u64* places, u32 m, u32 ncols, u64* rpt, u32* col) {
+    const u64 n = (u64)m * ncols, stride = (u64)gridDim.x * blockDim.x;
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e <= n; e += stride) {
+        if (e % ncols == 0) rpt[e / ncols] = places[e];
+        if (e < n && places[e + 1] > places[e]) col[places[e]] = (u32)(e % ncols);
+    }
+}

@@ -1,0 +1,132 @@
+//! The argument structs of the masked program's kernels
+//! ([`super::MASKED`]: masked dot products, transposes, compaction,
+//! complemented masks, pruning), as the rest of the catalogue declares
+//! them.
+
+use super::{ArgValue, DevicePtr, KernelArg, KernelArgs, Param};
+
+kernel_args! {
+    /// [`Kernel::MaskedDot`](super::Kernel::MaskedDot): M (`m` rows, `mnnz` entries), A and B (rows
+    /// sorted), and Bᵀ (B's columns as rows, in any order); `seg` lanes
+    /// per entry of M (a power of two up to the warp); C's columns (M's,
+    /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each.
+    MaskedDotArgs {
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        mnnz: u64 = "u64",
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        aval: DevicePtr = "const value_t*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        btrpt: DevicePtr = "const u64*",
+        btcol: DevicePtr = "const u32*",
+        btval: DevicePtr = "const value_t*",
+        seg: u32 = "u32",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::ColumnCounts`](super::Kernel::ColumnCounts): `counts` zeroed, one per column of B.
+    ColumnCountsArgs {
+        bcol: DevicePtr = "const u32*",
+        nnz: u64 = "u64",
+        counts: DevicePtr = "u64*",
+    }
+    /// [`Kernel::TransposeScatter`](super::Kernel::TransposeScatter): B (`k` rows), Bᵀ's row offsets, a
+    /// zeroed ticket per column; Bᵀ's columns and values.
+    TransposeScatterArgs {
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        k: u32 = "u32",
+        btrpt: DevicePtr = "const u64*",
+        fill: DevicePtr = "u32*",
+        btcol: DevicePtr = "u32*",
+        btval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::KeepFlags`](super::Kernel::KeepFlags): C's `n` columns (`SPGEMM_EMPTY` where none
+    /// met); `n + 1` flags, the last 0.
+    KeepFlagsArgs {
+        ccol: DevicePtr = "const u32*",
+        n: u64 = "u64",
+        flags: DevicePtr = "u64*",
+    }
+    /// [`Kernel::CompactEntries`](super::Kernel::CompactEntries): C's `n` columns and values, the kept
+    /// entries' places (the flags scanned); the compacted columns and
+    /// values.
+    CompactEntriesArgs {
+        ccol: DevicePtr = "const u32*",
+        cval: DevicePtr = "const value_t*",
+        n: u64 = "u64",
+        places: DevicePtr = "const u64*",
+        outcol: DevicePtr = "u32*",
+        outval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::CompactOffsets`](super::Kernel::CompactOffsets): C's `m + 1` row offsets before, the
+    /// places; its row offsets after.
+    CompactOffsetsArgs {
+        rows: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        places: DevicePtr = "const u64*",
+        crpt: DevicePtr = "u64*",
+    }
+    /// [`Kernel::ComplementMark`](super::Kernel::ComplementMark): C (`m` rows, `n` entries) and M (rows
+    /// sorted).
+    ComplementMarkArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "u32*",
+        m: u32 = "u32",
+        n: u64 = "u64",
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+    }
+    /// [`Kernel::ComplementFlags`](super::Kernel::ComplementFlags): M
+    /// (`m` rows of `ncols` columns, rows sorted); `m · ncols + 1` flags.
+    ComplementFlagsArgs {
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        ncols: u32 = "u32",
+        flags: DevicePtr = "u64*",
+    }
+    /// [`Kernel::ComplementFill`](super::Kernel::ComplementFill): the
+    /// scanned flags; the explicit complement's `m + 1` row offsets and
+    /// its columns.
+    ComplementFillArgs {
+        places: DevicePtr = "const u64*",
+        m: u32 = "u32",
+        ncols: u32 = "u32",
+        rpt: DevicePtr = "u64*",
+        col: DevicePtr = "u32*",
+    }
+    /// [`Kernel::PruneRows`](super::Kernel::PruneRows): C (`m` rows); the threshold's bits as a
+    /// `value_t` (`has_below` 0: none), at most `keep` entries per row
+    /// (`u64::MAX`: no limit); C's columns with the dropped entries'
+    /// `SPGEMM_EMPTY`.
+    PruneRowsArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        cval: DevicePtr = "const value_t*",
+        m: u32 = "u32",
+        below: u64 = "u64",
+        has_below: u32 = "u32",
+        keep: u64 = "u64",
+        outcol: DevicePtr = "u32*",
+    }
+    /// [`Kernel::PruneColumns`](super::Kernel::PruneColumns): Cᵀ (`n` rows in any order), at most
+    /// `keep` entries per column, C (`sorted` 1 when its rows are); a copy
+    /// of C's columns where the dropped entries get `SPGEMM_EMPTY`.
+    PruneColumnsArgs {
+        ctrpt: DevicePtr = "const u64*",
+        ctcol: DevicePtr = "const u32*",
+        ctval: DevicePtr = "const value_t*",
+        n: u32 = "u32",
+        keep: u64 = "u64",
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        sorted: u32 = "u32",
+        outcol: DevicePtr = "u32*",
+    }
+}
