@@ -1,10 +1,13 @@
 //! Products under a complemented structural mask on the device,
-//! `C⟨¬M⟩ = A ⊕.⊗ B`: the product's own kernels compiled with the semiring
-//! compute `A ⊕.⊗ B`, then a kernel marks each entry of C that M's row
-//! holds (a binary search of M's sorted row per entry) and the masked
-//! program's compaction drops them, all on the device. Unlike the CPU's
-//! one-pass product, masked-out entries are accumulated first and removed
-//! after; C never leaves the device unmasked.
+//! `C⟨¬M⟩ = A ⊕.⊗ B`, in one of two formulations. Where M's grid is small
+//! against the operands (a breadth-first search's step), the complement
+//! is made explicit on the device and its entries computed by the masked
+//! program's dot products: the products it excludes are never formed.
+//! Otherwise the product's own kernels compiled with the semiring compute
+//! `A ⊕.⊗ B`, then a kernel marks each entry of C that M's row holds (a
+//! binary search of M's sorted row per entry) and the masked program's
+//! compaction drops them: masked-out entries are accumulated first and
+//! removed after. Either way C never leaves the device unmasked.
 
 use super::chunked::HostTimes;
 use super::engine::GpuEngine;
@@ -26,7 +29,11 @@ impl<D: Device> GpuEngine<D> {
     /// `K×N`, M `M×N`, its values never read; C left on the device, rows
     /// sorted): C's entries are those of `A ⊕.⊗ B` outside M's structure.
     /// M's rows must be sorted ([`GpuMatrix::sorted_rows`]); repeated
-    /// columns in them are harmless. Returns when C is complete.
+    /// columns in them are harmless. When M's rows times its columns are
+    /// no more than A's and B's entries together and A's and B's rows are
+    /// sorted, the complement is made explicit and computed by dot
+    /// products; otherwise by the product, M's entries then dropped.
+    /// Returns when C is complete.
     ///
     /// # Errors
     /// [`Error::NotOnBackend`] when M's rows are not known to be sorted;
