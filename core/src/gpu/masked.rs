@@ -26,6 +26,11 @@ use std::time::Instant;
 /// Threads per block of the masked dot-product kernel.
 pub(super) const THREADS: u32 = 256;
 
+/// Entries of B each block of the transpose's scatter takes at a time
+/// (`SPGEMM_SCATTER_CHUNK` in `masked_dot.cuh`: counted per column in
+/// shared memory, one range of tickets per column).
+const SCATTER_CHUNK: usize = 2048;
+
 /// Lanes per entry of M: half the shorter operand's mean row length (A's
 /// rows, B's columns), rounded up to a power of two, at least 1 and at
 /// most the warp.
@@ -486,16 +491,17 @@ pub(super) fn transpose_on_device<D: Device, T: Scalar>(
         bcol: bcol.ptr(),
         bval: b.val.ptr(),
         k: b.nrows as u32,
+        nnz: nnz as u64,
         btrpt: btrpt.ptr(),
         fill: counts.ptr(),
         btcol: btcol.ptr(),
         btval: btval.ptr(),
     };
-    let warps_per_block = (THREADS / dev.properties().warp_width.max(1)) as usize;
+    // THREADS · SPGEMM_SCATTER_PER_THREAD (8) covers a block's entries.
     l.launch(
         0,
         Kernel::TransposeScatter,
-        shape(l.grid(b.nrows, warps_per_block), THREADS, 0),
+        shape(l.grid(nnz, SCATTER_CHUNK), THREADS, 0),
         &scatter,
     )?;
     Ok((btrpt, btcol, btval))

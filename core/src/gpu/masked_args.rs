@@ -34,13 +34,14 @@ kernel_args! {
         nnz: u64 = "u64",
         counts: DevicePtr = "u64*",
     }
-    /// [`Kernel::TransposeScatter`](super::Kernel::TransposeScatter): B (`k` rows), Bᵀ's row offsets, a
+    /// [`Kernel::TransposeScatter`](super::Kernel::TransposeScatter): B (`k` rows, `nnz` entries), Bᵀ's row offsets, a
     /// zeroed ticket per column; Bᵀ's columns and values.
     TransposeScatterArgs {
         brpt: DevicePtr = "const u64*",
         bcol: DevicePtr = "const u32*",
         bval: DevicePtr = "const value_t*",
         k: u32 = "u32",
+        nnz: u64 = "u64",
         btrpt: DevicePtr = "const u64*",
         fill: DevicePtr = "u32*",
         btcol: DevicePtr = "u32*",
