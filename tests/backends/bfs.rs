@@ -12,19 +12,16 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let mut trials = Vec::new();
-    for (kind, name) in [
-        (BackendKind::Cpu, "cpu"),
-        (BackendKind::Cuda, "cuda"),
-        (BackendKind::Hip, "hip"),
-    ] {
-        trials.push(common::trial(
-            kind,
-            format!("{name}::bfs::levels_by_complemented_masks"),
-            move || levels_by_complemented_masks(kind),
-        ));
-    }
-    trials
+    common::BACKENDS
+        .into_iter()
+        .map(|(kind, name)| {
+            common::trial(
+                kind,
+                format!("{name}::bfs::levels_by_complemented_masks"),
+                move || levels_by_complemented_masks(kind),
+            )
+        })
+        .collect()
 }
 
 /// The `rows × n` matrix whose row `i` holds `cols[i]` (values 1).

@@ -9,27 +9,23 @@ use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, Scalar};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    [
-        (BackendKind::Cpu, "cpu"),
-        (BackendKind::Cuda, "cuda"),
-        (BackendKind::Hip, "hip"),
-    ]
-    .into_iter()
-    .flat_map(|(kind, name)| {
-        [
-            common::trial(
-                kind,
-                format!("{name}::integers::every_semiring_and_mask_in_i64_and_i32"),
-                move || every_semiring_and_mask(kind),
-            ),
-            common::trial(
-                kind,
-                format!("{name}::integers::sums_past_two_to_the_53"),
-                move || sums_past_f64(kind),
-            ),
-        ]
-    })
-    .collect()
+    common::BACKENDS
+        .into_iter()
+        .flat_map(|(kind, name)| {
+            [
+                common::trial(
+                    kind,
+                    format!("{name}::integers::every_semiring_and_mask_in_i64_and_i32"),
+                    move || every_semiring_and_mask(kind),
+                ),
+                common::trial(
+                    kind,
+                    format!("{name}::integers::sums_past_two_to_the_53"),
+                    move || sums_past_f64(kind),
+                ),
+            ]
+        })
+        .collect()
 }
 
 /// Small integers in −4..=4, zeros included (false for `lor_land`).

@@ -15,11 +15,7 @@ use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, GpuConfig, Sc
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let mut trials = Vec::new();
-    for (kind, name) in [
-        (BackendKind::Cpu, "cpu"),
-        (BackendKind::Cuda, "cuda"),
-        (BackendKind::Hip, "hip"),
-    ] {
+    for (kind, name) in common::BACKENDS {
         trials.push(common::trial(
             kind,
             format!("{name}::pruning::ties_rows_columns_and_every_type"),

@@ -99,6 +99,13 @@ pub fn gpu_missing(kind: spgemm::BackendKind) -> Option<String> {
     }
 }
 
+/// Every backend with the name its tests start with.
+pub const BACKENDS: [(spgemm::BackendKind, &str); 3] = [
+    (spgemm::BackendKind::Cpu, "cpu"),
+    (spgemm::BackendKind::Cuda, "cuda"),
+    (spgemm::BackendKind::Hip, "hip"),
+];
+
 /// A test named `name` on backend `kind`. CPU tests always run. GPU tests
 /// run where [`gpu_missing`] finds the backend's GPU, are reported as
 /// ignored with the reason elsewhere, and fail instead under

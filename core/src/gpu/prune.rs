@@ -8,6 +8,7 @@ use super::kernels::{Kernel, PruneColumnsArgs, PruneRowsArgs};
 use super::launch::{shape, Launcher};
 use super::masked::{compact, transpose_on_device, THREADS};
 use super::matrix::GpuMatrix;
+use super::memory::DeviceArray;
 use crate::device::{Device, LaunchShape};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -101,18 +102,7 @@ fn prune_rows<D: Device, T: Scalar>(
         outcol: outcol.ptr(),
     };
     l.launch(0, Kernel::PruneRows, warp_per_row(l, c.nrows), &args)?;
-    let GpuMatrix {
-        nrows,
-        ncols,
-        structure,
-        val,
-        sorted,
-        ..
-    } = c;
-    let pruned = compact(l, structure.rpt.ptr(), (nrows, ncols), outcol, val, sorted)?;
-    // The compaction has synchronised: C's old structure is done with.
-    drop(structure);
-    Ok(pruned)
+    without_dropped(l, c, outcol)
 }
 
 /// `c`'s columns pruned to their `keep` largest, through Cᵀ.
@@ -139,6 +129,19 @@ fn prune_columns<D: Device, T: Scalar>(
         outcol: outcol.ptr(),
     };
     l.launch(0, Kernel::PruneColumns, warp_per_row(l, c.ncols), &args)?;
+    let pruned = without_dropped(l, c, outcol);
+    drop((ctrpt, ctcol, ctval));
+    pruned
+}
+
+/// `c` with the entries whose column in `outcol` (a marked copy of
+/// `c`'s columns) is `SPGEMM_EMPTY` compacted away; its values move into
+/// the result.
+fn without_dropped<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    c: GpuMatrix<D, T>,
+    outcol: DeviceArray<D, u32>,
+) -> Result<GpuMatrix<D, T>> {
     let GpuMatrix {
         nrows,
         ncols,
@@ -147,7 +150,7 @@ fn prune_columns<D: Device, T: Scalar>(
         sorted,
         ..
     } = c;
-    let pruned = compact(l, structure.rpt.ptr(), (nrows, ncols), outcol, val, sorted)?;
-    drop((structure, ctrpt, ctcol, ctval));
-    Ok(pruned)
+    // The compaction synchronises before it returns: C's old structure is
+    // done with when it is dropped here.
+    compact(l, structure.rpt.ptr(), (nrows, ncols), outcol, val, sorted)
 }
