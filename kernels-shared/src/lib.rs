@@ -26,7 +26,8 @@
 /// into words of columns for the symbolic phase (`packed_columns.cuh`),
 /// then the checks of structures read in place from another library's
 /// device arrays (`checks.cuh`), then the row offsets of a matrix
-/// assembled from runs of other matrices' rows (`assembled_rows.cuh`).
+/// assembled from runs of other matrices' rows (`assembled_rows.cuh`),
+/// then the one-pass product of short rows (`one_pass.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/spgemm.cuh"),
     include_str!("kernels/scan.cuh"),
@@ -36,7 +37,8 @@ pub const BODY: &str = concat!(
     include_str!("kernels/dense_rows.cuh"),
     include_str!("kernels/packed_columns.cuh"),
     include_str!("kernels/checks.cuh"),
-    include_str!("kernels/assembled_rows.cuh")
+    include_str!("kernels/assembled_rows.cuh"),
+    include_str!("kernels/one_pass.cuh")
 );
 
 /// The scans (`scan.cuh`, as in the body), the masked products by dot

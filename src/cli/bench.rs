@@ -170,6 +170,9 @@ struct Record {
     long_rows: Option<&'static str>,
     accumulator: Option<&'static str>,
     slices: Option<&'static str>,
+    /// GPU backends: how C's row sizes were found in the timed runs
+    /// (`--symbolic`): `exact` (a symbolic phase) or `bound` (one pass).
+    symbolic: Option<&'static str>,
 }
 
 /// Parses a byte count with an optional K, M or G suffix (powers of 1024).
@@ -486,12 +489,13 @@ fn print_details(r: &Record) {
     }
     if let Some(k) = r.kernels_ready_ms {
         println!(
-            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}, accumulator {}, slices {}",
+            "{:<26} kernels ready in {k:.1} ms (compiled, or loaded from the cache); table {}, long rows {}, accumulator {}, slices {}, symbolic {}",
             "",
             r.kernel_table.as_deref().unwrap_or("-"),
             r.long_rows.unwrap_or("-"),
             r.accumulator.unwrap_or("-"),
-            r.slices.unwrap_or("-")
+            r.slices.unwrap_or("-"),
+            r.symbolic.unwrap_or("-")
         );
     }
 }
@@ -511,9 +515,12 @@ fn bench_one<T: Scalar>(
     let mut kernels_ready_ms = None;
     #[allow(unused_mut)] // set by GPU backends only
     let mut kernel_table = None;
+    #[allow(unused_mut)] // set by GPU backends only
+    let mut symbolic = None;
     let (median_ms, c, peak_memory_bytes) = with_gpu!(backend, m => {
         let r = super::bench_gpu::time_engine(&m.engines()[0], &a, b, args.warmup, args.reps)?;
         phases_ms = r.phases_ms;
+        symbolic = Some(if r.one_pass { "bound" } else { "exact" });
         kernels_ready_ms = Some(r.kernels_ready_ms);
         kernel_table = Some(m.engines()[0].table::<T>()?.name);
         (r.median_ms, r.c, Some(r.peak_bytes))
@@ -618,6 +625,7 @@ fn bench_one<T: Scalar>(
             .map(|_| args.common.accumulator.name()),
         slices: kernel_table.as_ref().map(|_| args.common.slices.name()),
         kernel_table,
+        symbolic,
     })
 }
 

@@ -23,6 +23,8 @@ pub struct GpuRun<T> {
     pub c: CsrMatrix<T>,
     /// Milliseconds to compile or load the kernels.
     pub kernels_ready_ms: f64,
+    /// Whether the timed runs computed C in one pass (no symbolic phase).
+    pub one_pass: bool,
 }
 
 /// Times `C = A·B` on `engine` with device events: transfers excluded, C's
@@ -57,6 +59,7 @@ pub fn time_engine<D: Device, T: Scalar>(
         median_ms: phase(|t| t.total_ms),
         phases_ms,
         peak_bytes: runs.iter().map(|t| t.peak_bytes as u64).max().unwrap_or(0),
+        one_pass: runs.iter().all(|t| t.one_pass),
         c: engine.download(&last.expect("at least one run"))?,
         kernels_ready_ms,
     })

@@ -21,7 +21,7 @@ mod whole_job;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
-use spgemm::gpu::{Accumulator, LongRows, SliceSplit};
+use spgemm::gpu::{Accumulator, LongRows, SliceSplit, SymbolicMode};
 use spgemm::table::TableConfig;
 use spgemm::{Backend, BackendKind, GpuConfig, Scalar};
 use std::path::PathBuf;
@@ -138,6 +138,14 @@ struct Common {
     /// stretches of A's entries) or products (about equal products).
     #[arg(long, default_value = "entries")]
     slices: SliceSplit,
+    /// GPU backends: how C's row sizes are found: exact (a symbolic phase
+    /// counts them), bound (no symbolic phase: rows of at most 8 products
+    /// per lane of a warp are computed into room for their products,
+    /// counted and placed in one pass; other products run exact), auto
+    /// (bound for rows of at most 32 products, and for rows of at most 128
+    /// whose sampled compression ratio is at most 1.5).
+    #[arg(long, default_value = "auto")]
+    symbolic: SymbolicMode,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -277,6 +285,7 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         long_rows: common.long_rows,
         accumulator: common.accumulator,
         slices: common.slices,
+        symbolic: common.symbolic,
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
@@ -302,6 +311,9 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         }
         if common.slices != SliceSplit::default() {
             eprintln!("--slices applies to GPU backends only");
+        }
+        if common.symbolic != SymbolicMode::default() {
+            eprintln!("--symbolic applies to GPU backends only");
         }
     }
     Ok(backend)

@@ -3,7 +3,7 @@
 //! --release --features cuda --test backends -- cuda::` on a GPU machine.
 
 use crate::common::{self, conformance::Multiplier};
-use spgemm::gpu::{Accumulator, LongRows, SortVariant};
+use spgemm::gpu::{Accumulator, LongRows, SortVariant, SymbolicMode};
 use spgemm::BackendKind::Cuda;
 use spgemm::GpuConfig;
 
@@ -54,6 +54,16 @@ fn register_hash() -> Result<Box<dyn Multiplier>, String> {
     common::open_registers(Cuda, SortVariant::RegisterHash)
 }
 
+/// Every product with a symbolic phase, and every product that can in one
+/// pass (`--symbolic exact`, `bound`).
+fn symbolic_exact() -> Result<Box<dyn Multiplier>, String> {
+    common::open_symbolic(Cuda, SymbolicMode::Exact)
+}
+
+fn symbolic_bound() -> Result<Box<dyn Multiplier>, String> {
+    common::open_symbolic(Cuda, SymbolicMode::Bound)
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     #[cfg(feature = "cuda")]
     let engine = engine_level::CASES;
@@ -69,6 +79,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ("v100_paper_table", v100_paper_table),
             ("register_sort", register_sort),
             ("register_hash", register_hash),
+            ("symbolic_exact", symbolic_exact),
+            ("symbolic_bound", symbolic_bound),
         ],
         engine,
     )

@@ -4,7 +4,7 @@
 //! backends -- hip::`.
 
 use crate::common::{self, conformance::Multiplier};
-use spgemm::gpu::{Accumulator, LongRows, SortVariant};
+use spgemm::gpu::{Accumulator, LongRows, SortVariant, SymbolicMode};
 use spgemm::BackendKind::Hip;
 use spgemm::GpuConfig;
 
@@ -42,6 +42,16 @@ fn register_hash() -> Result<Box<dyn Multiplier>, String> {
     common::open_registers(Hip, SortVariant::RegisterHash)
 }
 
+/// Every product with a symbolic phase, and every product that can in one
+/// pass (`--symbolic exact`, `bound`).
+fn symbolic_exact() -> Result<Box<dyn Multiplier>, String> {
+    common::open_symbolic(Hip, SymbolicMode::Exact)
+}
+
+fn symbolic_bound() -> Result<Box<dyn Multiplier>, String> {
+    common::open_symbolic(Hip, SymbolicMode::Bound)
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     #[cfg(feature = "hip")]
     let engine = engine_level::CASES;
@@ -56,6 +66,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ("in_place_global_hash", in_place_global_hash),
             ("register_sort", register_sort),
             ("register_hash", register_hash),
+            ("symbolic_exact", symbolic_exact),
+            ("symbolic_bound", symbolic_bound),
         ],
         engine,
     )

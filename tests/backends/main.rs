@@ -20,6 +20,7 @@ mod cuda;
 mod galerkin;
 mod hip;
 mod integers;
+mod one_pass;
 mod plans;
 mod pruning;
 mod semirings;
@@ -35,5 +36,6 @@ fn main() {
     trials.extend(integers::trials());
     trials.extend(pruning::trials());
     trials.extend(bfs::trials());
+    trials.extend(one_pass::trials());
     libtest_mimic::run(&args, trials).exit();
 }

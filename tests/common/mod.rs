@@ -215,6 +215,22 @@ pub fn open_registers(
     open_gpu(kind, &options, &[&[0]])
 }
 
+/// GPU 0 of backend `kind` finding C's row sizes as `symbolic` says
+/// ([`SymbolicMode::Exact`](spgemm::gpu::SymbolicMode::Exact): always a
+/// symbolic phase; [`SymbolicMode::Bound`](spgemm::gpu::SymbolicMode::Bound):
+/// one pass wherever every row is short enough), so that the conformance
+/// cases run both ways whatever the default's rule picks.
+pub fn open_symbolic(
+    kind: spgemm::BackendKind,
+    symbolic: spgemm::gpu::SymbolicMode,
+) -> Result<Box<dyn conformance::Multiplier>, String> {
+    let options = spgemm::GpuConfig {
+        symbolic,
+        ..Default::default()
+    };
+    open_gpu(kind, &options, &[&[0]])
+}
+
 /// A seeded xorshift generator of indices: each call `next(k)` gives one
 /// in `0..k` (test matrices with a chosen shape, independent of `rand`).
 pub fn xorshift(seed: u64) -> impl FnMut(usize) -> u32 {

@@ -36,6 +36,9 @@ pub struct GpuConfig {
     /// [`MAX_DOWNLOAD_CHUNKS`] chunks; a C smaller than this is one chunk.
     /// Default 64 MiB.
     pub download_chunk_bytes: usize,
+    /// How C's row sizes are found before the numeric phase (default:
+    /// [`SymbolicMode::Auto`]).
+    pub symbolic: SymbolicMode,
 }
 
 /// Most chunks of rows a host-to-host product is computed and downloaded
@@ -54,6 +57,7 @@ impl Default for GpuConfig {
             accumulator: Accumulator::default(),
             slices: SliceSplit::default(),
             download_chunk_bytes: 64 << 20,
+            symbolic: SymbolicMode::default(),
         }
     }
 }
@@ -233,6 +237,35 @@ pub enum SliceSplit {
 crate::choices::named_choices!(SliceSplit, "slice split", {
     Entries => "entries",
     Products => "products",
+});
+
+/// How a product finds the sizes of C's rows before writing them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SymbolicMode {
+    /// [`SymbolicMode::Bound`] where its rule holds
+    /// ([`one_pass_pays`](crate::gpu::one_pass_pays)), else
+    /// [`SymbolicMode::Exact`].
+    #[default]
+    Auto,
+    /// A symbolic phase counts every row's entries exactly (OpSparse
+    /// §5.6.1), then the numeric phase writes each row at its place.
+    Exact,
+    /// No symbolic phase: each row's products, nprod(i), bound its entries,
+    /// so the numeric phase writes every row into space for nprod(i)
+    /// entries and counts it, and C is compacted after a scan of the
+    /// counts (the one-phase method with upper-bound row sizes that Du et
+    /// al., "OpSparse", §2.2, sets against the two-phase one; KokkosKernels
+    /// §2 too). Taken only where
+    /// every row's bound falls in a shared-memory hash bin whose rows are
+    /// condensed before they are sorted, and the bound's arrays fit the
+    /// memory budget; other products run [`SymbolicMode::Exact`].
+    Bound,
+}
+
+crate::choices::named_choices!(SymbolicMode, "symbolic mode", {
+    Auto => "auto",
+    Exact => "exact",
+    Bound => "bound",
 });
 
 /// Which accumulator the bins of both phases use.

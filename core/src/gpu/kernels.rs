@@ -168,6 +168,13 @@ pub enum Kernel {
     /// `spgemm_place_offsets`: the row offsets of a matrix assembled from
     /// runs of rows copied from other matrices.
     PlaceOffsets,
+    /// `spgemm_numeric_one_pass_{lanes}`: short rows computed, counted and
+    /// placed in one pass, with no symbolic phase, `lanes` lanes a row (4,
+    /// 8, 16; 0: a warp) and a tile of rows per block.
+    NumericOnePass(u32),
+    /// `spgemm_one_pass_sample`: the compression ratio of a sample of
+    /// rows, as the one pass computes them.
+    OnePassSample,
     /// `spgemm_masked_dot`: `C⟨M⟩ = A ⊕.⊗ B` by a dot product per entry of
     /// M (GraphBLAS's dot3), in a program of its own per value type and
     /// semiring ([`crate::gpu::program::masked_dot`]), with the two
@@ -227,7 +234,7 @@ pub const MASKED: [Kernel; 13] = [
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 30] = [
+pub const FIXED: [Kernel; 35] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -258,6 +265,11 @@ pub const FIXED: [Kernel; 30] = [
     Kernel::PackCount,
     Kernel::PackFill,
     Kernel::PlaceOffsets,
+    Kernel::NumericOnePass(4),
+    Kernel::NumericOnePass(8),
+    Kernel::NumericOnePass(16),
+    Kernel::NumericOnePass(0),
+    Kernel::OnePassSample,
 ];
 
 impl Kernel {
@@ -273,6 +285,9 @@ impl Kernel {
             Kernel::SymbolicPackedBin(i) => return format!("spgemm_symbolic_packed_bin{i}"),
             Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
             Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
+            Kernel::NumericOnePass(0) => "spgemm_numeric_one_pass_warp",
+            Kernel::NumericOnePass(lanes) => return format!("spgemm_numeric_one_pass_{lanes}"),
+            Kernel::OnePassSample => "spgemm_one_pass_sample",
             Kernel::CheckEntries(w) => return format!("spgemm_check_entries_{}", w.name()),
             Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
             Kernel::SymbolicGlobal => "spgemm_symbolic_global",
@@ -347,6 +362,8 @@ impl Kernel {
             Kernel::PackCount => of::<PackCountArgs>(),
             Kernel::PackFill => of::<PackFillArgs>(),
             Kernel::PlaceOffsets => of::<PlaceOffsetsArgs>(),
+            Kernel::NumericOnePass(_) => of::<NumericOnePassArgs>(),
+            Kernel::OnePassSample => of::<OnePassSampleArgs>(),
             Kernel::MaskedDot => of::<MaskedDotArgs>(),
             Kernel::ColumnCounts => of::<ColumnCountsArgs>(),
             Kernel::TransposeScatter => of::<TransposeScatterArgs>(),
@@ -764,6 +781,9 @@ kernel_args! {
 #[path = "masked_args.rs"]
 mod masked_args;
 pub(crate) use masked_args::*;
+#[path = "one_pass_args.rs"]
+mod one_pass_args;
+pub(crate) use one_pass_args::*;
 
 /// The arguments of `args` for a launch of `kernel`, in order.
 ///

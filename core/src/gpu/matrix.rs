@@ -187,6 +187,10 @@ pub struct PhaseTimes {
     pub total_ms: f64,
     /// Peak device bytes beyond A and B.
     pub peak_bytes: usize,
+    /// Whether C was computed in one pass, with no symbolic phase
+    /// ([`SymbolicMode::Bound`](super::SymbolicMode::Bound)); the numeric
+    /// time is then the one pass's.
+    pub one_pass: bool,
 }
 
 /// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the

@@ -70,6 +70,13 @@ impl<D: Device, T: bytemuck::Pod> DeviceArray<D, T> {
         Ok(a)
     }
 
+    /// Shortens the array to its first `len` elements (no more than it
+    /// has). The buffer keeps its size, and the product's memory its
+    /// count, until the array is dropped.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     /// Device address of element `i` (0 for an empty array).
     pub(crate) fn ptr_at(&self, i: usize) -> u64 {
         self.buf.as_ref().map_or(0, |b| {

@@ -15,7 +15,8 @@ use crate::error::Result;
 /// u32), the maximum, the overflow count, (numeric phase) a copy of nnz(C)
 /// and (symbolic phase) the entries of B packed into words of columns;
 /// then per-bin sizes and cursors (u32, the direct, the distinct and the
-/// ranked bins last); words 64..128 the histogram of
+/// ranked bins last); (symbolic phase) words 56 and 57 the products and
+/// entries of the one pass's sample; words 64..128 the histogram of
 /// products by log2 of their row of B; four words of the operands' check
 /// faults ([`Meta::faults`]); then the bins array and the overflow
 /// list (M u32 each); setup lists the rows it splits where the bins go
@@ -46,6 +47,9 @@ pub(super) struct Counts {
     /// Entries of B packed into words of 32 columns, where
     /// `spgemm_pack_count` added them ([`Meta::packed_total`]).
     pub(super) packed: u64,
+    /// Products and entries of the rows the one pass's sample computed
+    /// (0 where none ran).
+    pub(super) sample: [u64; 2],
     /// The operands' check faults where [`Meta::faults`] has them (all 0:
     /// none, or no checks pending).
     pub(super) faults: [u64; FAULT_WORDS],
@@ -67,6 +71,8 @@ impl Counts {
 }
 
 impl<D: Device> Meta<D> {
+    /// Where the one pass's sample adds its rows' products and entries.
+    const SAMPLE: usize = 56;
     /// Where the setup kernel's histogram starts in the header.
     const HIST: usize = 64;
     const FAULTS: usize = Self::HIST + HIST_BUCKETS;
@@ -76,7 +82,7 @@ impl<D: Device> Meta<D> {
     /// zeroed, on stream 0.
     pub(super) fn new(l: &Launcher<'_, D>, m: usize, nbins: usize) -> Result<Self> {
         assert!(
-            8 + nbins + 3 <= Self::HIST,
+            8 + nbins + 3 <= Self::SAMPLE,
             "too many bins for the metadata header"
         );
         let words = l.alloc::<u64>(0, Self::HEADER + m, "bins and counters")?;
@@ -102,6 +108,11 @@ impl<D: Device> Meta<D> {
     }
     pub(super) fn packed_total(&self) -> DevicePtr {
         self.words.ptr_to(6)
+    }
+    /// Two words for the products and entries of the rows sampled for
+    /// the one pass's choice (`Kernel::OnePassSample`).
+    pub(super) fn sample(&self) -> DevicePtr {
+        self.words.ptr_to(Self::SAMPLE)
     }
     pub(super) fn hist(&self) -> DevicePtr {
         self.words.ptr_to(Self::HIST)
@@ -154,6 +165,7 @@ impl<D: Device> Meta<D> {
             typical,
             nnz: h[5],
             packed: h[6],
+            sample: [h[Self::SAMPLE], h[Self::SAMPLE + 1]],
             faults: h[Self::FAULTS..Self::HEADER]
                 .try_into()
                 .expect("the header holds FAULT_WORDS fault words"),

@@ -40,6 +40,7 @@ mod memory;
 mod meta;
 mod multi;
 mod numeric;
+mod one_pass;
 mod pipeline;
 mod product;
 #[doc(hidden)]
@@ -54,8 +55,8 @@ mod symbolic;
 pub use assembled::{Assembly, RowRun};
 pub use chunked::{HostTimes, Placement};
 pub use config::{
-    Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ,
-    REG_PER_LANE,
+    Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, SymbolicMode, MAX_DOWNLOAD_CHUNKS,
+    RANK_MAX_NNZ, REG_PER_LANE,
 };
 pub use engine::GpuEngine;
 pub use galerkin::GalerkinPlan;
@@ -64,6 +65,7 @@ pub use matrix::DeviceCsr;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
+pub use one_pass::{one_pass_pays, ONE_PASS_MAX_COMPRESSION};
 pub use pipeline::{Enqueued, PhaseEvents};
 
 #[cfg(test)]

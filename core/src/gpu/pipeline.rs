@@ -8,7 +8,7 @@ use super::kernels::{Kernel, NarrowOffsetsArgs, Phase};
 use super::launch::Launcher;
 use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
-use super::meta::Meta;
+use super::meta::{Counts, Meta};
 use super::numeric::COut;
 use super::product::Product;
 use super::symbolic::{distinct_rows, repeat_rows, Offsets};
@@ -43,55 +43,44 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let (dev, s0) = (self.device(), self.stream(0));
         let start = dev.record(s0)?;
         let nbins = self.launcher.table().numeric.len();
-        let (crpt, after_setup, before_numeric, typical, meta, counts) = match plan {
+        let mut one_pass = false;
+        let (crpt, ccol, cval, nnz, after_setup, before_numeric) = match plan {
             Some(p) => {
                 let before_numeric = dev.record(s0)?;
                 let meta = Meta::new(&self.launcher, self.m(), nbins)?;
                 let distinct = Some(distinct_rows(&p.crpt, self.m()));
                 let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, distinct)?;
                 counts.nnz = p.nnz as u64;
-                (
-                    p.crpt.clone(),
-                    None,
-                    before_numeric,
-                    p.typical,
-                    meta,
-                    counts,
-                )
+                let (ccol, cval, nnz) = self.numeric_into(&p.crpt, p.typical, meta, counts)?;
+                (p.crpt.clone(), ccol, cval, nnz, None, before_numeric)
             }
             None => {
-                let Offsets {
-                    crpt,
-                    after_setup,
-                    typical,
-                } = self.symbolic_offsets(true)?;
-                let before_numeric = dev.record(s0)?;
-                // Numeric binning counts and nnz(C) come back in one read.
-                let meta = Meta::new(&self.launcher, self.m(), nbins)?;
-                let distinct = Some(distinct_rows(&crpt, self.m()));
-                self.launch_count_bins(&meta, &crpt, Phase::Numeric, distinct)?;
-                meta.copy_nnz(&self.launcher, &crpt)?;
-                let counts = meta.read(&self.launcher)?;
-                let crpt = Arc::new(crpt);
-                (crpt, after_setup, before_numeric, typical, meta, counts)
+                let mut setup = self.setup(true)?;
+                if self.one_pass_chosen(&setup)? {
+                    one_pass = true;
+                    let after_setup = setup.after_setup.take();
+                    let before_numeric = dev.record(s0)?;
+                    let (crpt, ccol, cval, nnz) = self.one_pass(setup)?;
+                    (Arc::new(crpt), ccol, cval, nnz, after_setup, before_numeric)
+                } else {
+                    let Offsets {
+                        crpt,
+                        after_setup,
+                        typical,
+                    } = self.count_rows(setup)?;
+                    let before_numeric = dev.record(s0)?;
+                    // Numeric binning counts and nnz(C) come back in one read.
+                    let meta = Meta::new(&self.launcher, self.m(), nbins)?;
+                    let distinct = Some(distinct_rows(&crpt, self.m()));
+                    self.launch_count_bins(&meta, &crpt, Phase::Numeric, distinct)?;
+                    meta.copy_nnz(&self.launcher, &crpt)?;
+                    let counts = meta.read(&self.launcher)?;
+                    let crpt = Arc::new(crpt);
+                    let (ccol, cval, nnz) = self.numeric_into(&crpt, typical, meta, counts)?;
+                    (crpt, ccol, cval, nnz, after_setup, before_numeric)
+                }
             }
         };
-        let nnz = counts.nnz as usize;
-        let ccol = self.launcher.alloc::<u32>(0, nnz, "C column indices")?;
-        let cval = self.launcher.alloc::<T>(0, nnz, "C values")?;
-        if nnz > 0 {
-            let out = COut {
-                crpt: &crpt,
-                distinct: distinct_rows(&crpt, self.m()),
-                repeat: repeat_rows(&crpt, self.m()),
-                col: &ccol,
-                val: &cval,
-            };
-            if let Some(ready) = self.values_ready {
-                dev.wait(s0, ready)?;
-            }
-            self.numeric(&out, typical, meta, counts)?;
-        }
         let end = dev.record(s0)?;
         let crpt = Arc::try_unwrap(crpt).or_else(|shared| self.copy_offsets(&shared))?;
         let narrow = if int32_offsets && nnz <= i32::MAX as usize {
@@ -119,12 +108,42 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             before_numeric,
             end,
             done,
+            one_pass,
         };
         Ok(Enqueued {
             c,
             offsets_i32: narrow,
             events,
         })
+    }
+
+    /// C's column indices and values for the row offsets `crpt` (nnz(C)
+    /// in `counts`), written by the numeric phase once B's values are in
+    /// place; and nnz(C).
+    fn numeric_into(
+        &self,
+        crpt: &DeviceArray<D, u64>,
+        typical: usize,
+        meta: Meta<D>,
+        counts: Counts,
+    ) -> Result<CEntries<D, T>> {
+        let nnz = counts.nnz as usize;
+        let ccol = self.launcher.alloc::<u32>(0, nnz, "C column indices")?;
+        let cval = self.launcher.alloc::<T>(0, nnz, "C values")?;
+        if nnz > 0 {
+            let out = COut {
+                crpt,
+                distinct: distinct_rows(crpt, self.m()),
+                repeat: repeat_rows(crpt, self.m()),
+                col: &ccol,
+                val: &cval,
+            };
+            if let Some(ready) = self.values_ready {
+                self.device().wait(self.stream(0), ready)?;
+            }
+            self.numeric(&out, typical, meta, counts)?;
+        }
+        Ok((ccol, cval, nnz))
     }
 
     /// C's row offsets for a product run from a plan (the plan keeps its own).
@@ -138,6 +157,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 }
 
+/// C's column indices and values, and nnz(C).
+type CEntries<D, T> = (DeviceArray<D, u32>, DeviceArray<D, T>, usize);
+
 /// The events of one product's phases on its first stream (see
 /// [`GpuEngine::multiply_ordered`](super::GpuEngine::multiply_ordered)):
 /// its phase times once the last has completed.
@@ -147,6 +169,7 @@ pub struct PhaseEvents<D: Device> {
     before_numeric: D::Event,
     end: D::Event,
     done: D::Event,
+    one_pass: bool,
 }
 
 impl<D: Device> PhaseEvents<D> {
@@ -176,6 +199,7 @@ impl<D: Device> PhaseEvents<D> {
             numeric_ms: ms(&self.before_numeric, &self.end)?,
             total_ms: ms(&self.start, &self.end)?,
             peak_bytes: 0,
+            one_pass: self.one_pass,
         })
     }
 }

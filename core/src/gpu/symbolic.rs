@@ -10,7 +10,7 @@ use super::kernels::{
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
-use super::meta::Meta;
+use super::meta::{Counts, Meta};
 use super::product::{bounds_at, Product};
 use crate::device::Device;
 use crate::error::Result;
@@ -49,6 +49,22 @@ pub(super) struct Offsets<D: Device> {
     pub(super) typical: usize,
 }
 
+/// Setup's results ([`Product::setup`]).
+pub(super) struct Setup<D: Device> {
+    /// nprod(i) of every row where C's row offsets go, then the
+    /// distinct-row bits and the repeat bits (zero).
+    pub(super) crpt: DeviceArray<D, u64>,
+    /// The symbolic phase's counters, its first binning pass done.
+    pub(super) meta: Meta<D>,
+    /// What setup and that pass counted (`stats`: nprod(C) and the largest
+    /// nprod(i)).
+    pub(super) counts: Counts,
+    /// B's runs in words of columns, when it may be packed.
+    runs: Option<DeviceArray<D, u64>>,
+    /// An event after setup, when timing.
+    pub(super) after_setup: Option<D::Event>,
+}
+
 /// The bits after C's `m + 1` row offsets in `crpt`, one per row: set by
 /// the shared symbolic kernels when nnz(i) = nprod(i) (every product of the
 /// row has its own column), so the numeric kernels store each product's
@@ -83,6 +99,15 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// device, not read back), the event after setup when timing, and the
     /// typical row of B.
     pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
+        let setup = self.setup(timed)?;
+        self.count_rows(setup)
+    }
+
+    /// Setup (nprod(i) into C's row offsets, their total and largest, B's
+    /// typical row) and the symbolic phase's first binning pass, counted
+    /// and read back with the operands' pending checks (an error when they
+    /// failed).
+    pub(super) fn setup(&self, timed: bool) -> Result<Setup<D>> {
         let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         // Row offsets, the distinct-row bits and the repeat bits in one
@@ -90,10 +115,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let words = m.div_ceil(64);
         let crpt = l.alloc::<u64>(0, m + 1 + 2 * words, "C row offsets")?;
         crpt.zero(dev, self.stream(0), m, 1 + 2 * words)?;
-        let distinct = distinct_rows(&crpt, m);
-        let table = l.table();
-        let nbins = table.symbolic.len();
-        let meta = Meta::new(l, m, nbins)?;
+        let meta = Meta::new(l, m, l.table().symbolic.len())?;
         // Faults of the operands' checks, when pending: setup and the count
         // of B's runs return on one, and setup copies them beside the
         // counters.
@@ -129,6 +151,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let grid = shape(2 * l.sms() as u32, BLOCK, 0);
             l.launch(0, Kernel::SetupSplit, grid, &setup.rows)?;
         }
+        self.sample_with_setup(&meta, &crpt)?;
         // B's runs in words of columns, their total read back with setup's.
         let runs = if self.packing() {
             Some(self.count_runs(&meta, faults)?)
@@ -146,6 +169,30 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 return Err(e);
             }
         }
+        Ok(Setup {
+            crpt,
+            meta,
+            counts,
+            runs,
+            after_setup,
+        })
+    }
+
+    /// The symbolic kernels after [`Product::setup`], then the scan: C's
+    /// row offsets.
+    pub(super) fn count_rows(&self, setup: Setup<D>) -> Result<Offsets<D>> {
+        let (m, l) = (self.m(), &self.launcher);
+        let b = &*self.b.structure;
+        let Setup {
+            crpt,
+            meta,
+            counts,
+            runs,
+            after_setup,
+        } = setup;
+        let distinct = distinct_rows(&crpt, m);
+        let table = l.table();
+        let nbins = table.symbolic.len();
         if counts.stats[0] > 0 {
             // B packed, and its typical row (shorter: G follows it).
             let packed = match runs {

@@ -1,0 +1,295 @@
+
+// One pass over short rows, no symbolic phase (the one-phase method with
+// upper-bound row sizes, Du et al., "OpSparse", §2.2): C's arrays are
+// allocated for nprod(C) entries, a bound of nnz(C), and every row is
+// computed, counted and written at its exact place in one kernel. A group
+// of G lanes per row (rows of at most SPGEMM_DISTINCT_PER_LANE · G
+// products, which the host checked; G from 4 to a warp, so that short rows
+// keep a warp's lanes busy several rows at a time) expands its products
+// into shared memory as spgemm_numeric_distinct does, sorts them by rank
+// (ties by position, so the sort is stable), and sums each run of equal
+// columns into the row's entries. A block holds one row per group, a tile
+// of consecutive rows; the tiles' places in C come from a single-pass scan
+// with decoupled look-back (Merrill and Garland, "Single-pass parallel
+// prefix scan with decoupled look-back", §4): each block takes the next
+// tile by ticket (so that every tile it waits for is already running),
+// publishes its tile's entries, then sums its predecessors' published
+// totals back to the first one that knows its inclusive prefix. The rows
+// are then written where they belong and their row offsets beside them.
+
+// A tile's state: the flag in the top two bits, the count below.
+#define SPGEMM_TILE_TOTAL (1ull << 62)
+#define SPGEMM_TILE_PREFIX (2ull << 62)
+#define SPGEMM_TILE_COUNT ((1ull << 62) - 1)
+
+// A tile's state as the look-back reads it: a tile before the first
+// reads as a prefix of 0.
+__device__ __forceinline__ u64 tile_state(const u64* tiles, long long p) {
+    return p >= 0 ? *(const volatile u64*)&tiles[p] : SPGEMM_TILE_PREFIX;
+}
+
+// The place of tile `tile`, whose rows hold `total` entries: the sum of
+// the entries of the tiles before it. Called by every lane of one warp,
+// which reads the states of a warp's width of predecessors at once (the
+// look-back of Merrill and Garland, §4.4, a warp wide), waits until all
+// have published, and sums back to the nearest one that knows its prefix.
+__device__ __forceinline__ u64 tile_prefix(u64* tiles, u64 tile, u64 total, u32 lane) {
+    if (tile == 0) {
+        if (lane == 0) atomicExch(&tiles[0], SPGEMM_TILE_PREFIX | total);
+        return 0;
+    }
+    if (lane == 0) atomicExch(&tiles[tile], SPGEMM_TILE_TOTAL | total);
+    u64 before = 0;
+    for (long long p = (long long)tile - 1 - lane;; p -= SPGEMM_WARP_SIZE) {
+        u64 s = tile_state(tiles, p);
+        while (SPGEMM_BALLOT((s & ~SPGEMM_TILE_COUNT) == 0))
+            if ((s & ~SPGEMM_TILE_COUNT) == 0) s = tile_state(tiles, p);
+        // Lane 0 holds the nearest predecessor: sum up to the first prefix.
+        const lane_mask_t prefixes = SPGEMM_BALLOT((s & SPGEMM_TILE_PREFIX) != 0);
+        const int last = prefixes ? SPGEMM_FFS(prefixes) - 1 : SPGEMM_WARP_SIZE;
+        u64 v = (int)lane <= last ? (s & SPGEMM_TILE_COUNT) : 0;
+        for (u32 d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) v += SPGEMM_SHFL_XOR_W(v, d, SPGEMM_WARP_SIZE);
+        before += v;
+        if (prefixes) break;
+    }
+    if (lane == 0) atomicExch(&tiles[tile], SPGEMM_TILE_PREFIX | (before + total));
+    return before;
+}
+
+// The largest of one value per lane over the warp.
+__device__ __forceinline__ u32 warp_max(u32 x) {
+    for (u32 d = SPGEMM_WARP_SIZE / 2; d > 0; d /= 2) {
+        const u32 y = SPGEMM_SHFL_XOR_W(x, d, SPGEMM_WARP_SIZE);
+        x = y > x ? y : x;
+    }
+    return x;
+}
+
+// A group's shared memory: its products twice (expanded, then sorted)
+// and four slots of padding (so that the groups of a warp read other
+// banks), keys then values; then a word per group.
+template <u32 G>
+struct OnePassShared {
+    static constexpr u32 CAP = SPGEMM_DISTINCT_PER_LANE * G;
+    static constexpr u32 STRIDE = 2 * CAP + 4;
+    u32* keys;
+    u32* sorted_keys;
+    value_t* vals;
+    value_t* sorted_vals;
+    u64* counts;
+    __device__ __forceinline__ OnePassShared(u64* smem, u32 groups, u32 group) {
+        keys = (u32*)smem + group * STRIDE;
+        sorted_keys = keys + CAP;
+        value_t* vals_all = (value_t*)((u32*)smem + groups * STRIDE);
+        vals = vals_all + group * STRIDE;
+        sorted_vals = vals + CAP;
+        counts = (u64*)(vals_all + groups * STRIDE);
+    }
+};
+
+// Row `row` of C (when `active`) into the group's keys and values
+// [0, nnz), nnz returned and the row's products in *run. Every group of
+// the warp calls it at once: its loops with shuffles or ballots run as
+// many rounds in every group.
+template <u32 G>
+__device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                            const u32* bcol, const value_t* bval, bool active, u32 row,
+                                            const OnePassShared<G>& sh, u32* run_out) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
+    const u32 first_lane = lane - glane;
+    u32* keys = sh.keys;
+    value_t* vals = sh.vals;
+    const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
+    u32 run = 0;
+    const u32 len = (u32)(a1 - a0);
+    const u32 most = warp_max(len);
+    for (u32 base = 0; base < most; base += G) {
+        const u64 p = a0 + base + glane;
+        u32 n = 0;
+        u64 b0 = 0;
+        value_t a = value_t(0);
+        if (base + glane < len) {
+            const u32 c = acol[p];
+            b0 = brpt[c];
+            n = (u32)(brpt[c + 1] - b0);
+            a = aval[p];
+        }
+        const u32 incl = segment_inclusive_scan<G>(n, glane);
+        const u32 total = SPGEMM_SHFL_W(incl, G - 1, G);
+        const u32 rounds = warp_max(total);
+        for (u32 t0 = 0; t0 < rounds; t0 += G) {
+            const u32 t = t0 + glane;
+            u32 j = 0;
+            for (u32 d = G / 2; d > 0; d /= 2)
+                if (SPGEMM_SHFL_W(incl, j + d - 1, G) <= t) j += d;
+            const u32 before = SPGEMM_SHFL_W(incl - n, j, G);
+            const u64 bj = SPGEMM_SHFL_W(b0, j, G);
+            const value_t aj = SPGEMM_SHFL_W(a, j, G);
+            if (t < total) {
+                const u64 q = bj + (t - before);
+                keys[run + t] = bcol[q];
+                vals[run + t] = semiring_times(aj, bval[q]);
+            }
+        }
+        run += total;
+    }
+    // Padded to a multiple of four with columns past every real one.
+    if (glane < ((4 - run % 4) % 4)) keys[run + glane] = SPGEMM_EMPTY;
+    SPGEMM_SYNC_WARP();
+    // Stable rank sort: an entry's place is the number of smaller columns
+    // (two products a lane per pass over the keys, read four at a time:
+    // one broadcast 16-byte load, as rank_sort_out does), plus, when its
+    // column repeats, the number of its repeats before it.
+    const uint4* keys4 = (const uint4*)keys;
+    for (u32 t = glane; t < run; t += 2 * G) {
+        const u32 t2 = t + G;
+        const u32 k0 = keys[t], k1 = t2 < run ? keys[t2] : SPGEMM_EMPTY;
+        u32 r0 = 0, r1 = 0, e0 = 0, e1 = 0;
+        for (u32 q = 0; q < run; q += 4) {
+            const uint4 w = keys4[q / 4];
+            r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+            e0 += (w.x == k0) + (w.y == k0) + (w.z == k0) + (w.w == k0);
+            r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+            e1 += (w.x == k1) + (w.y == k1) + (w.z == k1) + (w.w == k1);
+        }
+        if (e0 > 1)
+            for (u32 q = 0; q < t; ++q) r0 += keys[q] == k0;
+        if (e1 > 1)
+            for (u32 q = 0; q < t2; ++q) r1 += keys[q] == k1;
+        sh.sorted_keys[r0] = k0;
+        sh.sorted_vals[r0] = vals[t];
+        if (t2 < run) {
+            sh.sorted_keys[r1] = k1;
+            sh.sorted_vals[r1] = vals[t2];
+        }
+    }
+    SPGEMM_SYNC_WARP();
+    // Runs of equal columns summed by their first entry, placed by a
+    // ballot scan of the runs' starts within the group.
+    const u32* sorted_keys = sh.sorted_keys;
+    const value_t* sorted_vals = sh.sorted_vals;
+    const lane_mask_t below = ((((lane_mask_t)1) << glane) - 1) << first_lane;
+    const lane_mask_t mine =
+        (G == SPGEMM_WARP_SIZE ? ~(lane_mask_t)0 : ((((lane_mask_t)1) << (G % SPGEMM_WARP_SIZE)) - 1)) << first_lane;
+    const u32 longest = warp_max(run);
+    u32 nnz = 0;
+    for (u32 base = 0; base < longest; base += G) {
+        const u32 s = base + glane;
+        const u32 k = s < run ? sorted_keys[s] : 0;
+        const bool head = s < run && (s == 0 || sorted_keys[s - 1] != k);
+        const lane_mask_t heads = SPGEMM_BALLOT(head) & mine;
+        if (head) {
+            value_t v = sorted_vals[s];
+            for (u32 e = s + 1; e < run && sorted_keys[e] == k; ++e) v = semiring_plus(v, sorted_vals[e]);
+            const u32 pos = nnz + SPGEMM_POPC(heads & below);
+            keys[pos] = k;
+            vals[pos] = v;
+        }
+        nnz += SPGEMM_POPC(heads);
+    }
+    *run_out = run;
+    return nnz;
+}
+
+// `tiles`: one zeroed word per tile of blockDim.x / G rows, then the
+// ticket word (zeroed). `ccol`/`cval` have room for nprod(C) entries;
+// crpt[0..m] receives C's row offsets.
+template <u32 G>
+__device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, const value_t* aval,
+                                              const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                              u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+    extern __shared__ u64 smem_one_pass[];
+    __shared__ u64 tile_shared;
+    const u32 groups = blockDim.x / G, group = threadIdx.x / G;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
+    const OnePassShared<G> sh(smem_one_pass, groups, group);
+    u64* counts = sh.counts;
+    const u64 ntiles = ((u64)m + groups - 1) / groups;
+    if (threadIdx.x == 0) tile_shared = atomicAdd(&tiles[ntiles], 1ull);
+    __syncthreads();
+    const u64 tile = tile_shared;
+    const u64 row64 = tile * groups + group;
+    const bool active = row64 < m;
+    const u32 row = active ? (u32)row64 : 0;
+    u32 run;
+    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run);
+    if (glane == 0) counts[group] = nnz;
+    __syncthreads();
+    if (threadIdx.x < SPGEMM_WARP_SIZE) {
+        u64 total = 0;
+        for (u32 g = 0; g < groups; ++g) total += counts[g];
+        const u64 before = tile_prefix(tiles, tile, total, lane);
+        if (lane == 0) {
+            u64 place = before;
+            for (u32 g = 0; g < groups; ++g) {
+                const u64 c = counts[g];
+                counts[g] = place;
+                place += c;
+            }
+            if (tile + 1 == ntiles) crpt[m] = place;
+        }
+    }
+    __syncthreads();
+    if (active) {
+        const u64 start = counts[group];
+        if (glane == 0) crpt[row] = start;
+        for (u32 t = glane; t < nnz; t += G) {
+            ccol[start + t] = sh.keys[t];
+            cval[start + t] = sh.vals[t];
+        }
+    }
+}
+
+// The compression ratio of `nsample` rows spread evenly over A's `m`
+// (row s · m / nsample), for the host's choice of the one pass, computed
+// as the one pass computes them, a warp a row: each row of at most
+// SPGEMM_DISTINCT_PER_LANE products a lane (`nprod`: setup's products per
+// row) adds its products to totals[0] and its entries to totals[1]. B's
+// values may still be arriving: the counts do not depend on them. Nothing
+// is sampled when setup's largest nprod(i) (stats[1]) leaves the host no
+// choice to make: rows within 4 lanes' reach, or past 16 lanes'.
+SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol, const value_t* aval,
+                                                const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                                const u64* nprod, const u64* stats, u32 nsample, u64* totals) {
+    constexpr u32 G = SPGEMM_WARP_SIZE;
+    const u64 longest = stats[1];
+    if (longest > OnePassShared<16>::CAP || longest <= OnePassShared<4>::CAP) return;
+    extern __shared__ u64 smem_one_pass[];
+    const u32 groups = blockDim.x / G, group = threadIdx.x / G;
+    const OnePassShared<G> sh(smem_one_pass, groups, group);
+    const u64 s = (u64)blockIdx.x * groups + group;
+    const u32 row = s < nsample ? (u32)(s * m / nsample) : 0;
+    const bool active = s < nsample && nprod[row] <= OnePassShared<G>::CAP;
+    u32 run;
+    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run);
+    if (active && threadIdx.x % G == 0) {
+        atomicAdd(&totals[0], (u64)run);
+        atomicAdd(&totals[1], (u64)nnz);
+    }
+}
+
+// The kernels by lanes a row: 4, 8, 16 and a warp.
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+}

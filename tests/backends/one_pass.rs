@@ -1,0 +1,195 @@
+//! Products computed in one pass, with no symbolic phase
+//! (`SymbolicMode::Bound`), on each GPU backend against the reference:
+//! rows of 0 to the one pass's limit of products (8 per lane of a group
+//! of 4, 8, 16 lanes and a warp), their columns repeated so that runs are
+//! summed; a row past the limit,
+//! which sends the product to the symbolic phase; many tiles of rows with
+//! empty rows among them and a last tile cut short; semirings and integer
+//! values. Each test checks which path ran (`PhaseTimes::one_pass`).
+
+use crate::common;
+use spgemm::gpu::SymbolicMode;
+use spgemm::{reference, Backend, BackendKind, CsrMatrix};
+
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let mut trials = Vec::new();
+    for (kind, name) in common::BACKENDS {
+        if kind == BackendKind::Cpu {
+            continue;
+        }
+        for (test, run) in [
+            (
+                "rows_up_to_the_limit_and_past_it",
+                rows_up_to_the_limit_and_past_it as fn(BackendKind),
+            ),
+            ("many_tiles_and_empty_rows", many_tiles_and_empty_rows),
+            ("semirings_and_integers", semirings_and_integers),
+        ] {
+            trials.push(common::trial(
+                kind,
+                format!("{name}::one_pass::{test}"),
+                move || run(kind),
+            ));
+        }
+    }
+    trials
+}
+
+/// Runs `case` on GPU 0 of `kind` under `SymbolicMode::Bound`.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
+fn on_engine(kind: BackendKind, case: &dyn Fn(&dyn Engine)) {
+    let config = spgemm::GpuConfig {
+        symbolic: SymbolicMode::Bound,
+        ..Default::default()
+    };
+    let (backend, _) = Backend::select_with(kind, &config).unwrap();
+    match &backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(m) => case(&m.engines()[0]),
+        #[cfg(feature = "hip")]
+        Backend::Hip(m) => case(&m.engines()[0]),
+        _ => unreachable!("{kind:?} opened another backend"),
+    }
+}
+
+/// What the cases need of an engine, whatever its device: a product with
+/// whether it ran in one pass, and the device's warp width.
+trait Engine {
+    fn warp_width(&self) -> usize;
+    fn product(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, bool);
+    fn product_i64(
+        &self,
+        a: &CsrMatrix<i64>,
+        b: &CsrMatrix<i64>,
+        semiring: spgemm::semiring::Semiring,
+    ) -> (CsrMatrix<i64>, bool);
+}
+
+impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
+    fn warp_width(&self) -> usize {
+        self.device().properties().warp_width as usize
+    }
+
+    fn product(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, bool) {
+        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
+        let (c, times) = self.multiply(&ga, &gb).unwrap();
+        (self.download(&c).unwrap(), times.one_pass)
+    }
+
+    fn product_i64(
+        &self,
+        a: &CsrMatrix<i64>,
+        b: &CsrMatrix<i64>,
+        semiring: spgemm::semiring::Semiring,
+    ) -> (CsrMatrix<i64>, bool) {
+        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
+        let (c, times) = self.multiply_semiring(&ga, &gb, semiring).unwrap();
+        (self.download(&c).unwrap(), times.one_pass)
+    }
+}
+
+/// `nrows × ncols` from `(row, column, value)` triplets.
+fn triplets(nrows: usize, ncols: usize, t: &[(usize, usize, f64)]) -> CsrMatrix<f64> {
+    let rows: Vec<usize> = t.iter().map(|e| e.0).collect();
+    let cols: Vec<u32> = t.iter().map(|e| e.1 as u32).collect();
+    let vals: Vec<f64> = t.iter().map(|e| e.2).collect();
+    CsrMatrix::from_triplets(nrows, ncols, &rows, &cols, &vals).unwrap()
+}
+
+/// B of `n` rows of 8 columns each (row j: columns 4j..4j+8, so that
+/// neighbouring rows share four), small integer values: sums exact in any
+/// order.
+fn overlapping_rows(n: usize) -> CsrMatrix<f64> {
+    let mut t = Vec::new();
+    for j in 0..n {
+        for c in 0..8 {
+            t.push((j, 4 * j + c, ((j + c) % 5) as f64 - 2.0));
+        }
+    }
+    triplets(n, 4 * n + 8, &t)
+}
+
+/// A's row i takes `lens[i]` consecutive rows of B from row 3i (so its
+/// products, 8 per entry, repeat columns: runs of two summed).
+fn rows_of(lens: &[usize], n: usize) -> CsrMatrix<f64> {
+    let mut t = Vec::new();
+    for (i, &k) in lens.iter().enumerate() {
+        for e in 0..k {
+            t.push((i, (3 * i + e) % n, ((i + e) % 3) as f64 + 1.0));
+        }
+    }
+    triplets(lens.len(), n, &t)
+}
+
+fn rows_up_to_the_limit_and_past_it(kind: BackendKind) {
+    on_engine(kind, &|e| {
+        // Rows of up to 8 products a lane for groups of 4, 8, 16 lanes
+        // and a warp (each product's longest row picks its group).
+        let warp = e.warp_width();
+        let n = 4 * warp + 64;
+        let b = overlapping_rows(n);
+        for lanes in [4, 8, 16, warp] {
+            let lens: Vec<usize> = (0..=lanes)
+                .chain([lanes, lanes - 1, 0, 1, lanes])
+                .cycle()
+                .take(5000)
+                .collect();
+            let a = rows_of(&lens, n);
+            let want = reference::multiply(&a, &b).unwrap();
+            let (got, one_pass) = e.product(&a, &b);
+            assert!(one_pass, "rows of up to 8 products a lane run in one pass");
+            assert_eq!(got, want, "{lanes} lanes");
+        }
+        // One row of 8 products more: the symbolic phase for every row.
+        let mut past: Vec<usize> = (0..=warp).collect();
+        past.push(warp + 1);
+        let a = rows_of(&past, n);
+        let want = reference::multiply(&a, &b).unwrap();
+        let (got, one_pass) = e.product(&a, &b);
+        assert!(!one_pass, "a row past the limit runs the symbolic phase");
+        assert_eq!(got, want);
+    });
+}
+
+fn many_tiles_and_empty_rows(kind: BackendKind) {
+    on_engine(kind, &|e| {
+        // 100,003 rows (tiles of a few rows: the last one short), every
+        // seventh empty; columns repeat within rows of C.
+        let g = spgemm::generate::uniform::<f64>(100_003, 30_000, 6, 7).unwrap();
+        let t: Vec<(usize, usize, f64)> = (0..g.nrows())
+            .filter(|i| i % 7 != 3)
+            .flat_map(|i| {
+                let (cols, vals) = g.row(i);
+                cols.iter()
+                    .zip(vals)
+                    .map(move |(&c, &v)| (i, c as usize, v))
+            })
+            .collect();
+        let a = triplets(g.nrows(), g.ncols(), &t);
+        let b = spgemm::generate::uniform::<f64>(30_000, 50_000, 9, 8).unwrap();
+        let (got, one_pass) = e.product(&a, &b);
+        assert!(one_pass);
+        let check = spgemm::verify::check_product(&a, &b, &got).unwrap();
+        assert!(check.is_ok(), "{check:?}");
+        assert!((0..got.nrows())
+            .filter(|i| i % 7 == 3)
+            .all(|i| got.row_nnz(i) == 0));
+    });
+}
+
+fn semirings_and_integers(kind: BackendKind) {
+    use spgemm::semiring::{ProductSpec, Semiring};
+    on_engine(kind, &|e| {
+        let n = 4 * e.warp_width() + 64;
+        let lens: Vec<usize> = (0..3000).map(|i| i % (e.warp_width() + 1)).collect();
+        let a = rows_of(&lens, n).map(|v| v as i64);
+        let b = overlapping_rows(n).map(|v| v as i64);
+        for semiring in [Semiring::PlusTimes, Semiring::MinPlus, Semiring::PlusPair] {
+            let spec = ProductSpec::new().semiring(semiring);
+            let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            let (got, one_pass) = e.product_i64(&a, &b, semiring);
+            assert!(one_pass, "{semiring}");
+            assert_eq!(got, want, "{semiring}");
+        }
+    });
+}
