@@ -49,13 +49,13 @@ const ROWS_PER_SAMPLE: usize = 16;
 /// symbolic phase saves), and between them when the compression ratio is
 /// at most [`ONE_PASS_MAX_COMPRESSION`] (the one pass sorts every product,
 /// the numeric phase only the row's entries). Measured on an H200
-/// (`docs/benchmarks/one-pass-h200-2026-11-27.md`, f64, medians of 10
-/// in two alternating rounds, against the symbolic phase): Erdős–Rényi
-/// 2²⁰ × 4 (4 lanes) 1.73× faster, the AMG pair Poisson 96³ · P (4
-/// lanes, compression 3.33) 1.47×; Erdős–Rényi 2²⁰ × 8 and 2²² × 8 (8
-/// lanes, compression 1.00) 1.44–1.62×; the 7-point stencil 128³ and 96³
-/// (8 lanes, compression 1.96) 1.08× and 0.84×; Erdős–Rényi 2¹⁸ × 16 (a
-/// warp, 1.00) 0.79×.
+/// (`docs/benchmarks/one-pass-h200-2026-11-27.md`, f64, against the
+/// symbolic phase; the one pass forced for all): Erdős–Rényi 2²⁰ × 4 (4
+/// lanes) 1.63× faster, the AMG pairs Poisson 64³ and 96³ · P (4 lanes,
+/// compression 3.3) 1.03× and 1.31×, luxembourg_osm 1.23×; Erdős–Rényi
+/// 2²⁰ × 8 and 2²² × 8 (8 lanes, compression 1.00) 1.11× and 1.49×; the
+/// 7-point stencils 128³ and Poisson 96³ (8 lanes, compression 1.96)
+/// 0.97× and 0.66×; Erdős–Rényi 2¹⁸ × 16 (a warp, 1.00) 0.70×.
 pub fn one_pass_pays(
     lanes: u32,
     warp: u32,
