@@ -301,7 +301,12 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
         spgemm()
             .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
             .args(["--backend", "cpu", "--table", "dcu-paper"])
-            .args(["--long-rows", "sorted-hash", "--accumulator", "hash"]),
+            .args(["--long-rows", "sorted-hash", "--accumulator", "hash"])
+            .args(["--symbolic", "bound"]),
+    );
+    assert!(
+        err.contains("--symbolic applies to GPU backends only"),
+        "{err}"
     );
     assert!(
         err.contains("--table applies to GPU backends only"),
@@ -322,6 +327,7 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
             "auto, unranked, dense-hash, hash, packed",
         ),
         ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
+        ("--symbolic", "estimate", "auto, exact, bound"),
         (
             "--long-rows",
             "sorted",
