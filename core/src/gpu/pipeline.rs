@@ -55,7 +55,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 (p.crpt.clone(), ccol, cval, nnz, None, before_numeric)
             }
             None => {
-                let mut setup = self.setup(true)?;
+                let mut setup = self.setup(true, true)?;
                 if self.one_pass_chosen(&setup)? {
                     one_pass = true;
                     let after_setup = setup.after_setup.take();

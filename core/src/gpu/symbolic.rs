@@ -99,15 +99,16 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// device, not read back), the event after setup when timing, and the
     /// typical row of B.
     pub(super) fn symbolic_offsets(&self, timed: bool) -> Result<Offsets<D>> {
-        let setup = self.setup(timed)?;
+        let setup = self.setup(timed, false)?;
         self.count_rows(setup)
     }
 
     /// Setup (nprod(i) into C's row offsets, their total and largest, B's
     /// typical row) and the symbolic phase's first binning pass, counted
     /// and read back with the operands' pending checks (an error when they
-    /// failed).
-    pub(super) fn setup(&self, timed: bool) -> Result<Setup<D>> {
+    /// failed); with `sample`, for a product that may take the one pass,
+    /// the one pass's sample too ([`Product::sample_with_setup`]).
+    pub(super) fn setup(&self, timed: bool, sample: bool) -> Result<Setup<D>> {
         let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
         // Row offsets, the distinct-row bits and the repeat bits in one
@@ -151,7 +152,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let grid = shape(2 * l.sms() as u32, BLOCK, 0);
             l.launch(0, Kernel::SetupSplit, grid, &setup.rows)?;
         }
-        self.sample_with_setup(&meta, &crpt)?;
+        if sample {
+            self.sample_with_setup(&meta, &crpt)?;
+        }
         // B's runs in words of columns, their total read back with setup's.
         let runs = if self.packing() {
             Some(self.count_runs(&meta, faults)?)
