@@ -10,7 +10,7 @@
 
 use super::config::SymbolicMode;
 use super::constants::DISTINCT_PER_LANE;
-use super::kernels::{Kernel, NumericOnePassArgs, OnePassSampleArgs};
+use super::kernels::{Kernel, NumericOnePassArgs, OnePassOperands, OnePassSampleArgs};
 use super::launch::shape;
 use super::memory::DeviceArray;
 use super::meta::Meta;
@@ -138,16 +138,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         if m == 0 {
             return Ok(());
         }
-        let (a, b) = (&*self.a.structure, &*self.b.structure);
         let nsample = (m / ROWS_PER_SAMPLE).clamp(1, SAMPLE_ROWS);
         let args = OnePassSampleArgs {
-            arpt: a.rpt.ptr(),
-            acol: a.col.ptr(),
-            aval: self.a.val.ptr(),
-            brpt: b.rpt.ptr(),
-            bcol: b.col.ptr(),
-            bval: self.b.val.ptr(),
-            m: m as u32,
+            ops: self.one_pass_operands(),
             nprod: crpt.ptr(),
             stats: meta.stats(),
             nsample: nsample as u32,
@@ -158,6 +151,20 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let blocks = nsample.div_ceil(groups) as u32;
         let grid = shape(blocks, THREADS, self.one_pass_bytes(warp));
         l.launch(0, Kernel::OnePassSample, grid, &args)
+    }
+
+    /// A, B and A's rows, as both one-pass kernels take them.
+    fn one_pass_operands(&self) -> OnePassOperands {
+        let (a, b) = (&*self.a.structure, &*self.b.structure);
+        OnePassOperands {
+            arpt: a.rpt.ptr(),
+            acol: a.col.ptr(),
+            aval: self.a.val.ptr(),
+            brpt: b.rpt.ptr(),
+            bcol: b.col.ptr(),
+            bval: self.b.val.ptr(),
+            m: self.m() as u32,
+        }
     }
 
     /// Dynamic shared memory of a block of the one-pass kernels with
@@ -192,7 +199,6 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// entries and shortened to nnz(C), which is read back.
     pub(super) fn one_pass(&self, setup: Setup<D>) -> Result<OnePassC<D, T>> {
         let (dev, l, m) = (self.device(), &self.launcher, self.m());
-        let (a, b) = (&*self.a.structure, &*self.b.structure);
         let nprod = setup.counts.stats[0] as usize;
         let crpt = setup.crpt;
         let mut ccol = l.alloc::<u32>(0, nprod, "C column indices")?;
@@ -206,13 +212,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             dev.wait(self.stream(0), ready)?;
         }
         let args = NumericOnePassArgs {
-            arpt: a.rpt.ptr(),
-            acol: a.col.ptr(),
-            aval: self.a.val.ptr(),
-            brpt: b.rpt.ptr(),
-            bcol: b.col.ptr(),
-            bval: self.b.val.ptr(),
-            m: m as u32,
+            ops: self.one_pass_operands(),
             crpt: crpt.ptr(),
             ccol: ccol.ptr(),
             cval: cval.ptr(),

@@ -6,10 +6,8 @@
 use super::{ArgValue, DevicePtr, KernelArg, KernelArgs, Param};
 
 kernel_args! {
-    /// [`Kernel::NumericOnePass`](super::Kernel::NumericOnePass): all `m`
-    /// rows of A; C's arrays with room for nprod(C) entries, its row
-    /// offsets written; `tiles` a zeroed word per tile and the ticket.
-    NumericOnePassArgs {
+    /// What both one-pass kernels start with: A and B, A's `m` rows.
+    OnePassOperands {
         arpt: DevicePtr = "const u64*",
         acol: DevicePtr = "const u32*",
         aval: DevicePtr = "const value_t*",
@@ -17,24 +15,22 @@ kernel_args! {
         bcol: DevicePtr = "const u32*",
         bval: DevicePtr = "const value_t*",
         m: u32 = "u32",
+    }
+    /// [`Kernel::NumericOnePass`](super::Kernel::NumericOnePass): all of
+    /// A's rows; C's arrays with room for nprod(C) entries, its row
+    /// offsets written; `tiles` a zeroed word per tile and the ticket.
+    NumericOnePassArgs [ops: OnePassOperands] {
         crpt: DevicePtr = "u64*",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
         tiles: DevicePtr = "u64*",
     }
     /// [`Kernel::OnePassSample`](super::Kernel::OnePassSample): `nsample`
-    /// rows spread over A's `m` (those of at most the one pass's products,
+    /// rows spread over A's (those of at most the one pass's products,
     /// by `nprod`, setup's products per row; none when setup's `stats`
     /// leave no choice); their products and entries added to `totals`
     /// (two zeroed words).
-    OnePassSampleArgs {
-        arpt: DevicePtr = "const u64*",
-        acol: DevicePtr = "const u32*",
-        aval: DevicePtr = "const value_t*",
-        brpt: DevicePtr = "const u64*",
-        bcol: DevicePtr = "const u32*",
-        bval: DevicePtr = "const value_t*",
-        m: u32 = "u32",
+    OnePassSampleArgs [ops: OnePassOperands] {
         nprod: DevicePtr = "const u64*",
         stats: DevicePtr = "const u64*",
         nsample: u32 = "u32",
