@@ -17,7 +17,8 @@
 #![warn(missing_docs)]
 
 /// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
-/// pipeline up to the shared-memory bins (`spgemm.cuh`), the scans of row
+/// semiring's atomic `⊕` (`semiring_atomic.cuh`), the pipeline up to the
+/// shared-memory bins (`spgemm.cuh`), the scans of row
 /// offsets (`scan.cuh`), the register sort
 /// of short rows (`register_sort.cuh`), the shared-memory bins
 /// (`shared_bins.cuh`), then the kernels for rows past the last
@@ -29,6 +30,7 @@
 /// assembled from runs of other matrices' rows (`assembled_rows.cuh`),
 /// then the one-pass product of short rows (`one_pass.cuh`).
 pub const BODY: &str = concat!(
+    include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/spgemm.cuh"),
     include_str!("kernels/scan.cuh"),
     include_str!("kernels/register_sort.cuh"),
@@ -41,15 +43,19 @@ pub const BODY: &str = concat!(
     include_str!("kernels/one_pass.cuh")
 );
 
-/// The scans (`scan.cuh`, as in the body), the masked products by dot
+/// The scans (`scan.cuh`, as in the body), the semiring's atomic `⊕`
+/// (`semiring_atomic.cuh`, as in the body), the masked products by dot
 /// products (`masked_dot.cuh`: with B's transpose, C's compaction and a
-/// complemented mask's marks), then the pruning of C's rows and columns
+/// complemented mask's marks), the masked products pushed into a dense
+/// grid (`grid.cuh`), then the pruning of C's rows and columns
 /// (`prune.cuh`): a program of its own,
 /// compiled per value type and semiring, whose `value_t` and semiring
 /// operators the program builder emits in front of it.
 pub const MASKED_DOT: &str = concat!(
     include_str!("kernels/scan.cuh"),
+    include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/masked_dot.cuh"),
+    include_str!("kernels/grid.cuh"),
     include_str!("kernels/prune.cuh")
 );
 

@@ -213,8 +213,10 @@ def matmul(
         selects C's entries: C keeps only entries where ``mask`` has one
         (C<M>), or with ``complement=True`` only where it has none (C<!M>).
         Under a mask, masked-out products are never accumulated; under its
-        complement the CPU skips them, GPUs accumulate them and drop their
-        entries on the device.
+        complement the CPU skips them, and so do GPUs where C's grid is
+        small (a breadth-first search's step: one row, pushed into a
+        bitmap past the mask's); elsewhere GPUs accumulate them and drop
+        their entries on the device.
     complement : use the complement of ``mask``'s structure.
     prune : drop C's entries of magnitude below this threshold (>= 0).
     keep : keep at most this many entries of largest magnitude per row

@@ -139,8 +139,20 @@ def test_what_device_matrices_do_not_take(cupy, torch):
     ).cuda()
     with pytest.raises(ValueError, match="needs A's rows sorted"):
         spgemm.matmul(unsorted, unsorted, mask=unsorted, semiring="plus_pair", check=False)
+    # A complemented mask with unsorted rows: taken on a small grid (pushed
+    # into a bitmap), refused where its complement is searched.
+    c = spgemm.matmul(unsorted, unsorted, mask=unsorted, complement=True, check=False)
+    assert c.to_dense().cpu().tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    n = 40
+    rows = [[(r + 1) % n, r] for r in range(n)]
+    wide = torch.sparse_csr_tensor(
+        torch.arange(0, 2 * n + 1, 2),
+        torch.tensor(sum(rows, [])),
+        torch.ones(2 * n, dtype=torch.float64),
+        size=(n, n),
+    ).cuda()
     with pytest.raises(ValueError, match="complemented mask on the device needs its rows sorted"):
-        spgemm.matmul(unsorted, unsorted, mask=unsorted, complement=True, check=False)
+        spgemm.matmul(wide, wide, mask=wide, complement=True, check=False)
 
 
 def test_galerkin_products_of_device_matrices(cupy, torch):

@@ -1,11 +1,14 @@
 //! Breadth-first search by products with a complemented mask on every
 //! backend, `f'⟨¬v⟩ = f any_pair A` level after level, against the
-//! reference: on a GPU a one-row mask is made explicit and its entries
-//! computed by dot products (the excluded products never formed), where
-//! the grid of a larger mask falls back to the product and the mask's
-//! entries dropped; both against the reference, with a mask row that
-//! repeats columns and operands whose rows are not sorted (which take the
-//! product's path).
+//! reference: on a GPU a one-row product is pushed into a dense grid of C
+//! masked by the visited set's bitmap, and a mask of a few rows whose
+//! products are too many for the grid is made explicit and its entries
+//! computed by dot products; both against the reference, with a mask row
+//! that repeats columns and operands whose rows are not sorted. The grid
+//! by name: every semiring, structural and complemented masks, a row of B
+//! longer than a block's tile of products, empty rows of B, A's rows
+//! unsorted or repeating a column, C's width not a multiple of a bitmap
+//! word.
 
 use crate::common;
 use spgemm::semiring::{ProductSpec, Semiring};
@@ -21,7 +24,86 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 move || levels_by_complemented_masks(kind),
             )
         })
+        .chain(common::BACKENDS.into_iter().map(|(kind, name)| {
+            common::trial(
+                kind,
+                format!("{name}::bfs::few_rows_on_a_dense_grid"),
+                move || few_rows_on_a_dense_grid(kind),
+            )
+        }))
         .collect()
+}
+
+/// The `rows × n` matrix whose row `i` holds `entries[i]` in that order.
+fn with_values(n: usize, entries: &[Vec<(u32, f64)>]) -> CsrMatrix<f64> {
+    let mut offsets = vec![0];
+    for r in entries {
+        offsets.push(offsets[offsets.len() - 1] + r.len());
+    }
+    let (cols, values) = entries.concat().into_iter().unzip();
+    CsrMatrix::new(entries.len(), n, offsets, cols, values).unwrap()
+}
+
+/// Products of two rows of A (one unsorted, one wide) by a 2,000-column B
+/// under structural and complemented masks, every semiring, against the
+/// reference. Values are small integers, so that every order of adding
+/// them gives the same sums. B's row 5 holds every column (more products
+/// than a block's tile), every 17th row of B is empty.
+fn few_rows_on_a_dense_grid(kind: BackendKind) {
+    let (backend, _) = Backend::select(kind).unwrap();
+    let n = 2000usize;
+    let mut next = common::xorshift(9);
+    let b_rows: Vec<Vec<(u32, f64)>> = (0..n)
+        .map(|r| match r {
+            5 => (0..n as u32).map(|c| (c, f64::from(c % 5 + 1))).collect(),
+            _ if r % 17 == 0 => Vec::new(),
+            _ => {
+                let mut cols: Vec<u32> = (0..r * 7 % 23).map(|_| next(n)).collect();
+                cols.sort_unstable();
+                cols.dedup();
+                cols.into_iter()
+                    .map(|c| (c, f64::from(c % 3 + 1)))
+                    .collect()
+            }
+        })
+        .collect();
+    let b = with_values(n, &b_rows);
+    let wide: Vec<(u32, f64)> = (0..n as u32).step_by(5).map(|c| (c, 2.0)).collect();
+    let unsorted = vec![
+        (40, 1.0),
+        (5, 3.0),
+        (17, 2.0),
+        (0, 1.0),
+        (9, 4.0),
+        (34, 1.0),
+    ];
+    let a = with_values(n, &[unsorted.clone(), wide.clone()]);
+    let mut repeated = unsorted;
+    repeated.push((9, 2.0));
+    let a_repeats = with_values(n, &[repeated, wide]);
+    let mask = rows(
+        n,
+        &[
+            (0..n as u32).step_by(7).collect(),
+            (0..n as u32).step_by(3).collect(),
+        ],
+    );
+    for ring in Semiring::ALL {
+        for complement in [false, true] {
+            let spec = ProductSpec::new()
+                .semiring(ring)
+                .mask(mask.view(), complement);
+            let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            assert!(want.nnz() > 500, "{ring}: {} entries", want.nnz());
+            let got = backend.multiply_spec(&a, &b, &spec).unwrap();
+            assert_eq!(got, want, "{ring}, complemented {complement}");
+            if complement {
+                let want = reference::multiply_spec(a_repeats.view(), b.view(), &spec).unwrap();
+                let got = backend.multiply_spec(&a_repeats, &b, &spec).unwrap();
+                assert_eq!(got, want, "{ring}, A's row repeating a column");
+            }
+        }
+    }
 }
 
 /// The `rows × n` matrix whose row `i` holds `cols[i]` (values 1).

@@ -1,7 +1,9 @@
 //! Products under a complemented structural mask on the device,
-//! `C⟨¬M⟩ = A ⊕.⊗ B`, in one of two formulations. Where M's grid is small
-//! against the operands (a breadth-first search's step), the complement
-//! is made explicit on the device and its entries computed by the masked
+//! `C⟨¬M⟩ = A ⊕.⊗ B`, in one of three formulations. Where M's grid is small
+//! against the operands and so are the products (a breadth-first search's
+//! step), the products are pushed into a dense grid of C that M's bitmap
+//! masks (`grid.rs`). Where only the grid is small, the complement is made
+//! explicit on the device and its entries computed by the masked
 //! program's dot products: the products it excludes are never formed.
 //! Otherwise the product's own kernels compiled with the semiring compute
 //! `A ⊕.⊗ B`, then a kernel marks each entry of C that M's row holds (a
@@ -11,10 +13,11 @@
 
 use super::chunked::HostTimes;
 use super::engine::GpuEngine;
+use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{ComplementFillArgs, ComplementFlagsArgs, ComplementMarkArgs, Kernel};
 use super::launch::{shape, Launcher};
-use super::masked::{check_shapes, compact, masked_on_device, MaskArrays, THREADS};
-use super::matrix::GpuMatrix;
+use super::masked::{check_shapes, compact, masked_on_device, THREADS};
+use super::matrix::{GpuMatrix, MaskArrays};
 use super::memory::DeviceArray;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -28,10 +31,12 @@ impl<D: Device> GpuEngine<D> {
     /// `C⟨¬M⟩ = A ⊕.⊗ B` on the device for matrices there (A `M×K`, B
     /// `K×N`, M `M×N`, its values never read; C left on the device, rows
     /// sorted): C's entries are those of `A ⊕.⊗ B` outside M's structure.
-    /// M's rows must be sorted ([`GpuMatrix::sorted_rows`]); repeated
-    /// columns in them are harmless. When M's rows times its columns are
-    /// no more than A's and B's entries together and A's and B's rows are
-    /// sorted, the complement is made explicit and computed by dot
+    /// M's rows must be sorted ([`GpuMatrix::sorted_rows`]) unless the
+    /// dense grid takes the product; repeated columns in them are
+    /// harmless. When M's rows times its columns are no more than A's and
+    /// B's entries together, the products are pushed into a dense grid of
+    /// C if they are few enough (see `grid_pays`), else, when A's and B's
+    /// rows are sorted, the complement is made explicit and computed by dot
     /// products; otherwise by the product, M's entries then dropped.
     /// Returns when C is complete.
     ///
@@ -51,14 +56,15 @@ impl<D: Device> GpuEngine<D> {
             (a.nrows, a.ncols),
             (b.nrows, b.ncols),
         )?;
-        if !mask.sorted {
+        let m = MaskArrays::of(mask);
+        if !mask.sorted && !grid_pays(&m, a.nnz, b.nnz) {
             return Err(Error::NotOnBackend(
                 "a complemented mask on the device needs its rows sorted (check them when \
                  borrowing the arrays, or use the CPU backend)"
                     .into(),
             ));
         }
-        self.complement_of(MaskArrays::of(mask), a, b, semiring)
+        self.complement_of(m, a, b, semiring)
     }
 
     /// [`GpuEngine::complement_device`] from the host to the host: A and B
@@ -155,8 +161,10 @@ impl<D: Device> GpuEngine<D> {
         Ok((c, times))
     }
 
-    /// `C⟨¬M⟩` by one of two formulations. When M's grid (its rows times
-    /// its columns) is no larger than A's and B's entries together, and
+    /// `C⟨¬M⟩` by one of three formulations. When M's grid (its rows times
+    /// its columns) is no larger than A's and B's entries together, the
+    /// products are pushed into a dense grid of C masked by M's bitmap if
+    /// they are few enough (`grid_pays`: one row's always are); else, when
     /// A's and B's rows are sorted, the complement is made explicit on the
     /// device and its entries computed by dot products
     /// ([`GpuEngine::masked_dot_device`]'s), so that the products it
@@ -170,6 +178,10 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         semiring: Semiring,
     ) -> Result<GpuMatrix<D, T>> {
+        if grid_pays(&m, a.nnz, b.nnz) {
+            let kernels = self.masked_kernels::<T>(semiring)?;
+            return self.launching(&kernels, |l| grid_on_device(l, m, true, a, b, semiring));
+        }
         let grid = m.nrows.checked_mul(m.ncols);
         let small = grid.is_some_and(|g| g <= a.nnz + b.nnz);
         if small && a.sorted && b.sorted && m.ncols > 0 && m.ncols < u32::MAX as usize {

@@ -204,6 +204,17 @@ pub enum Kernel {
     /// `spgemm_complement_fill`: the explicit complement's columns and row
     /// offsets (masked program).
     ComplementFill,
+    /// `spgemm_grid_prepare`, `spgemm_grid_products`, `spgemm_grid_counts`,
+    /// `spgemm_grid_fill`: a masked product pushed into a dense grid of C's
+    /// rows (`grid.cuh`; masked program): the products per entry of A and
+    /// the mask's bits; the products; the set bits per word; C written out.
+    GridPrepare,
+    /// See [`Kernel::GridPrepare`].
+    GridProducts,
+    /// See [`Kernel::GridPrepare`].
+    GridCounts,
+    /// See [`Kernel::GridPrepare`].
+    GridFill,
     /// `spgemm_prune_rows`: C's entries below a threshold or past the
     /// largest `keep` of their row marked for the compaction to drop
     /// (masked program).
@@ -216,7 +227,7 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 13] = [
+pub const MASKED: [Kernel; 17] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
@@ -228,6 +239,10 @@ pub const MASKED: [Kernel; 13] = [
     Kernel::ComplementMark,
     Kernel::ComplementFlags,
     Kernel::ComplementFill,
+    Kernel::GridPrepare,
+    Kernel::GridProducts,
+    Kernel::GridCounts,
+    Kernel::GridFill,
     Kernel::PruneRows,
     Kernel::PruneColumns,
 ];
@@ -321,6 +336,10 @@ impl Kernel {
             Kernel::ComplementMark => "spgemm_complement_mark",
             Kernel::ComplementFlags => "spgemm_complement_flags",
             Kernel::ComplementFill => "spgemm_complement_fill",
+            Kernel::GridPrepare => "spgemm_grid_prepare",
+            Kernel::GridProducts => "spgemm_grid_products",
+            Kernel::GridCounts => "spgemm_grid_counts",
+            Kernel::GridFill => "spgemm_grid_fill",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
         };
@@ -373,6 +392,10 @@ impl Kernel {
             Kernel::ComplementMark => of::<ComplementMarkArgs>(),
             Kernel::ComplementFlags => of::<ComplementFlagsArgs>(),
             Kernel::ComplementFill => of::<ComplementFillArgs>(),
+            Kernel::GridPrepare => of::<GridPrepareArgs>(),
+            Kernel::GridProducts => of::<GridProductsArgs>(),
+            Kernel::GridCounts => of::<GridCountsArgs>(),
+            Kernel::GridFill => of::<GridFillArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
         }
@@ -739,45 +762,9 @@ kernel_args! {
     }
 }
 
-kernel_args! {
-    /// [`Kernel::CheckOffsets`]: `first` holds two zeroed words (each
-    /// fault kept complemented, `checks.cuh`); `wide` is null for 64-bit
-    /// offsets, `row_starts` (a zeroed bitmap of `nnz + 1` bits) null when
-    /// rows need not be sorted.
-    CheckOffsetsArgs {
-        indptr: DevicePtr = "const void*",
-        nrows: u64 = "u64",
-        nnz: u64 = "u64",
-        wide: DevicePtr = "u64*",
-        row_starts: DevicePtr = "u32*",
-        first: DevicePtr = "u64*",
-    }
-    /// [`Kernel::CheckEntries`]: `narrow` is null for 32-bit indices,
-    /// `row_starts` as for [`CheckOffsetsArgs`].
-    CheckEntriesArgs {
-        indices: DevicePtr = "const void*",
-        ncols: u64 = "u64",
-        nnz: u64 = "u64",
-        row_starts: DevicePtr = "const u32*",
-        narrow: DevicePtr = "u32*",
-        first: DevicePtr = "u64*",
-    }
-    /// [`Kernel::NarrowOffsets`]: `n` offsets, each below 2^31.
-    NarrowOffsetsArgs {
-        wide: DevicePtr = "const u64*",
-        narrow: DevicePtr = "int*",
-        n: u64 = "u64",
-    }
-    /// [`Kernel::PlaceOffsets`]: `n` row offsets; `segments` holds
-    /// `nsegs` starts, shifts and keep flags (`assembled_rows.cuh`).
-    PlaceOffsetsArgs {
-        rpt: DevicePtr = "u64*",
-        n: u64 = "u64",
-        segments: DevicePtr = "const u64*",
-        nsegs: u64 = "u64",
-    }
-}
-
+#[path = "check_args.rs"]
+mod check_args;
+pub(crate) use check_args::*;
 #[path = "masked_args.rs"]
 mod masked_args;
 pub(crate) use masked_args::*;

@@ -8,12 +8,13 @@
 
 use super::chunked::HostTimes;
 use super::engine::GpuEngine;
+use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{
     ColumnCountsArgs, CompactEntriesArgs, CompactOffsetsArgs, DevicePtr, KeepFlagsArgs, Kernel,
     MaskedDotArgs, TransposeScatterArgs,
 };
 use super::launch::{shape, Launcher};
-use super::matrix::GpuMatrix;
+use super::matrix::{GpuMatrix, MaskArrays};
 use super::memory::DeviceArray;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
@@ -304,32 +305,10 @@ impl<D: Device> GpuEngine<D> {
     }
 }
 
-/// A mask's structure on the device.
-#[derive(Clone, Copy)]
-pub(super) struct MaskArrays {
-    pub(super) rpt: DevicePtr,
-    pub(super) col: DevicePtr,
-    pub(super) nrows: usize,
-    pub(super) ncols: usize,
-    pub(super) nnz: usize,
-    pub(super) sorted: bool,
-}
-
-impl MaskArrays {
-    pub(super) fn of<D: Device, U: Scalar>(m: &GpuMatrix<D, U>) -> Self {
-        Self {
-            rpt: m.structure.rpt.ptr(),
-            col: m.structure.col.ptr(),
-            nrows: m.nrows,
-            ncols: m.ncols,
-            nnz: m.nnz,
-            sorted: m.sorted,
-        }
-    }
-}
-
 /// Forms Bᵀ, runs the dot products (one per entry of M, C's column
-/// `SPGEMM_EMPTY` where none met) and compacts C, on stream 0.
+/// `SPGEMM_EMPTY` where none met) and compacts C, on stream 0; or, where
+/// C's grid and the products are small (`grid.rs`), pushes the products
+/// into a dense grid of C instead.
 pub(super) fn masked_on_device<D: Device, T: Scalar>(
     l: &Launcher<'_, D>,
     ms: MaskArrays,
@@ -353,6 +332,9 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
             val,
             ms.sorted,
         ));
+    }
+    if grid_pays(&ms, a.nnz, b.nnz) {
+        return grid_on_device(l, ms, false, a, b, semiring);
     }
     let (btrpt, btcol, btval) = transpose_on_device(l, b, semiring.reads_values())?;
     let ccol = l.alloc::<u32>(0, mnnz, "columns of C")?;

@@ -130,4 +130,65 @@ kernel_args! {
         sorted: u32 = "u32",
         outcol: DevicePtr = "u32*",
     }
+    /// [`Kernel::GridPrepare`](super::Kernel::GridPrepare): A's columns
+    /// (`annz`) and B's row offsets; `annz + 1` product counts; M (`m`
+    /// rows, `mnnz` entries) and its zeroed bitmap of `words` words a row;
+    /// `nvals` values of the dense grid (null and 0 for `any_pair`).
+    GridPrepareArgs {
+        acol: DevicePtr = "const u32*",
+        annz: u64 = "u64",
+        brpt: DevicePtr = "const u64*",
+        lens: DevicePtr = "u64*",
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        mnnz: u64 = "u64",
+        words: u32 = "u32",
+        maskbits: DevicePtr = "u32*",
+        gval: DevicePtr = "value_t*",
+        nvals: u64 = "u64",
+    }
+    /// [`Kernel::GridProducts`](super::Kernel::GridProducts): A (`m`
+    /// rows, `annz` entries) with its products' scanned counts, B (`n`
+    /// columns), M's bitmap (`words` a row) and whether it is complemented;
+    /// C's bitmap (zeroed) and dense values (null for `any_pair`).
+    GridProductsArgs {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        aval: DevicePtr = "const value_t*",
+        m: u32 = "u32",
+        annz: u64 = "u64",
+        offs: DevicePtr = "const u64*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        n: u32 = "u32",
+        words: u32 = "u32",
+        maskbits: DevicePtr = "const u32*",
+        complement: u32 = "u32",
+        hit: DevicePtr = "u32*",
+        gval: DevicePtr = "value_t*",
+    }
+    /// [`Kernel::GridCounts`](super::Kernel::GridCounts): C's bitmap
+    /// (`nwords`); `nwords + 1` counts.
+    GridCountsArgs {
+        hit: DevicePtr = "const u32*",
+        nwords: u64 = "u64",
+        places: DevicePtr = "u64*",
+    }
+    /// [`Kernel::GridFill`](super::Kernel::GridFill): C's bitmap (`m`
+    /// rows of `words` words, `n` columns), the scanned counts, the dense
+    /// values (null for `any_pair`); C's `m + 1` row offsets, columns and
+    /// values.
+    GridFillArgs {
+        hit: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        words: u32 = "u32",
+        n: u32 = "u32",
+        places: DevicePtr = "const u64*",
+        gval: DevicePtr = "const value_t*",
+        crpt: DevicePtr = "u64*",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+    }
 }

@@ -1,7 +1,7 @@
 //! Matrices and plans on the device, the host arrays products are
 //! downloaded into, and what a product reports (phase times, vendor runs).
 
-use super::kernels::IndexWidth;
+use super::kernels::{DevicePtr, IndexWidth};
 use super::memory::DeviceArray;
 use crate::device::Device;
 use crate::error::{try_zeroed, Result};
@@ -275,5 +275,29 @@ impl<D: Device, T> GpuPlan<D, T> {
     /// nnz(C).
     pub fn nnz(&self) -> usize {
         self.nnz
+    }
+}
+
+/// A mask's structure on the device.
+#[derive(Clone, Copy)]
+pub(super) struct MaskArrays {
+    pub(super) rpt: DevicePtr,
+    pub(super) col: DevicePtr,
+    pub(super) nrows: usize,
+    pub(super) ncols: usize,
+    pub(super) nnz: usize,
+    pub(super) sorted: bool,
+}
+
+impl MaskArrays {
+    pub(super) fn of<D: Device, U: Scalar>(m: &GpuMatrix<D, U>) -> Self {
+        Self {
+            rpt: m.structure.rpt.ptr(),
+            col: m.structure.col.ptr(),
+            nrows: m.nrows,
+            ncols: m.ncols,
+            nnz: m.nnz,
+            sorted: m.sorted,
+        }
     }
 }

@@ -31,6 +31,7 @@ mod dense;
 mod engine;
 mod faults;
 mod galerkin;
+mod grid;
 #[doc(hidden)]
 pub mod kernels;
 mod launch;
