@@ -215,8 +215,11 @@ def matmul_spec(
     """C<M> = A (+).(x) B (C<!M> when ``complement``) for CuPy or torch CSR
     matrices on one CUDA device (``mask`` of the same kind, or None),
     values of ``dtype``: unmasked by the product's kernels compiled with
-    the semiring, masked by a dot product per entry of the mask,
-    complemented by the product and the mask's entries dropped; pruned on
+    the semiring; masked (or complemented) where C's grid is small by the
+    products pushed into a bitmap of C past the mask's, elsewhere masked
+    by a dot product per entry of the mask and complemented by the product
+    and the mask's entries dropped (or, for a small grid with many
+    products, by dot products over the explicit complement); pruned on
     the device (``prune`` a threshold or None, ``keep`` at most this many
     entries a row, or a column when ``columns``, or None). Returns once C
     is complete."""

@@ -418,7 +418,27 @@ fn spec_product<T: Scalar>(
     // it is complete when this returns.
     unsafe {
         after_caller(e, stream)?;
-        let (ga, gb) = borrow(e, a, b)?;
+        // A mask of its own is checked with A and B: one wait for all.
+        let own_mask = mask.filter(|m| *m != a && *m != b);
+        let operand = |o: DeviceOperand| (arrays(o), o.8);
+        let (ga, gb, gm) = match (a == b, own_mask) {
+            (true, None) => {
+                let [ga] = e.borrow_devices([operand(a)])?;
+                (ga, None, None)
+            }
+            (false, None) => {
+                let [ga, gb] = e.borrow_devices([operand(a), operand(b)])?;
+                (ga, Some(gb), None)
+            }
+            (true, Some(m)) => {
+                let [ga, gm] = e.borrow_devices([operand(a), operand(m)])?;
+                (ga, None, Some(gm))
+            }
+            (false, Some(m)) => {
+                let [ga, gb, gm] = e.borrow_devices([operand(a), operand(b), operand(m)])?;
+                (ga, Some(gb), Some(gm))
+            }
+        };
         let gb = gb.as_ref().unwrap_or(&ga);
         let t = std::time::Instant::now();
         let masked = |gm: &GpuMatrix<CudaDevice, T>| {
@@ -428,14 +448,11 @@ fn spec_product<T: Scalar>(
                 e.masked_dot_device(gm, &ga, gb, semiring)
             }
         };
-        let c = match mask {
-            None => e.multiply_semiring(&ga, gb, semiring)?.0,
-            Some(m) if m == a => masked(&ga)?,
-            Some(m) if m == b => masked(gb)?,
-            Some(m) => {
-                let [gm] = e.borrow_devices::<T, 1>([(arrays(m), m.8)])?;
-                masked(&gm)?
-            }
+        let c = match (mask, &gm) {
+            (None, _) => e.multiply_semiring(&ga, gb, semiring)?.0,
+            (Some(_), Some(gm)) => masked(gm)?,
+            (Some(m), None) if m == a => masked(&ga)?,
+            (Some(_), None) => masked(gb)?,
         };
         let c = e.prune_device(c, prune)?;
         let wall = t.elapsed().as_secs_f64() * 1e3;

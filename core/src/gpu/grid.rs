@@ -52,8 +52,9 @@ pub(super) fn grid_pays(m: &MaskArrays, a_nnz: usize, b_nnz: usize) -> bool {
 /// grid, on stream 0: M's structure as a bitmap, the products pushed into
 /// C's bitmap (and dense values, but for `any_pair`, whose values are all
 /// 1), C written out with sorted rows. A's and B's rows may be in any
-/// order and repeat columns. Returns when C is complete. The caller checks
-/// [`grid_pays`].
+/// order and repeat columns. C's columns and values keep the grid's size
+/// (`M·N` entries, no more than A's and B's) until C is dropped. Returns
+/// when C is complete. The caller checks [`grid_pays`].
 ///
 /// # Errors
 /// Device errors (out of memory, a failed launch).
@@ -138,12 +139,11 @@ pub(super) fn grid_on_device<D: Device, T: Scalar>(
     let per_word = shape(l.grid(nwords + 1, THREADS as usize), THREADS, 0);
     l.launch(0, Kernel::GridCounts, per_word, &counts)?;
     l.scan(places.ptr(), nwords + 1)?;
-    let mut total = [0u64];
-    l.read(&places, nwords, &mut total)?;
-    let nnz = total[0] as usize;
+    // C's arrays sized for the whole grid (no larger than the operands),
+    // so that C is written before its size is read: one wait, not two.
     let crpt = l.alloc::<u64>(0, m + 1, "row offsets of C")?;
-    let ccol = l.alloc::<u32>(0, nnz, "columns of C")?;
-    let cval = l.alloc::<T>(0, nnz, "values of C")?;
+    let mut ccol = l.alloc::<u32>(0, m * n, "columns of C")?;
+    let mut cval = l.alloc::<T>(0, m * n, "values of C")?;
     let fill = GridFillArgs {
         hit: hit.ptr(),
         m: m as u32,
@@ -156,7 +156,12 @@ pub(super) fn grid_on_device<D: Device, T: Scalar>(
         cval: cval.ptr(),
     };
     l.launch(0, Kernel::GridFill, per_word, &fill)?;
-    // The grid's arrays are freed when this returns: done with first.
-    dev.synchronize(s)?;
+    // The read waits for the fill; the grid's arrays are freed when this
+    // returns.
+    let mut total = [0u64];
+    l.read(&places, nwords, &mut total)?;
+    let nnz = total[0] as usize;
+    ccol.truncate(nnz);
+    cval.truncate(nnz);
     Ok(GpuMatrix::of_arrays((m, n), crpt, ccol, cval, true))
 }
