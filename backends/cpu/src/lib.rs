@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+mod intersect;
 mod masked_dot;
 mod per_thread;
 mod prefetch;

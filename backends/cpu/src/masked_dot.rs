@@ -10,26 +10,29 @@
 //! rows, or searches the longer for the shorter's columns when that is
 //! cheaper ([`dot_cost`]).
 
+use crate::intersect;
 use crate::rows;
 use crate::semiring::{concatenate, Piece};
 use rayon::prelude::*;
-use spgemm_core::semiring::{Mask, ProductSpec};
+use spgemm_core::semiring::{Mask, ProductSpec, Semiring};
 use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 
 /// Chunks per thread.
 const CHUNKS_PER_THREAD: usize = 8;
 
 /// The dot products' cost for each row of `C⟨M⟩` (`Σ_j` [`dot_cost`] of
-/// A's row `i` and Bᵀ's row `j` over M's row `i`), when they cost less in
-/// all, with forming Bᵀ, than the row-wise products `total_products`;
-/// `None` otherwise, or when A's or B's rows are not sorted without
-/// repeats (the merges and searches need them so).
+/// A's row `i` and Bᵀ's row `j` over M's row `i`, for `ring`), when they
+/// cost less in all, with forming Bᵀ, than the row-wise products
+/// `total_products`; `None` otherwise, or when A's or B's rows are not
+/// sorted without repeats (the merges and searches need them so).
 pub(crate) fn worth_it<T: Scalar>(
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
     mask: &Mask<'_>,
+    ring: Semiring,
     total_products: u64,
 ) -> Option<Vec<u64>> {
+    let counted = !ring.reads_values();
     if mask.complement() || (mask.nnz() as u64) >= total_products {
         return None;
     }
@@ -43,7 +46,7 @@ pub(crate) fn worth_it<T: Scalar>(
             let arow = a.row(i).0.len() as u64;
             mask.row(i)
                 .iter()
-                .map(|&j| dot_cost(arow, column_lengths[j as usize]))
+                .map(|&j| dot_cost(arow, column_lengths[j as usize], counted))
                 .sum()
         })
         .collect();
@@ -52,31 +55,60 @@ pub(crate) fn worth_it<T: Scalar>(
     (total < total_products && sorted()).then_some(merges)
 }
 
-/// The steps of one sparse dot product of sorted rows of `x` and `y`
-/// entries: a merge (`x + y`), or, when one row is far shorter, a binary
-/// search of the longer for each entry of the shorter (`min · (1 +
-/// log₂ max)`; a hub's row met by short rows in power-law graphs), the
-/// cheaper of the two.
-fn dot_cost(x: u64, y: u64) -> u64 {
+/// The steps of merging sorted rows of `x` and `y` entries: `x + y`, or
+/// a third of that when only their common columns are counted (`counted`:
+/// semirings that read no values), which compares blocks of four against
+/// four ([`intersect::common`]). Measured on two cores: triangle counting
+/// on an Erdős–Rényi graph of 2¹⁸ vertices (8 columns a row of L) took 212
+/// ms by counted merges against 233 ms row by row, where the merges' steps
+/// are twice the products.
+fn merge_cost(x: u64, y: u64, counted: bool) -> u64 {
+    if counted {
+        (x + y).div_ceil(3)
+    } else {
+        x + y
+    }
+}
+
+/// The steps of searching the longer of rows of `x` and `y` entries for
+/// each entry of the shorter: `min · (1 + log₂ max)` (a hub's row met by
+/// short rows in power-law graphs).
+fn search_cost(x: u64, y: u64) -> u64 {
     let (short, long) = (x.min(y), x.max(y));
-    (x + y).min(short * (1 + u64::from((long + 1).ilog2())))
+    short * (1 + u64::from((long + 1).ilog2()))
+}
+
+/// The steps of one sparse dot product of sorted rows of `x` and `y`
+/// entries: the cheaper of a merge and a search ([`merge_cost`],
+/// [`search_cost`]).
+fn dot_cost(x: u64, y: u64, counted: bool) -> u64 {
+    merge_cost(x, y, counted).min(search_cost(x, y))
 }
 
 /// `Σ_k a_k ⊗ b_k` over the columns `k` in both sorted rows (`None` when
 /// none is), in increasing `k` whichever way it is found ([`dot_cost`]),
 /// so that the sum does not depend on the way.
 fn dot<T: Scalar>(
-    ring: spgemm_core::semiring::Semiring,
+    ring: Semiring,
     (acols, avals): (&[u32], &[T]),
     (bcols, bvals): (&[u32], &[T]),
 ) -> Option<T> {
+    let (x, y) = (acols.len() as u64, bcols.len() as u64);
+    let counted = !ring.reads_values();
+    if counted && merge_cost(x, y, true) <= search_cost(x, y) {
+        // Only the common columns count: four at a time.
+        let n = intersect::common(acols, bcols);
+        return (n > 0).then(|| match ring {
+            Semiring::PlusPair => T::from_f64(n as f64),
+            _ => T::ONE,
+        });
+    }
     let mut sum: Option<T> = None;
     let mut add = |x: T, y: T| {
         let v = ring.times(x, y);
         sum = Some(sum.map_or(v, |s| ring.plus(s, v)));
     };
-    let (x, y) = (acols.len() as u64, bcols.len() as u64);
-    if dot_cost(x, y) < x + y {
+    if search_cost(x, y) < merge_cost(x, y, counted) {
         // Each column of the shorter row searched in the rest of the
         // longer (both sorted: each search starts where the last ended).
         let a_short = x <= y;
@@ -189,7 +221,7 @@ mod tests {
         let m = CsrMatrix::new(400, 400, (0..=400).collect(), cols, vec![1.0; 400]).unwrap();
         let mask = Mask::of(m.view(), false);
         let total = 400 * 30 * 30;
-        assert!(worth_it(a.view(), b.view(), &mask, total).is_some());
+        assert!(worth_it(a.view(), b.view(), &mask, Semiring::PlusTimes, total).is_some());
         for ring in Semiring::ALL {
             let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
             let want = spgemm_core::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
@@ -215,7 +247,8 @@ mod tests {
         let hub_vals: Vec<f64> = hub.iter().map(|&k| 1.0 + f64::from(k) / 7.0).collect();
         let short: Vec<u32> = vec![0, 2, 3, 299, 300, 14_997, 14_999];
         let short_vals: Vec<f64> = (0..short.len()).map(|p| p as f64 - 2.5).collect();
-        assert!(dot_cost(7, 5000) < 5007);
+        assert!(dot_cost(7, 5000, false) < 5007);
+        assert!(search_cost(7, 5000) < merge_cost(7, 5000, true));
         let merged: f64 = [(0, 0), (3, 2), (300, 4), (14_997, 5)]
             .iter()
             .map(|&(k, p)| hub_vals[k as usize / 3] * short_vals[p])
@@ -261,7 +294,7 @@ mod tests {
             .unwrap()
             .nnz() as u64
             * 100;
-        assert!(worth_it(g.view(), g.view(), &mask, total).is_some());
+        assert!(worth_it(g.view(), g.view(), &mask, Semiring::PlusTimes, total).is_some());
         let want = spgemm_core::reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
         assert_eq!(
             multiply(
@@ -269,7 +302,7 @@ mod tests {
                 g.view(),
                 &spec,
                 &mask,
-                &worth_it(g.view(), g.view(), &mask, total).unwrap()
+                &worth_it(g.view(), g.view(), &mask, Semiring::PlusTimes, total).unwrap()
             )
             .unwrap(),
             want
@@ -301,7 +334,7 @@ mod tests {
             .semiring(Semiring::MinPlus)
             .mask(m.view(), false);
         let want = spgemm_core::reference::multiply_spec(a.view(), a.view(), &spec).unwrap();
-        assert!(worth_it(a.view(), a.view(), &mask, 100 * 400).is_some());
+        assert!(worth_it(a.view(), a.view(), &mask, Semiring::PlusTimes, 100 * 400).is_some());
         assert_eq!(
             crate::CpuBackend::new()
                 .multiply_spec(&a, &a, &spec)
@@ -309,11 +342,25 @@ mod tests {
             want
         );
         // A mask as dense as the products, or complemented: row-wise.
-        assert!(worth_it(a.view(), a.view(), &Mask::of(m.view(), true), 100 * 400).is_none());
-        assert!(worth_it(a.view(), a.view(), &mask, 300).is_none());
+        assert!(worth_it(
+            a.view(),
+            a.view(),
+            &Mask::of(m.view(), true),
+            Semiring::PlusTimes,
+            100 * 400
+        )
+        .is_none());
+        assert!(worth_it(a.view(), a.view(), &mask, Semiring::PlusTimes, 300).is_none());
         // B with a repeated column in a row: row-wise.
         let rep = CsrMatrix::new(2, 2, vec![0, 2, 2], vec![1, 1], vec![1.0, 2.0]).unwrap();
         let one = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
-        assert!(worth_it(one.view(), rep.view(), &Mask::of(one.view(), false), 1000).is_none());
+        assert!(worth_it(
+            one.view(),
+            rep.view(),
+            &Mask::of(one.view(), false),
+            Semiring::PlusTimes,
+            1000
+        )
+        .is_none());
     }
 }

@@ -227,7 +227,7 @@ pub(crate) fn multiply<T: Scalar>(
     };
     let total: u64 = products.par_iter().sum();
     if let Some(m) = mask {
-        if let Some(merges) = masked_dot::worth_it(a, b, m, total) {
+        if let Some(merges) = masked_dot::worth_it(a, b, m, spec.semiring, total) {
             return masked_dot::multiply(a, b, spec, m, &merges);
         }
     }
