@@ -1,33 +1,64 @@
-//! The number of columns two sorted rows without repeats have in common,
-//! for dot products that read no values (`plus_pair`, `any_pair`:
-//! triangle counting). On x86-64, blocks of four columns of each row are
-//! compared all against all with SSE2 (part of every x86-64 processor),
-//! and the block with the smaller last column moves on: the "shuffling"
-//! intersection of Schlegel, Willhalm and Lehner, "Fast Sorted-Set
-//! Intersection using SIMD Instructions" (ADMS 2011), §3. What is left
-//! after the last whole blocks, and every row elsewhere, is merged one
-//! column at a time.
+//! The columns two sorted rows without repeats have in common: their
+//! number, for dot products that read no values (`plus_pair`, `any_pair`:
+//! triangle counting), or their positions in both rows, in increasing
+//! column order, for the others. On x86-64, blocks of four columns of each
+//! row are compared all against all with SSE2 (part of every x86-64
+//! processor), and the block with the smaller last column moves on: the
+//! "shuffling" intersection of Schlegel, Willhalm and Lehner, "Fast
+//! Sorted-Set Intersection using SIMD Instructions" (ADMS 2011), §3. What
+//! is left after the last whole blocks, and every row elsewhere, is merged
+//! one column at a time.
 
 /// How many columns sorted `a` and `b` (each without repeats) share.
 pub(crate) fn common(a: &[u32], b: &[u32]) -> usize {
+    let mut n = 0;
     #[cfg(target_arch = "x86_64")]
-    {
-        let (n, i, j) = blocks(a, b);
-        n + merged(&a[i..], &b[j..])
-    }
+    let (i, j) = blocks(a, b, |_, _, hits| n += hits.count_ones() as usize);
     #[cfg(not(target_arch = "x86_64"))]
-    merged(a, b)
+    let (i, j) = (0, 0);
+    n + merged(&a[i..], &b[j..])
 }
 
-/// The columns shared by whole blocks of four, and where each row's
-/// blocks stopped.
+/// `f(p, q)` for each column `a[p] == b[q]` of sorted `a` and `b` (each
+/// without repeats), in increasing column order.
+pub(crate) fn each_common(a: &[u32], b: &[u32], mut f: impl FnMut(usize, usize)) {
+    #[cfg(target_arch = "x86_64")]
+    let (i, j) = blocks(a, b, |i, j, hits| {
+        // Bit 4r + l: a's lane l met b's lane (l + r) mod 4. A column of a
+        // meets at most one of b's, so each lane has one bit at most.
+        let mut lanes = (hits | hits >> 4 | hits >> 8 | hits >> 12) & 0xf;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros();
+            let r = (0..4).find(|r| hits >> (4 * r + l) & 1 == 1).unwrap_or(0);
+            f(i + l as usize, j + ((l + r) % 4) as usize);
+            lanes &= lanes - 1;
+        }
+    });
+    #[cfg(not(target_arch = "x86_64"))]
+    let (i, j) = (0, 0);
+    let (mut p, mut q) = (i, j);
+    while p < a.len() && q < b.len() {
+        let (x, y) = (a[p], b[q]);
+        if x == y {
+            f(p, q);
+        }
+        p += usize::from(x <= y);
+        q += usize::from(y <= x);
+    }
+}
+
+/// Compares whole blocks of four of `a` and `b` from their starts, calling
+/// `found(i, j, hits)` for each pair of blocks (at `a[i..]`, `b[j..]`) that
+/// shares a column (bit `4r + l` of `hits`: lane `l` of `a`'s block equals
+/// lane `(l + r) mod 4` of `b`'s), in increasing column order; returns
+/// where each row's blocks stopped.
 #[cfg(target_arch = "x86_64")]
-fn blocks(a: &[u32], b: &[u32]) -> (usize, usize, usize) {
+fn blocks(a: &[u32], b: &[u32], mut found: impl FnMut(usize, usize, u32)) -> (usize, usize) {
     use std::arch::x86_64::{
-        __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_or_si128,
+        __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
         _mm_shuffle_epi32,
     };
-    let (mut n, mut i, mut j) = (0usize, 0usize, 0usize);
+    let (mut i, mut j) = (0usize, 0usize);
     while i + 4 <= a.len() && j + 4 <= b.len() {
         // SAFETY: SSE2 is part of x86-64; both loads read four u32 inside
         // their slices (checked above) and need no alignment.
@@ -38,18 +69,17 @@ fn blocks(a: &[u32], b: &[u32]) -> (usize, usize, usize) {
             let r1 = _mm_shuffle_epi32::<0b00_11_10_01>(vb);
             let r2 = _mm_shuffle_epi32::<0b01_00_11_10>(vb);
             let r3 = _mm_shuffle_epi32::<0b10_01_00_11>(vb);
-            let eq = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi32(va, vb), _mm_cmpeq_epi32(va, r1)),
-                _mm_or_si128(_mm_cmpeq_epi32(va, r2), _mm_cmpeq_epi32(va, r3)),
-            );
-            _mm_movemask_ps(_mm_castsi128_ps(eq))
+            let m = |v| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(va, v))) as u32;
+            m(vb) | m(r1) << 4 | m(r2) << 8 | m(r3) << 12
         };
-        n += hits.count_ones() as usize;
+        if hits != 0 {
+            found(i, j, hits);
+        }
         let (last_a, last_b) = (a[i + 3], b[j + 3]);
         i += 4 * usize::from(last_a <= last_b);
         j += 4 * usize::from(last_b <= last_a);
     }
-    (n, i, j)
+    (i, j)
 }
 
 /// How many columns sorted `a` and `b` share, one column at a time.
@@ -88,6 +118,14 @@ mod tests {
             let want = a.iter().filter(|x| b.binary_search(x).is_ok()).count();
             assert_eq!(common(&a, &b), want, "{a:?} {b:?}");
             assert_eq!(merged(&a, &b), want);
+            let mut pairs = Vec::new();
+            each_common(&a, &b, |p, q| pairs.push((p, q)));
+            let expected: Vec<(usize, usize)> = a
+                .iter()
+                .enumerate()
+                .filter_map(|(p, x)| b.binary_search(x).ok().map(|q| (p, q)))
+                .collect();
+            assert_eq!(pairs, expected, "{a:?} {b:?}");
         }
         // Equal blocks, a block ending where the other starts, empty rows.
         let a: Vec<u32> = (0..16).collect();
