@@ -165,3 +165,35 @@ pub(super) fn grid_on_device<D: Device, T: Scalar>(
     cval.truncate(nnz);
     Ok(GpuMatrix::of_arrays((m, n), crpt, ccol, cval, true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::kernels::DevicePtr;
+
+    fn mask(nrows: usize, ncols: usize) -> MaskArrays {
+        MaskArrays {
+            rpt: DevicePtr(0),
+            col: DevicePtr(0),
+            nrows,
+            ncols,
+            nnz: 0,
+            sorted: true,
+        }
+    }
+
+    #[test]
+    fn one_row_pays_while_many_rows_pay_only_with_few_products() {
+        // A breadth-first search's step: one row of 2^18 columns.
+        assert!(grid_pays(&mask(1, 1 << 18), 100_000, 4_000_000));
+        // The grid larger than the operands.
+        assert!(!grid_pays(&mask(1, 1 << 24), 100_000, 4_000_000));
+        // Three rows whose products (up to 3 · nnz(B)) pass twice the
+        // operands' entries; two rows whose products do not.
+        assert!(!grid_pays(&mask(3, 4096), 650, 32_000));
+        assert!(grid_pays(&mask(2, 4096), 650, 32_000));
+        // No columns, or too many for 32-bit column indices.
+        assert!(!grid_pays(&mask(1, 0), 10, 10));
+        assert!(!grid_pays(&mask(1, u32::MAX as usize), usize::MAX / 2, 1));
+    }
+}
