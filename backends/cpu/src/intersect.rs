@@ -13,7 +13,7 @@
 pub(crate) fn common(a: &[u32], b: &[u32]) -> usize {
     let mut n = 0;
     #[cfg(target_arch = "x86_64")]
-    let (i, j) = blocks(a, b, |_, _, hits| n += hits.count_ones() as usize);
+    let (i, j) = blocks::<false>(a, b, |_, _, hits| n += hits.count_ones() as usize);
     #[cfg(not(target_arch = "x86_64"))]
     let (i, j) = (0, 0);
     n + merged(&a[i..], &b[j..])
@@ -23,7 +23,7 @@ pub(crate) fn common(a: &[u32], b: &[u32]) -> usize {
 /// without repeats), in increasing column order.
 pub(crate) fn each_common(a: &[u32], b: &[u32], mut f: impl FnMut(usize, usize)) {
     #[cfg(target_arch = "x86_64")]
-    let (i, j) = blocks(a, b, |i, j, hits| {
+    let (i, j) = blocks::<true>(a, b, |i, j, hits| {
         // Bit 4r + l: a's lane l met b's lane (l + r) mod 4. A column of a
         // meets at most one of b's, so each lane has one bit at most.
         let mut lanes = (hits | hits >> 4 | hits >> 8 | hits >> 12) & 0xf;
@@ -48,14 +48,19 @@ pub(crate) fn each_common(a: &[u32], b: &[u32], mut f: impl FnMut(usize, usize))
 }
 
 /// Compares whole blocks of four of `a` and `b` from their starts, calling
-/// `found(i, j, hits)` for each pair of blocks (at `a[i..]`, `b[j..]`) that
-/// shares a column (bit `4r + l` of `hits`: lane `l` of `a`'s block equals
-/// lane `(l + r) mod 4` of `b`'s), in increasing column order; returns
-/// where each row's blocks stopped.
+/// `found(i, j, hits)` for each pair of blocks compared (at `a[i..]`,
+/// `b[j..]`), in increasing column order; returns where each row's blocks
+/// stopped. With `POSITIONS`, bit `4r + l` of `hits` says lane `l` of `a`'s
+/// block equals lane `(l + r) mod 4` of `b`'s; without, bit `l` says lane
+/// `l` of `a`'s block equals one of `b`'s (one mask, not four).
 #[cfg(target_arch = "x86_64")]
-fn blocks(a: &[u32], b: &[u32], mut found: impl FnMut(usize, usize, u32)) -> (usize, usize) {
+fn blocks<const POSITIONS: bool>(
+    a: &[u32],
+    b: &[u32],
+    mut found: impl FnMut(usize, usize, u32),
+) -> (usize, usize) {
     use std::arch::x86_64::{
-        __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
+        __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_or_si128,
         _mm_shuffle_epi32,
     };
     let (mut i, mut j) = (0usize, 0usize);
@@ -69,12 +74,18 @@ fn blocks(a: &[u32], b: &[u32], mut found: impl FnMut(usize, usize, u32)) -> (us
             let r1 = _mm_shuffle_epi32::<0b00_11_10_01>(vb);
             let r2 = _mm_shuffle_epi32::<0b01_00_11_10>(vb);
             let r3 = _mm_shuffle_epi32::<0b10_01_00_11>(vb);
-            let m = |v| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(va, v))) as u32;
-            m(vb) | m(r1) << 4 | m(r2) << 8 | m(r3) << 12
+            let (e0, e1) = (_mm_cmpeq_epi32(va, vb), _mm_cmpeq_epi32(va, r1));
+            let (e2, e3) = (_mm_cmpeq_epi32(va, r2), _mm_cmpeq_epi32(va, r3));
+            let m = |e| _mm_movemask_ps(_mm_castsi128_ps(e)) as u32;
+            if POSITIONS {
+                m(e0) | m(e1) << 4 | m(e2) << 8 | m(e3) << 12
+            } else {
+                m(_mm_or_si128(_mm_or_si128(e0, e1), _mm_or_si128(e2, e3)))
+            }
         };
-        if hits != 0 {
-            found(i, j, hits);
-        }
+        // Called for every pair, matches or not: counting stays free of
+        // branches on the data.
+        found(i, j, hits);
         let (last_a, last_b) = (a[i + 3], b[j + 3]);
         i += 4 * usize::from(last_a <= last_b);
         j += 4 * usize::from(last_b <= last_a);

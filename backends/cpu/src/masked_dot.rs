@@ -11,6 +11,7 @@
 //! cheaper ([`dot_cost`]).
 
 use crate::intersect;
+use crate::prefetch;
 use crate::rows;
 use crate::semiring::{concatenate, Piece};
 use rayon::prelude::*;
@@ -152,25 +153,37 @@ pub(crate) fn multiply<T: Scalar>(
     let bt = b.transpose()?;
     let bt = bt.view();
     let chunks = rows::split_by_work(merges, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+    // The rows of Bᵀ that the mask's entries select are fetched ahead when
+    // they lie far apart (random graphs), as the row-wise product does:
+    // triangles of an Erdős–Rényi graph of 2¹⁸ vertices on two cores in
+    // 83–89 ms against 114–116 ms without; R-MAT 16's unchanged.
+    let ahead = prefetch::scattered(&mask.structure());
     let pieces: Vec<Piece<T>> = chunks
         .par_iter()
-        .map(|r| chunk(a, bt, spec, mask, r.clone()))
+        .map(|r| chunk(a, bt, spec, mask, r.clone(), ahead))
         .collect();
     concatenate(a.nrows(), b.ncols(), pieces)
 }
 
-/// The rows `rows` of C into a piece.
+/// The rows `rows` of C into a piece (`ahead`: rows of Bᵀ prefetched).
 fn chunk<T: Scalar>(
     a: CsrView<'_, T>,
     bt: CsrView<'_, T>,
     spec: &ProductSpec<'_, T>,
     mask: &Mask<'_>,
     rows: std::ops::Range<usize>,
+    ahead: bool,
 ) -> Piece<T> {
     let ring = spec.semiring;
     let mut piece = Piece::with_rows(rows.len());
     let (mut out, mut wanted) = (Vec::new(), Vec::new());
+    let structure = mask.structure();
+    let (moff, mcol) = (structure.row_offsets, structure.col_indices);
+    let end = moff[rows.end];
     for i in rows {
+        if ahead {
+            prefetch::selected_ahead(mcol, &bt, moff[i]..moff[i + 1], end, ring.reads_values());
+        }
         out.clear();
         let (acols, avals) = a.row(i);
         let m = mask.row(i);

@@ -10,6 +10,7 @@
 //! "Software prefetching for indirect memory accesses", CGO 2017, §3).
 
 use spgemm_core::prefetch::read as prefetch;
+use spgemm_core::structure::Structure;
 use spgemm_core::{CsrView, Scalar};
 use std::ops::Range;
 
@@ -31,8 +32,14 @@ const SCATTERED_ROWS: f64 = 65_536.0;
 /// (random graphs) they halve the product's time (Erdős–Rényi 2²⁰ × 8 on
 /// 2 cores: 3.3 s without, 1.6–1.8 s with).
 pub(crate) fn worth_it<T: Scalar>(a: &CsrView<'_, T>) -> bool {
-    let (m, k) = (a.nrows(), a.ncols());
-    if m == 0 || a.nnz() == 0 {
+    scattered(&a.structure())
+}
+
+/// [`worth_it`] for a structure whose columns select rows (A's, or a
+/// mask's whose entries select rows of Bᵀ).
+pub(crate) fn scattered(a: &Structure<'_>) -> bool {
+    let (m, k) = (a.nrows, a.ncols);
+    if m == 0 || a.col_indices.is_empty() {
         return false;
     }
     let step = m.div_ceil(SAMPLE_ROWS);
@@ -40,7 +47,7 @@ pub(crate) fn worth_it<T: Scalar>(a: &CsrView<'_, T>) -> bool {
     let (mut sum, mut n) = (0.0, 0usize);
     for i in (0..m).step_by(step) {
         let diagonal = i as f64 * slope;
-        for &c in a.row(i).0 {
+        for &c in &a.col_indices[a.row_offsets[i]..a.row_offsets[i + 1]] {
             sum += (c as f64 - diagonal).abs();
             n += 1;
         }
@@ -60,7 +67,20 @@ pub(crate) fn rows_ahead<T: Scalar>(
     end: usize,
     values: bool,
 ) {
-    let (acol, boff) = (a.col_indices(), b.row_offsets());
+    selected_ahead(a.col_indices(), b, entries, end, values);
+}
+
+/// [`rows_ahead`] for the rows of `b` that `selectors` name (A's column
+/// indices, or a mask's).
+#[inline]
+pub(crate) fn selected_ahead<T: Scalar>(
+    selectors: &[u32],
+    b: &CsrView<'_, T>,
+    entries: Range<usize>,
+    end: usize,
+    values: bool,
+) {
+    let (acol, boff) = (selectors, b.row_offsets());
     let (bcol, bval) = (b.col_indices(), b.values());
     let far = (entries.start + 2 * AHEAD).min(end)..(entries.end + 2 * AHEAD).min(end);
     for &k in &acol[far] {
