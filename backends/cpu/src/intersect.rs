@@ -11,12 +11,14 @@
 
 /// How many columns sorted `a` and `b` (each without repeats) share.
 pub(crate) fn common(a: &[u32], b: &[u32]) -> usize {
-    let mut n = 0;
     #[cfg(target_arch = "x86_64")]
-    let (i, j) = blocks::<false>(a, b, |_, _, hits| n += hits.count_ones() as usize);
+    {
+        let mut n = 0;
+        let (i, j) = blocks::<false>(a, b, |_, _, hits| n += hits.count_ones() as usize);
+        n + merged(&a[i..], &b[j..])
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    let (i, j) = (0, 0);
-    n + merged(&a[i..], &b[j..])
+    merged(a, b)
 }
 
 /// `f(p, q)` for each column `a[p] == b[q]` of sorted `a` and `b` (each

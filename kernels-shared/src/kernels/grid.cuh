@@ -17,26 +17,15 @@
 // The products are numbered in the order of A's entries (offs: B's row
 // lengths per entry of A, exclusively scanned), and a block takes
 // consecutive tiles of them, so that a hub row of B is spread over many
-// blocks like the short rows are. Needs semiring_atomic
-// (semiring_atomic.cuh) and row_of_entry (masked_dot.cuh).
+// blocks like the short rows are: a product's entry of A is the last e
+// with offs[e] <= p (entries without products skipped). Needs
+// semiring_atomic (semiring_atomic.cuh), last_not_above and row_of_entry
+// (masked_dot.cuh).
 
 // Bits of one bitmap word (a u32): unrelated to the warp width.
 #define SPGEMM_GRID_WORD_BITS 32u
 // Products per thread of a tile.
 #define SPGEMM_GRID_ITEMS 4u
-
-// The last entry e in [lo, hi] with offs[e] <= p (offs[lo] <= p): the entry
-// of A whose products hold product p (entries without products skipped).
-__device__ __forceinline__ u64 entry_of_product(const u64* __restrict__ offs, u64 lo, u64 hi, u64 p) {
-    while (lo < hi) {
-        const u64 mid = lo + (hi - lo + 1) / 2;
-        if (offs[mid] <= p)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
 
 // Everything the products need, in one pass of the grid: lens[e] B's row
 // length for each entry e of A (lens[annz] 0, for the exclusive scan into
@@ -77,16 +66,16 @@ SPGEMM_FIXED_KERNEL void spgemm_grid_products(const u64* arpt, const u32* acol, 
     for (u64 start = (u64)blockIdx.x * tile; start < total; start += (u64)gridDim.x * tile) {
         const u64 end = min(start + tile, total);
         if (threadIdx.x == 0) {
-            const u64 first = entry_of_product(offs, 0, annz - 1, start);
+            const u64 first = last_not_above(offs, 0, annz - 1, start);
             s_range[0] = first;
-            s_range[1] = entry_of_product(offs, first, annz - 1, end - 1);
+            s_range[1] = last_not_above(offs, first, annz - 1, end - 1);
         }
         __syncthreads();
         const u64 lo = s_range[0], hi = s_range[1];
         for (u32 t = 0; t < SPGEMM_GRID_ITEMS; ++t) {
             const u64 p = start + threadIdx.x + (u64)t * blockDim.x;
             if (p >= end) break;
-            const u64 e = entry_of_product(offs, lo, hi, p);
+            const u64 e = last_not_above(offs, lo, hi, p);
             const u32 i = row_of_entry(arpt, m, e), k = acol[e];
             const u64 q = brpt[k] + (p - offs[e]);
             const u32 j = bcol[q];

@@ -50,17 +50,22 @@ __device__ __forceinline__ void meet(value_t& acc, u32& hit, const value_t* aval
     hit = 1;
 }
 
-// The row of entry e: the last r with mrpt[r] <= e (rows of M may be empty).
-__device__ __forceinline__ u32 row_of_entry(const u64* __restrict__ mrpt, u32 m, u64 e) {
-    u32 lo = 0, hi = m;
+// The last i in [lo, hi] with offs[i] <= key (offs non-decreasing,
+// offs[lo] <= key).
+__device__ __forceinline__ u64 last_not_above(const u64* __restrict__ offs, u64 lo, u64 hi, u64 key) {
     while (lo < hi) {
-        const u32 mid = lo + (hi - lo + 1) / 2;
-        if (mrpt[mid] <= e)
+        const u64 mid = lo + (hi - lo + 1) / 2;
+        if (offs[mid] <= key)
             lo = mid;
         else
             hi = mid - 1;
     }
     return lo;
+}
+
+// The row of entry e: the last r with mrpt[r] <= e (rows of M may be empty).
+__device__ __forceinline__ u32 row_of_entry(const u64* __restrict__ mrpt, u32 m, u64 e) {
+    return (u32)last_not_above(mrpt, 0, m, e);
 }
 
 // Bt from B: entry (r, c) of B placed in Bt's row c at btrpt[c] plus a
