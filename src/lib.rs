@@ -9,7 +9,7 @@
 //! | CSR matrix | [`CsrMatrix`], borrowed: [`CsrView`] |
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
-//! | semirings, masks, pruning | [`Backend::multiply_spec`], [`semiring`] |
+//! | semirings, masks, pruning | [`Backend::multiply_spec`], [`Backend::multiply_spec_transposed`], [`semiring`] |
 //! | over MPI ranks, and its model | [`distributed`] |
 //! | reuse the structure | [`Backend::symbolic`], [`Backend::numeric`] |
 //! | Galerkin products `Pᵀ·A·P`, `R·A·P`; `Aᵀ·B`, `A·Bᵀ` | [`Backend::ptap`], [`Backend::galerkin`], [`Backend::multiply_transposed`] |

@@ -5,7 +5,7 @@
 //! the mask's entries dropped on the device), A's rows split over their
 //! devices, C pruned on the device before it is downloaded.
 
-use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar};
+use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar, Transposed};
 use spgemm_core::semiring::{Mask, Prune, Semiring};
 
 impl Backend {
@@ -78,6 +78,55 @@ impl Backend {
             }
             c => c,
         }
+    }
+}
+
+impl Backend {
+    /// `C⟨M⟩ = op(A) ⊕.⊗ op(B)` as [`Backend::multiply_spec`], with `op`
+    /// the transpose for the operands `transposed` names (`A·Bᵀ`: A `M×K`,
+    /// B `N×K`, the mask and C `M×N`), as GraphBLAS's descriptors ask. The
+    /// CPU backend reads a transposed B where it lies when the product
+    /// runs by dot products ([`crate::CpuBackend::multiply_spec_transposed_b`]:
+    /// triangle counting's `C⟨L⟩ = L ⊕.pair Lᵀ` transposes nothing); every
+    /// other transpose is formed on the host first.
+    ///
+    /// # Errors
+    /// As [`Backend::multiply_spec`], the shapes named as transposed.
+    // Only the CPU variant exists without the GPU features.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "hip")),
+        allow(irrefutable_let_patterns)
+    )]
+    pub fn multiply_spec_transposed<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+        spec: &ProductSpec<'_, T>,
+        transposed: Transposed,
+    ) -> Result<CsrMatrix<T>> {
+        let (a, b) = (a.into(), b.into());
+        let at = matches!(transposed, Transposed::A | Transposed::Both);
+        let bt = matches!(transposed, Transposed::B | Transposed::Both);
+        let a_shape = if at {
+            (a.ncols(), a.nrows())
+        } else {
+            a.shape()
+        };
+        let b_shape = if bt {
+            (b.ncols(), b.nrows())
+        } else {
+            b.shape()
+        };
+        spec.check(a_shape, b_shape)?;
+        let formed_a = if at { Some(a.transpose()?) } else { None };
+        let a = formed_a.as_ref().map_or(a, CsrMatrix::view);
+        if !bt {
+            return self.multiply_spec(a, b, spec);
+        }
+        if let Backend::Cpu(c) = self {
+            return Ok(c.multiply_spec_transposed_b(a, b, spec)?);
+        }
+        self.multiply_spec(a, &b.transpose()?, spec)
     }
 }
 

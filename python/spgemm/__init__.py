@@ -182,6 +182,11 @@ def matmul(
         SciPy matrices in other formats (COO, CSC, ...) are converted with
         ``tocsr()`` first, which copies them.
     b : same kind as ``a``, shape (K, N); ``None`` (the default) means ``a``.
+        With a semiring, mask or pruning, a SciPy CSC ``b`` (such as
+        ``x.T`` for a CSR ``x``) is read as the CSR arrays of its
+        transpose, not converted: ``matmul(L, L.T, semiring="plus_pair",
+        mask=L)`` counts triangles from L alone, its dot products reading
+        L's rows (as GraphBLAS's transposing descriptor does).
     backend : "auto" (a GPU when one is present, else the CPU), "cpu",
         "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
     precision : None, "float32", "float64", or for SciPy matrices and
@@ -300,9 +305,13 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
             kind, a, b, mask, complement, backend, dtype, check, semiring, prune, keep, columns
         )
     oa = _host_operand(a, dtype)
-    ob = oa if b is a else _host_operand(b, dtype)
+    # A CSC matrix B (``x.T`` of a CSR x) holds Bᵀ's CSR arrays: read as
+    # they are, not converted.
+    b_transposed = b.format == "csc" and b is not a
+    bt = b.T if b_transposed else b
+    ob = oa if bt is a else _host_operand(bt, dtype)
     # The mask as A's or B's own arrays when it is A or B (converted once).
-    om = oa if mask is a else ob if mask is b else None
+    om = oa if mask is a else ob if mask is b and not b_transposed else None
     if om is None and mask is not None:
         om = _host_operand(mask, dtype, values=False)
     c = _spgemm.matmul_spec(
@@ -316,6 +325,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         None if prune is None else float(prune),
         None if keep is None else int(keep),
         bool(columns),
+        b_transposed,
     )
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
 use spgemm::semiring::{Prune, Semiring};
-use spgemm::{Backend, CsrMatrix, Galerkin, Plan, ProductSpec, Scalar};
+use spgemm::{Backend, CsrMatrix, Galerkin, Plan, ProductSpec, Scalar, Transposed};
 use std::borrow::Cow;
 
 /// An index array as NumPy holds it.
@@ -229,12 +229,32 @@ any_csr_from!(f32 => F32, f64 => F64, i32 => I32, i64 => I64);
 /// Runs `op` on both operands' matrices, of their common value type.
 fn dispatch<R>(sa: Slices<'_>, sb: Slices<'_>, op: impl ForEachType<R>) -> spgemm::Result<R> {
     match (sa.data, sb.data) {
-        (ValueSlice::F32(va), ValueSlice::F32(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
-        (ValueSlice::F64(va), ValueSlice::F64(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
-        (ValueSlice::I32(va), ValueSlice::I32(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
-        (ValueSlice::I64(va), ValueSlice::I64(vb)) => op.run(&sa.csr(va)?, &sb.csr(vb)?),
+        (ValueSlice::F32(va), ValueSlice::F32(vb)) => both(&sa, va, &sb, vb, op),
+        (ValueSlice::F64(va), ValueSlice::F64(vb)) => both(&sa, va, &sb, vb, op),
+        (ValueSlice::I32(va), ValueSlice::I32(vb)) => both(&sa, va, &sb, vb, op),
+        (ValueSlice::I64(va), ValueSlice::I64(vb)) => both(&sa, va, &sb, vb, op),
         _ => Err(spgemm::error::Error::StructureMismatch("A and B differ in dtype".into()).into()),
     }
+}
+
+/// `op` on A's and B's matrices; B is A's matrix when its arrays are A's
+/// (`A·A`, or `A·Aᵀ` given as `a.T`): converted once, and recognised by
+/// the product as the same arrays.
+fn both<'s, T: Precision, R>(
+    sa: &Slices<'s>,
+    va: &'s [T],
+    sb: &Slices<'s>,
+    vb: &'s [T],
+    op: impl ForEachType<R>,
+) -> spgemm::Result<R>
+where
+    AnyCsr: From<CsrMatrix<T>>,
+{
+    let a = sa.csr(va)?;
+    if sa.same_arrays(sb) && std::ptr::eq(va, vb) {
+        return op.run(&a, &a);
+    }
+    op.run(&a, &sb.csr(vb)?)
 }
 
 /// Runs `f32_op` or `f64_op` on both operands' matrices, by precision:
@@ -320,6 +340,8 @@ pub(crate) struct Extras {
     pub below: Option<f64>,
     pub keep: Option<usize>,
     pub columns: bool,
+    /// B is given as its transpose (`N×K`).
+    pub b_transposed: bool,
 }
 
 impl Extras {
@@ -358,7 +380,10 @@ pub(crate) fn multiply_spec(
             spec = spec.mask(m.view(), x.complement);
         }
         spec.prune = x.prune();
-        backend.multiply_spec(a, b, &spec)
+        match x.b_transposed {
+            true => backend.multiply_spec_transposed(a, b, &spec, Transposed::B),
+            false => backend.multiply_spec(a, b, &spec),
+        }
     }
     struct Op<'a, 'x> {
         backend: &'x Backend,

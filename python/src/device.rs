@@ -498,6 +498,7 @@ pub(crate) fn matmul_spec_device(
         below: prune,
         keep,
         columns: prune_columns,
+        b_transposed: false,
     };
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;

@@ -112,10 +112,11 @@ fn matmul<'py>(
 }
 
 /// `matmul_spec(a, b, mask, backend, check, semiring, complement, prune,
-/// keep, prune_columns)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an operand like `a` or `None`;
-/// `semiring` a GraphBLAS name; `prune` a threshold of magnitude or
-/// `None`; `keep` at most this many entries a row or `None`); returns C's
-/// `(indptr, indices, data)`.
+/// keep, prune_columns, b_transposed)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an
+/// operand like `a` or `None`; `semiring` a GraphBLAS name; `prune` a
+/// threshold of magnitude or `None`; `keep` at most this many entries a row
+/// or `None`; `b_transposed`: `b` holds Bᵀ, `N×K`); returns C's `(indptr,
+/// indices, data)`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // one keyword of Python's matmul each
 fn matmul_spec<'py>(
@@ -130,6 +131,7 @@ fn matmul_spec<'py>(
     prune: Option<f64>,
     keep: Option<usize>,
     prune_columns: bool,
+    b_transposed: bool,
 ) -> PyResult<Product<'py>> {
     let semiring: spgemm::semiring::Semiring = semiring.parse().map_err(PyValueError::new_err)?;
     let be = self::backend(backend)?;
@@ -139,6 +141,7 @@ fn matmul_spec<'py>(
         below: prune,
         keep,
         columns: prune_columns,
+        b_transposed,
     };
     let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
     arrays::same_precision(&a, &b)?;

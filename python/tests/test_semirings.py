@@ -65,6 +65,23 @@ def test_triangle_count_matches_graphblas():
     assert c.sum() == want.sum()
     dense = g.toarray()
     assert c.sum() == round(np.trace(dense @ dense @ dense) / 6)
+    # L.T is CSC: read as L's rows, not converted.
+    assert spgemm.matmul(low, low.T, semiring="plus_pair", mask=low, backend="cpu").sum() == c.sum()
+
+
+@pytest.mark.parametrize("ring", RINGS)
+@pytest.mark.parametrize("masked", [None, False, True])
+def test_csc_b_is_read_as_its_transpose(ring, masked):
+    # B given as x.T of a CSR x (a CSC matrix, Bᵀ's arrays), against
+    # GraphBLAS on B converted; a mask of 2 entries a row takes dot
+    # products of A's rows and x's on the CPU.
+    a = random(230, 150, 0.06, 11)
+    x = random(310, 150, 0.08, 12)
+    mask = None if masked is None else random(230, 310, 0.01, 13)
+    want = graphblas(a, sp.csr_array(x.T), ring, mask, bool(masked))
+    for backend in ("cpu", "auto"):
+        got = spgemm.matmul(a, x.T, semiring=ring, mask=mask, complement=bool(masked), backend=backend)
+        assert_same(got, want, ring)
 
 
 def prune_rows(c, below, keep):

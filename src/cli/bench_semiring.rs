@@ -10,7 +10,7 @@ use super::{python, CliError};
 use clap::Args;
 use serde::Serialize;
 use spgemm::semiring::{ProductSpec, Semiring};
-use spgemm::{Backend, CsrMatrix, Scalar};
+use spgemm::{Backend, CsrMatrix, Scalar, Transposed};
 use std::path::Path;
 
 /// Which GraphBLAS-style product `spgemm bench` times instead of `A·B`.
@@ -30,7 +30,8 @@ pub struct SemiringArgs {
     complement: bool,
     /// Count each graph's triangles instead: A's structure made symmetric,
     /// L its strictly lower triangle, `C⟨L⟩ = L plus_pair Lᵀ` summed (the
-    /// Sandia method; Lᵀ formed before timing).
+    /// Sandia method; on the CPU Lᵀ read from L's rows, as GraphBLAS reads
+    /// it; on a GPU formed before timing).
     #[arg(long, conflicts_with_all = ["semiring", "mask_self"])]
     triangles: bool,
 }
@@ -118,14 +119,18 @@ pub fn run<T: Scalar>(
     let mut records = Vec::new();
     for ops in files {
         let (a, b, _) = ops.load::<T>(args.common.seed)?;
-        let (a, b) = if s.triangles {
-            let lower = strictly_lower(&a)?;
-            let upper = lower.transpose()?;
-            (lower, Some(upper))
+        // Triangles: A becomes L. The CPU reads Lᵀ from L's rows (GraphBLAS
+        // is handed L and its transposing descriptor alike); a GPU's dot
+        // products walk B's rows and columns both, so Lᵀ is formed before
+        // timing there.
+        let a = if s.triangles { strictly_lower(&a)? } else { a };
+        let on_cpu = matches!(backend, Backend::Cpu(_));
+        let upper = if s.triangles && (args.check || !on_cpu) {
+            Some(a.transpose()?)
         } else {
-            (a, b)
+            None
         };
-        let b = b.as_ref().unwrap_or(&a);
+        let b = upper.as_ref().or(b.as_ref()).unwrap_or(&a);
         let ring = if s.triangles {
             Semiring::PlusPair
         } else {
@@ -136,7 +141,10 @@ pub fn run<T: Scalar>(
             spec = spec.mask(a.view(), s.complement);
         }
         let (median_ms, c) = time(args.warmup, args.reps, || {
-            Ok(backend.multiply_spec(&a, b, &spec)?)
+            Ok(match s.triangles && on_cpu {
+                true => backend.multiply_spec_transposed(&a, &a, &spec, Transposed::B)?,
+                false => backend.multiply_spec(&a, b, &spec)?,
+            })
         })?;
         let triangles = s.triangles.then(|| total(&c));
         let check = if args.check {
@@ -157,7 +165,8 @@ pub fn run<T: Scalar>(
         };
         let graphblas = match args.compare {
             Some(_) => {
-                let (ms, library, result) = graphblas::<T>(&a, b, ring, s.mode(), args)?;
+                let (ms, library, result) =
+                    graphblas::<T>(&a, if s.triangles { &a } else { b }, ring, s.mode(), args)?;
                 let ours = triangles.unwrap_or(c.nnz() as f64);
                 if result != ours {
                     return Err(CliError::Compare(format!(

@@ -24,6 +24,7 @@ mod one_pass;
 mod plans;
 mod pruning;
 mod semirings;
+mod transposed;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -37,5 +38,6 @@ fn main() {
     trials.extend(pruning::trials());
     trials.extend(bfs::trials());
     trials.extend(one_pass::trials());
+    trials.extend(transposed::trials());
     libtest_mimic::run(&args, trials).exit();
 }

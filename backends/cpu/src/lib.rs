@@ -268,6 +268,38 @@ impl CpuBackend {
         self.run(|| semiring::multiply(a, b, spec, self.dense_cutoff))
     }
 
+    /// `C⟨M⟩ = A ⊕.⊗ Bᵀ` (or `⟨¬M⟩`, or unmasked), pruned as `spec`
+    /// says, with B given as its transpose `bt` (`N×K`; A `M×K`, the mask
+    /// and C `M×N`). Under a structural mask far sparser than the products
+    /// each entry `(i, j)` of M is the dot product of A's row `i` and
+    /// `bt`'s row `j`, read where they are: nothing is transposed
+    /// (SuiteSparse:GraphBLAS's masked dot product with its input
+    /// transposed by a descriptor: Davis, "Algorithm 1000", ACM TOMS 45(4),
+    /// 2019, §5; triangle counting's `C⟨L⟩ = L ⊕.pair Lᵀ`). Otherwise B is
+    /// formed from `bt` and multiplied as [`CpuBackend::multiply_spec`]
+    /// does.
+    ///
+    /// # Errors
+    /// As [`ProductSpec::check`] with B's shape `bt`'s transposed;
+    /// [`Error::HostOutOfMemory`].
+    pub fn multiply_spec_transposed_b<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        bt: impl Into<CsrView<'b, T>>,
+        spec: &ProductSpec<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        let (a, bt) = (a.into(), bt.into());
+        spec.check(a.shape(), (bt.ncols(), bt.nrows()))?;
+        let columns_pruned = spec.prune.columns && !spec.prune.is_none();
+        if !columns_pruned {
+            if let Some(c) = self.run(|| semiring::dot_products_given_bt(a, bt, spec))? {
+                return Ok(c);
+            }
+        }
+        let b = self.run(|| bt.transpose())?;
+        self.multiply_spec(a, &b, spec)
+    }
+
     /// The symbolic phase: C's structure size per row, as a reusable plan.
     ///
     /// # Errors

@@ -21,14 +21,65 @@ use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
 /// Chunks per thread.
 const CHUNKS_PER_THREAD: usize = 8;
 
+/// Where the dot products find B's columns.
+#[derive(Clone, Copy)]
+pub(crate) enum Columns<'b, T> {
+    /// B itself (`K×N`): its transpose is formed first, which costs about
+    /// B's entries.
+    Of(CsrView<'b, T>),
+    /// Bᵀ (`N×K`) as the caller gave it (`A ⊕.⊗ Bᵀ` asked for), read as
+    /// it is.
+    Given(CsrView<'b, T>),
+}
+
+impl<T: Scalar> Columns<'_, T> {
+    /// N, C's columns.
+    fn n(&self) -> usize {
+        match self {
+            Columns::Of(b) => b.ncols(),
+            Columns::Given(bt) => bt.nrows(),
+        }
+    }
+}
+
+/// How many entries each of `m`'s columns holds: blocks of its entries
+/// counted by one task each into counts of their own (no atomics), then
+/// summed by columns. Blocks cost a count per column each: at most about
+/// four columns' worth of entries per block, as the transpose does.
+pub(crate) fn column_counts<T: Scalar>(m: CsrView<'_, T>) -> Vec<u64> {
+    let (cols, ncols) = (m.col_indices(), m.ncols());
+    let per_block = u32::MAX as usize;
+    let blocks = rayon::current_num_threads()
+        .min(1 + 4 * cols.len() / (ncols + 1))
+        .max(cols.len().div_ceil(per_block))
+        .max(1);
+    let size = cols.len().div_ceil(blocks).max(1);
+    let counts: Vec<Vec<u32>> = cols
+        .par_chunks(size)
+        .map(|block| {
+            let mut count = vec![0u32; ncols];
+            for &j in block {
+                count[j as usize] += 1;
+            }
+            count
+        })
+        .collect();
+    (0..ncols)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|j| counts.iter().map(|c| u64::from(c[j])).sum())
+        .collect()
+}
+
 /// The dot products' cost for each row of `C⟨M⟩` (`Σ_j` [`dot_cost`] of
 /// A's row `i` and Bᵀ's row `j` over M's row `i`, for `ring`), when they
-/// cost less in all, with forming Bᵀ, than the row-wise products
-/// `total_products`; `None` otherwise, or when A's or B's rows are not
-/// sorted without repeats (the merges and searches need them so).
+/// cost less in all, with forming Bᵀ where it is not given, than the
+/// row-wise products `total_products`; `None` otherwise, or when A's or
+/// Bᵀ's rows are not sorted without repeats (the merges and searches need
+/// them so).
 pub(crate) fn worth_it<T: Scalar>(
     a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
+    b: Columns<'_, T>,
     mask: &Mask<'_>,
     ring: Semiring,
     total_products: u64,
@@ -37,10 +88,16 @@ pub(crate) fn worth_it<T: Scalar>(
     if mask.complement() || (mask.nnz() as u64) >= total_products {
         return None;
     }
-    let mut column_lengths = vec![0u64; b.ncols()];
-    for &j in b.col_indices() {
-        column_lengths[j as usize] += 1;
-    }
+    let (column_lengths, transpose) = match b {
+        Columns::Of(b) => (column_counts(b), b.nnz() as u64),
+        Columns::Given(bt) => (
+            bt.row_offsets()
+                .windows(2)
+                .map(|w| (w[1] - w[0]) as u64)
+                .collect(),
+            0,
+        ),
+    };
     let merges: Vec<u64> = (0..a.nrows())
         .into_par_iter()
         .map(|i| {
@@ -51,8 +108,15 @@ pub(crate) fn worth_it<T: Scalar>(
                 .sum()
         })
         .collect();
-    let total: u64 = merges.par_iter().sum::<u64>() + b.nnz() as u64;
-    let sorted = || a.check_sorted().is_ok() && b.check_sorted().is_ok();
+    let total: u64 = merges.par_iter().sum::<u64>() + transpose;
+    let sorted = || {
+        a.check_sorted().is_ok()
+            && match b {
+                Columns::Of(b) => b.check_sorted().is_ok(),
+                // A·Aᵀ (triangle counting): A's rows, checked once.
+                Columns::Given(bt) => a.same_arrays(&bt) || bt.check_sorted().is_ok(),
+            }
+    };
     (total < total_products && sorted()).then_some(merges)
 }
 
@@ -145,13 +209,19 @@ fn dot<T: Scalar>(
 /// [`worth_it`].
 pub(crate) fn multiply<T: Scalar>(
     a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
+    b: Columns<'_, T>,
     spec: &ProductSpec<'_, T>,
     mask: &Mask<'_>,
     merges: &[u64],
 ) -> Result<CsrMatrix<T>> {
-    let bt = b.transpose()?;
-    let bt = bt.view();
+    let formed;
+    let bt = match b {
+        Columns::Of(b) => {
+            formed = b.transpose()?;
+            formed.view()
+        }
+        Columns::Given(bt) => bt,
+    };
     let chunks = rows::split_by_work(merges, rayon::current_num_threads() * CHUNKS_PER_THREAD);
     // The rows of Bᵀ that the mask's entries select are fetched ahead when
     // they lie far apart (random graphs), as the row-wise product does:
@@ -162,7 +232,7 @@ pub(crate) fn multiply<T: Scalar>(
         .par_iter()
         .map(|r| chunk(a, bt, spec, mask, r.clone(), ahead))
         .collect();
-    concatenate(a.nrows(), b.ncols(), pieces)
+    concatenate(a.nrows(), b.n(), pieces)
 }
 
 /// The rows `rows` of C into a piece (`ahead`: rows of Bᵀ prefetched).
@@ -226,7 +296,14 @@ mod tests {
         let m = CsrMatrix::new(400, 400, (0..=400).collect(), cols, vec![1.0; 400]).unwrap();
         let mask = Mask::of(m.view(), false);
         let total = 400 * 30 * 30;
-        assert!(worth_it(a.view(), b.view(), &mask, Semiring::PlusTimes, total).is_some());
+        assert!(worth_it(
+            a.view(),
+            Columns::Of(b.view()),
+            &mask,
+            Semiring::PlusTimes,
+            total
+        )
+        .is_some());
         for ring in Semiring::ALL {
             let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
             let want = spgemm_core::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
@@ -243,6 +320,46 @@ mod tests {
                 .nnz(),
             0
         );
+    }
+
+    #[test]
+    fn a_given_transpose_is_read_as_it_lies() {
+        // Bᵀ given: the dot products cost no transpose, so a mask whose
+        // merges alone fit under the products takes them where forming Bᵀ
+        // would not; C as the reference's from B.
+        let a = generate::erdos_renyi::<f64>(500, 6, 11).unwrap();
+        let bt = generate::erdos_renyi::<f64>(500, 6, 12).unwrap();
+        let b = bt.transpose().unwrap();
+        let mask = Mask::of(a.view(), false);
+        let cost: u64 = (0..500)
+            .map(|i| {
+                let n = a.row(i).0.len() as u64;
+                mask.row(i)
+                    .iter()
+                    .map(|&j| dot_cost(n, bt.row(j as usize).0.len() as u64, true))
+                    .sum::<u64>()
+            })
+            .sum();
+        let total = cost + 1;
+        let columns = Columns::Given(bt.view());
+        let merges = worth_it(a.view(), columns, &mask, Semiring::PlusPair, total).unwrap();
+        assert!(worth_it(
+            a.view(),
+            Columns::Of(b.view()),
+            &mask,
+            Semiring::PlusPair,
+            total
+        )
+        .is_none());
+        for ring in Semiring::ALL {
+            let spec = ProductSpec::new().semiring(ring).mask(a.view(), false);
+            let want = spgemm_core::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            assert_eq!(
+                multiply(a.view(), columns, &spec, &mask, &merges).unwrap(),
+                want,
+                "{ring}"
+            );
+        }
     }
 
     #[test]
@@ -299,15 +416,29 @@ mod tests {
             .unwrap()
             .nnz() as u64
             * 100;
-        assert!(worth_it(g.view(), g.view(), &mask, Semiring::PlusTimes, total).is_some());
+        assert!(worth_it(
+            g.view(),
+            Columns::Of(g.view()),
+            &mask,
+            Semiring::PlusTimes,
+            total
+        )
+        .is_some());
         let want = spgemm_core::reference::multiply_spec(g.view(), g.view(), &spec).unwrap();
         assert_eq!(
             multiply(
                 g.view(),
-                g.view(),
+                Columns::Of(g.view()),
                 &spec,
                 &mask,
-                &worth_it(g.view(), g.view(), &mask, Semiring::PlusTimes, total).unwrap()
+                &worth_it(
+                    g.view(),
+                    Columns::Of(g.view()),
+                    &mask,
+                    Semiring::PlusTimes,
+                    total
+                )
+                .unwrap()
             )
             .unwrap(),
             want
@@ -339,7 +470,14 @@ mod tests {
             .semiring(Semiring::MinPlus)
             .mask(m.view(), false);
         let want = spgemm_core::reference::multiply_spec(a.view(), a.view(), &spec).unwrap();
-        assert!(worth_it(a.view(), a.view(), &mask, Semiring::PlusTimes, 100 * 400).is_some());
+        assert!(worth_it(
+            a.view(),
+            Columns::Of(a.view()),
+            &mask,
+            Semiring::PlusTimes,
+            100 * 400
+        )
+        .is_some());
         assert_eq!(
             crate::CpuBackend::new()
                 .multiply_spec(&a, &a, &spec)
@@ -349,19 +487,26 @@ mod tests {
         // A mask as dense as the products, or complemented: row-wise.
         assert!(worth_it(
             a.view(),
-            a.view(),
+            Columns::Of(a.view()),
             &Mask::of(m.view(), true),
             Semiring::PlusTimes,
             100 * 400
         )
         .is_none());
-        assert!(worth_it(a.view(), a.view(), &mask, Semiring::PlusTimes, 300).is_none());
+        assert!(worth_it(
+            a.view(),
+            Columns::Of(a.view()),
+            &mask,
+            Semiring::PlusTimes,
+            300
+        )
+        .is_none());
         // B with a repeated column in a row: row-wise.
         let rep = CsrMatrix::new(2, 2, vec![0, 2, 2], vec![1, 1], vec![1.0, 2.0]).unwrap();
         let one = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
         assert!(worth_it(
             one.view(),
-            rep.view(),
+            Columns::Of(rep.view()),
             &Mask::of(one.view(), false),
             Semiring::PlusTimes,
             1000

@@ -227,8 +227,9 @@ pub(crate) fn multiply<T: Scalar>(
     };
     let total: u64 = products.par_iter().sum();
     if let Some(m) = mask {
-        if let Some(merges) = masked_dot::worth_it(a, b, m, spec.semiring, total) {
-            return masked_dot::multiply(a, b, spec, m, &merges);
+        let columns = masked_dot::Columns::Of(b);
+        if let Some(merges) = masked_dot::worth_it(a, columns, m, spec.semiring, total) {
+            return masked_dot::multiply(a, columns, spec, m, &merges);
         }
     }
     let chunks = rows::split_by_work(&work, rayon::current_num_threads() * CHUNKS_PER_THREAD);
@@ -252,6 +253,37 @@ pub(crate) fn multiply<T: Scalar>(
         })
         .collect();
     concatenate(a.nrows(), b.ncols(), pieces)
+}
+
+/// `C⟨M⟩ = A ⊕.⊗ Bᵀ` by dot products of A's rows and the rows of `bt`
+/// (Bᵀ, `N×K`) as given, for a structural mask, when they cost less than
+/// the row-wise products ([`masked_dot::worth_it`]; no transpose to form
+/// then); `None` otherwise. `spec` already checked against A and B.
+pub(crate) fn dot_products_given_bt<T: Scalar>(
+    a: CsrView<'_, T>,
+    bt: CsrView<'_, T>,
+    spec: &ProductSpec<'_, T>,
+) -> Result<Option<CsrMatrix<T>>> {
+    let Some(m) = spec.mask.as_ref().filter(|m| !m.complement()) else {
+        return Ok(None);
+    };
+    // B's row lengths are Bᵀ's column counts.
+    let b_rows = masked_dot::column_counts(bt);
+    let total: u64 = if a.same_arrays(&bt) {
+        // A·Aᵀ (triangle counting): column k of A meets row k of Aᵀ, both
+        // of A's count of column k.
+        b_rows.par_iter().map(|&c| c * c).sum()
+    } else {
+        (0..a.nrows())
+            .into_par_iter()
+            .map(|i| a.row(i).0.iter().map(|&k| b_rows[k as usize]).sum::<u64>())
+            .sum()
+    };
+    let columns = masked_dot::Columns::Given(bt);
+    match masked_dot::worth_it(a, columns, m, spec.semiring, total) {
+        Some(merges) => masked_dot::multiply(a, columns, spec, m, &merges).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The rows `rows` of C into a piece (`dense`: rows may use a slot per
