@@ -74,41 +74,58 @@ pub(crate) fn column_counts<T: Scalar>(m: CsrView<'_, T>) -> Vec<u64> {
 /// The dot products' cost for each row of `C⟨M⟩` (`Σ_j` [`dot_cost`] of
 /// A's row `i` and Bᵀ's row `j` over M's row `i`, for `ring`), when they
 /// cost less in all, with forming Bᵀ where it is not given, than the
-/// row-wise products `total_products`; `None` otherwise, or when A's or
-/// Bᵀ's rows are not sorted without repeats (the merges and searches need
-/// them so).
+/// row-wise products; `None` otherwise, or when A's or Bᵀ's rows are not
+/// sorted without repeats (the merges and searches need them so). The
+/// products are known to be at least `at_least`; `products` counts them
+/// exactly, called only when the bound does not decide.
 pub(crate) fn worth_it<T: Scalar>(
     a: CsrView<'_, T>,
     b: Columns<'_, T>,
     mask: &Mask<'_>,
     ring: Semiring,
-    total_products: u64,
+    at_least: u64,
+    products: impl FnOnce() -> u64,
 ) -> Option<Vec<u64>> {
-    let counted = !ring.reads_values();
-    if mask.complement() || (mask.nnz() as u64) >= total_products {
+    if mask.complement() {
         return None;
     }
-    let (column_lengths, transpose) = match b {
-        Columns::Of(b) => (column_counts(b), b.nnz() as u64),
-        Columns::Given(bt) => (
-            bt.row_offsets()
-                .windows(2)
-                .map(|w| (w[1] - w[0]) as u64)
-                .collect(),
-            0,
-        ),
+    let (mut known, mut products) = (at_least, Some(products));
+    let mut below = |cost: u64| {
+        if cost >= known {
+            if let Some(count) = products.take() {
+                known = count();
+            }
+        }
+        cost < known
+    };
+    if !below(mask.nnz() as u64) {
+        return None;
+    }
+    let counted = !ring.reads_values();
+    let counts = match b {
+        Columns::Of(b) => column_counts(b),
+        Columns::Given(_) => Vec::new(),
+    };
+    let column_length = |j: u32| match b {
+        Columns::Of(_) => counts[j as usize],
+        Columns::Given(bt) => bt.row_nnz(j as usize) as u64,
     };
     let merges: Vec<u64> = (0..a.nrows())
         .into_par_iter()
+        .with_min_len(1024)
         .map(|i| {
             let arow = a.row(i).0.len() as u64;
             mask.row(i)
                 .iter()
-                .map(|&j| dot_cost(arow, column_lengths[j as usize], counted))
+                .map(|&j| dot_cost(arow, column_length(j), counted))
                 .sum()
         })
         .collect();
-    let total: u64 = merges.par_iter().sum::<u64>() + transpose;
+    let transpose = match b {
+        Columns::Of(b) => b.nnz() as u64,
+        Columns::Given(_) => 0,
+    };
+    let total: u64 = merges.par_iter().with_min_len(1 << 14).sum::<u64>() + transpose;
     let sorted = || {
         a.check_sorted().is_ok()
             && match b {
@@ -117,7 +134,7 @@ pub(crate) fn worth_it<T: Scalar>(
                 Columns::Given(bt) => a.same_arrays(&bt) || bt.check_sorted().is_ok(),
             }
     };
-    (total < total_products && sorted()).then_some(merges)
+    (below(total) && sorted()).then_some(merges)
 }
 
 /// The steps of merging sorted rows of `x` and `y` entries: `x + y`, or
@@ -287,6 +304,17 @@ mod tests {
     use spgemm_core::generate;
     use spgemm_core::semiring::Semiring;
 
+    /// [`worth_it`] with the products known exactly.
+    fn rule<T: Scalar>(
+        a: CsrView<'_, T>,
+        b: Columns<'_, T>,
+        mask: &Mask<'_>,
+        ring: Semiring,
+        products: u64,
+    ) -> Option<Vec<u64>> {
+        worth_it(a, b, mask, ring, products, || products)
+    }
+
     #[test]
     fn sparse_masks_take_dot_products_equal_to_the_reference() {
         let a = generate::erdos_renyi::<f64>(400, 30, 1).unwrap();
@@ -296,7 +324,7 @@ mod tests {
         let m = CsrMatrix::new(400, 400, (0..=400).collect(), cols, vec![1.0; 400]).unwrap();
         let mask = Mask::of(m.view(), false);
         let total = 400 * 30 * 30;
-        assert!(worth_it(
+        assert!(rule(
             a.view(),
             Columns::Of(b.view()),
             &mask,
@@ -342,8 +370,8 @@ mod tests {
             .sum();
         let total = cost + 1;
         let columns = Columns::Given(bt.view());
-        let merges = worth_it(a.view(), columns, &mask, Semiring::PlusPair, total).unwrap();
-        assert!(worth_it(
+        let merges = rule(a.view(), columns, &mask, Semiring::PlusPair, total).unwrap();
+        assert!(rule(
             a.view(),
             Columns::Of(b.view()),
             &mask,
@@ -360,6 +388,29 @@ mod tests {
                 "{ring}"
             );
         }
+    }
+
+    #[test]
+    fn products_are_counted_only_when_their_bound_does_not_decide() {
+        let a = generate::erdos_renyi::<f64>(300, 5, 21).unwrap();
+        let mask = Mask::of(a.view(), false);
+        let columns = Columns::Given(a.view());
+        let ring = Semiring::PlusPair;
+        let counted = std::cell::Cell::new(0);
+        let exact = |p: u64| {
+            let counted = &counted;
+            move || {
+                counted.set(counted.get() + 1);
+                p
+            }
+        };
+        // A bound above every cost decides alone.
+        assert!(worth_it(a.view(), columns, &mask, ring, u64::MAX, exact(0)).is_some());
+        assert_eq!(counted.get(), 0);
+        // A bound of 0: the exact count decides, either way.
+        assert!(worth_it(a.view(), columns, &mask, ring, 0, exact(u64::MAX)).is_some());
+        assert!(worth_it(a.view(), columns, &mask, ring, 0, exact(1)).is_none());
+        assert_eq!(counted.get(), 2);
     }
 
     #[test]
@@ -416,7 +467,7 @@ mod tests {
             .unwrap()
             .nnz() as u64
             * 100;
-        assert!(worth_it(
+        assert!(rule(
             g.view(),
             Columns::Of(g.view()),
             &mask,
@@ -431,7 +482,7 @@ mod tests {
                 Columns::Of(g.view()),
                 &spec,
                 &mask,
-                &worth_it(
+                &rule(
                     g.view(),
                     Columns::Of(g.view()),
                     &mask,
@@ -470,7 +521,7 @@ mod tests {
             .semiring(Semiring::MinPlus)
             .mask(m.view(), false);
         let want = spgemm_core::reference::multiply_spec(a.view(), a.view(), &spec).unwrap();
-        assert!(worth_it(
+        assert!(rule(
             a.view(),
             Columns::Of(a.view()),
             &mask,
@@ -485,7 +536,7 @@ mod tests {
             want
         );
         // A mask as dense as the products, or complemented: row-wise.
-        assert!(worth_it(
+        assert!(rule(
             a.view(),
             Columns::Of(a.view()),
             &Mask::of(m.view(), true),
@@ -493,7 +544,7 @@ mod tests {
             100 * 400
         )
         .is_none());
-        assert!(worth_it(
+        assert!(rule(
             a.view(),
             Columns::Of(a.view()),
             &mask,
@@ -504,7 +555,7 @@ mod tests {
         // B with a repeated column in a row: row-wise.
         let rep = CsrMatrix::new(2, 2, vec![0, 2, 2], vec![1, 1], vec![1.0, 2.0]).unwrap();
         let one = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
-        assert!(worth_it(
+        assert!(rule(
             one.view(),
             Columns::Of(rep.view()),
             &Mask::of(one.view(), false),

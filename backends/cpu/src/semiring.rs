@@ -228,7 +228,7 @@ pub(crate) fn multiply<T: Scalar>(
     let total: u64 = products.par_iter().sum();
     if let Some(m) = mask {
         let columns = masked_dot::Columns::Of(b);
-        if let Some(merges) = masked_dot::worth_it(a, columns, m, spec.semiring, total) {
+        if let Some(merges) = masked_dot::worth_it(a, columns, m, spec.semiring, total, || total) {
             return masked_dot::multiply(a, columns, spec, m, &merges);
         }
     }
@@ -267,20 +267,29 @@ pub(crate) fn dot_products_given_bt<T: Scalar>(
     let Some(m) = spec.mask.as_ref().filter(|m| !m.complement()) else {
         return Ok(None);
     };
-    // B's row lengths are Bᵀ's column counts.
-    let b_rows = masked_dot::column_counts(bt);
-    let total: u64 = if a.same_arrays(&bt) {
-        // A·Aᵀ (triangle counting): column k of A meets row k of Aᵀ, both
-        // of A's count of column k.
-        b_rows.par_iter().map(|&c| c * c).sum()
+    // The row-wise products: A's column k meets B's row k, Bᵀ's column k.
+    let products = || {
+        let b_rows = masked_dot::column_counts(bt);
+        if a.same_arrays(&bt) {
+            // A·Aᵀ (triangle counting): A's count of column k, squared.
+            b_rows.par_iter().map(|&c| c * c).sum()
+        } else {
+            (0..a.nrows())
+                .into_par_iter()
+                .map(|i| a.row(i).0.iter().map(|&k| b_rows[k as usize]).sum::<u64>())
+                .sum()
+        }
+    };
+    // For A·Aᵀ they are Σ_k c_k² ≥ nnz(A)² / K (Cauchy–Schwarz over A's K
+    // column counts c_k), which mostly decides without counting them.
+    let at_least = if a.same_arrays(&bt) {
+        let nnz = a.nnz() as u128;
+        (nnz * nnz / a.ncols().max(1) as u128).min(u128::from(u64::MAX)) as u64
     } else {
-        (0..a.nrows())
-            .into_par_iter()
-            .map(|i| a.row(i).0.iter().map(|&k| b_rows[k as usize]).sum::<u64>())
-            .sum()
+        0
     };
     let columns = masked_dot::Columns::Given(bt);
-    match masked_dot::worth_it(a, columns, m, spec.semiring, total) {
+    match masked_dot::worth_it(a, columns, m, spec.semiring, at_least, products) {
         Some(merges) => masked_dot::multiply(a, columns, spec, m, &merges).map(Some),
         None => Ok(None),
     }
@@ -371,13 +380,27 @@ pub(crate) fn concatenate<T: Scalar>(
     ncols: usize,
     pieces: Vec<Piece<T>>,
 ) -> Result<CsrMatrix<T>> {
-    let mut offsets: Vec<usize> = try_with_capacity(nrows + 1, "C row offsets")?;
-    offsets.push(0);
+    // Each piece's rows' offsets written by one task, from the piece's
+    // first entry (a serial pass over a road network's 114 K rows took
+    // about 0.2 ms of a 2 ms triangle count on 16 cores).
+    let mut offsets = rows::zeros(nrows + 1, "C row offsets")?;
+    let mut parts = Vec::with_capacity(pieces.len());
+    let (mut rest, mut first) = (&mut offsets[1..], 0usize);
     for p in &pieces {
-        for &l in &p.lens {
-            offsets.push(offsets[offsets.len() - 1] + l);
-        }
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(p.lens.len());
+        parts.push((mine, first));
+        first += p.cols.len();
+        rest = tail;
     }
+    pieces
+        .par_iter()
+        .zip(parts)
+        .for_each(|(p, (mine, mut at))| {
+            for (o, &l) in mine.iter_mut().zip(&p.lens) {
+                at += l;
+                *o = at;
+            }
+        });
     let nnz = offsets[nrows];
     let mut cols: Vec<u32> = try_with_capacity(nnz, "C column indices")?;
     let mut values: Vec<T> = try_with_capacity(nnz, "C values")?;
