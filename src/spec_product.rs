@@ -87,8 +87,10 @@ impl Backend {
     /// B `N×K`, the mask and C `M×N`), as GraphBLAS's descriptors ask. The
     /// CPU backend reads a transposed B where it lies when the product
     /// runs by dot products ([`crate::CpuBackend::multiply_spec_transposed_b`]:
-    /// triangle counting's `C⟨L⟩ = L ⊕.pair Lᵀ` transposes nothing); every
-    /// other transpose is formed on the host first.
+    /// triangle counting's `C⟨L⟩ = L ⊕.pair Lᵀ` transposes nothing), and
+    /// so does one GPU under a structural mask
+    /// ([`spgemm_core::gpu::MultiGpu::masked_dot_transposed_b_host`]);
+    /// every other transpose is formed on the host first.
     ///
     /// # Errors
     /// As [`Backend::multiply_spec`], the shapes named as transposed.
@@ -122,6 +124,14 @@ impl Backend {
         let a = formed_a.as_ref().map_or(a, CsrMatrix::view);
         if !bt {
             return self.multiply_spec(a, b, spec);
+        }
+        #[cfg(feature = "cuda")]
+        if let (Backend::Cuda(m), Some(mask)) = (self, spec.mask) {
+            return Ok(m.masked_dot_transposed_b_host(a, b, mask, spec.semiring, &spec.prune)?);
+        }
+        #[cfg(feature = "hip")]
+        if let (Backend::Hip(m), Some(mask)) = (self, spec.mask) {
+            return Ok(m.masked_dot_transposed_b_host(a, b, mask, spec.semiring, &spec.prune)?);
         }
         if let Backend::Cpu(c) = self {
             return Ok(c.multiply_spec_transposed_b(a, b, spec)?);

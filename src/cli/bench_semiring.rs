@@ -30,8 +30,7 @@ pub struct SemiringArgs {
     complement: bool,
     /// Count each graph's triangles instead: A's structure made symmetric,
     /// L its strictly lower triangle, `C⟨L⟩ = L plus_pair Lᵀ` summed (the
-    /// Sandia method; on the CPU Lᵀ read from L's rows, as GraphBLAS reads
-    /// it; on a GPU formed before timing).
+    /// Sandia method; Lᵀ read from L's rows, as GraphBLAS reads it).
     #[arg(long, conflicts_with_all = ["semiring", "mask_self"])]
     triangles: bool,
 }
@@ -119,13 +118,10 @@ pub fn run<T: Scalar>(
     let mut records = Vec::new();
     for ops in files {
         let (a, b, _) = ops.load::<T>(args.common.seed)?;
-        // Triangles: A becomes L. The CPU reads Lᵀ from L's rows (GraphBLAS
-        // is handed L and its transposing descriptor alike); a GPU's dot
-        // products walk B's rows and columns both, so Lᵀ is formed before
-        // timing there.
+        // Triangles: A becomes L, and the product reads Lᵀ from L's rows
+        // (GraphBLAS is handed L and its transposing descriptor alike).
         let a = if s.triangles { strictly_lower(&a)? } else { a };
-        let on_cpu = matches!(backend, Backend::Cpu(_));
-        let upper = if s.triangles && (args.check || !on_cpu) {
+        let upper = if s.triangles && args.check {
             Some(a.transpose()?)
         } else {
             None
@@ -141,7 +137,7 @@ pub fn run<T: Scalar>(
             spec = spec.mask(a.view(), s.complement);
         }
         let (median_ms, c) = time(args.warmup, args.reps, || {
-            Ok(match s.triangles && on_cpu {
+            Ok(match s.triangles {
                 true => backend.multiply_spec_transposed(&a, &a, &spec, Transposed::B)?,
                 false => backend.multiply_spec(&a, b, &spec)?,
             })

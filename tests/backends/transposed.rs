@@ -31,6 +31,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             "cpu::transposed::shapes_at_fault_are_one_line_errors".into(),
             shapes_at_fault_are_one_line_errors,
         ),
+        common::trial(
+            BackendKind::Cpu,
+            "cpu::transposed::few_rows_and_unsorted_transposes".into(),
+            || few_rows_and_unsorted_transposes(&Backend::Cpu(CpuBackend::new())),
+        ),
     ];
     for (kind, name) in [(BackendKind::Cuda, "cuda"), (BackendKind::Hip, "hip")] {
         trials.push(common::trial(
@@ -42,6 +47,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             kind,
             format!("{name}::transposed::triangles_of_ca_grqc_from_l_alone"),
             move || triangles_of_ca_grqc_from_l_alone(&Backend::select(kind).unwrap().0),
+        ));
+        trials.push(common::trial(
+            kind,
+            format!("{name}::transposed::few_rows_and_unsorted_transposes"),
+            move || few_rows_and_unsorted_transposes(&Backend::select(kind).unwrap().0),
         ));
     }
     trials
@@ -207,4 +217,44 @@ fn shapes_at_fault_are_one_line_errors() {
         e.contains("mask") && e.contains("20") && e.contains("30") && !e.contains('\n'),
         "{e}"
     );
+}
+
+fn few_rows_and_unsorted_transposes(backend: &Backend) {
+    // One row of A (a breadth-first search's step: on a GPU C's grid is
+    // small and B is formed from Bᵀ on the device for the grid's push),
+    // and Bᵀ with its rows reversed (sorted first on a GPU), every
+    // semiring.
+    let bt: CsrMatrix<f64> = generate::uniform(2000, 700, 9, 91)
+        .unwrap()
+        .map(|v: f64| v - 0.5);
+    let row: CsrMatrix<f64> = generate::uniform(1, 700, 40, 92).unwrap();
+    let seen: CsrMatrix<f64> = generate::uniform(1, 2000, 300, 93).unwrap();
+    let (n, k, offsets, mut cols, mut vals) = bt.clone().into_parts();
+    for i in 0..n {
+        cols[offsets[i]..offsets[i + 1]].reverse();
+        vals[offsets[i]..offsets[i + 1]].reverse();
+    }
+    let reversed = CsrMatrix::new(n, k, offsets, cols, vals).unwrap();
+    let a: CsrMatrix<f64> = generate::uniform(100, 700, 8, 94).unwrap();
+    let m: CsrMatrix<f64> = generate::uniform(100, 2000, 5, 95).unwrap();
+    for ring in Semiring::ALL {
+        let spec = ProductSpec::new().semiring(ring).mask(seen.view(), false);
+        check(
+            backend,
+            &row,
+            &bt,
+            &spec,
+            Transposed::B,
+            &format!("{ring}, one row"),
+        );
+        let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
+        check(
+            backend,
+            &a,
+            &reversed,
+            &spec,
+            Transposed::B,
+            &format!("{ring}, Bᵀ reversed"),
+        );
+    }
 }

@@ -22,6 +22,7 @@ use crate::device::Device;
 use crate::error::{try_zeroed, Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::{Mask, Prune, Semiring};
+use crate::structure::Structure;
 use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
@@ -33,11 +34,15 @@ pub(super) const THREADS: u32 = 256;
 const SCATTER_CHUNK: usize = 2048;
 
 /// Lanes per entry of M: half the shorter operand's mean row length (A's
-/// rows, B's columns), rounded up to a power of two, at least 1 and at
+/// rows, B's columns: `b` their entries and number), rounded up to a power of two, at least 1 and at
 /// most the warp.
-fn lanes_per_entry<D: Device, T>(a: &GpuMatrix<D, T>, b: &GpuMatrix<D, T>, warp: u32) -> u32 {
+pub(super) fn lanes_per_entry<D: Device, T>(
+    a: &GpuMatrix<D, T>,
+    b: (usize, usize),
+    warp: u32,
+) -> u32 {
     let mean = |nnz: usize, rows: usize| nnz.div_ceil(rows.max(1));
-    let shorter = mean(a.nnz, a.nrows).min(mean(b.nnz, b.ncols)) as u32;
+    let shorter = mean(a.nnz, a.nrows).min(mean(b.0, b.1)) as u32;
     shorter
         .div_ceil(2)
         .next_power_of_two()
@@ -126,35 +131,8 @@ impl<D: Device> GpuEngine<D> {
                 Some(self.upload_sorted(l, b, values)?)
             };
             let gb = gb.as_ref().unwrap_or(&ga);
-            let mask_is_a = std::ptr::eq(structure.row_offsets, a.row_offsets())
-                && std::ptr::eq(structure.col_indices, a.col_indices());
-            let own_mask = if mask_is_a {
-                None
-            } else {
-                let (dev, s) = (l.device, &l.streams[0]);
-                let offsets: &[u64] = bytemuck::cast_slice(structure.row_offsets);
-                Some((
-                    DeviceArray::from_host(dev, s, offsets, "row offsets of the mask", l.usage)?,
-                    DeviceArray::from_host(
-                        dev,
-                        s,
-                        structure.col_indices,
-                        "column indices of the mask",
-                        l.usage,
-                    )?,
-                ))
-            };
-            let m = match &own_mask {
-                Some((rpt, col)) => MaskArrays {
-                    rpt: rpt.ptr(),
-                    col: col.ptr(),
-                    nrows: structure.nrows,
-                    ncols: structure.ncols,
-                    nnz: structure.nnz(),
-                    sorted: false,
-                },
-                None => MaskArrays::of(&ga),
-            };
+            let own_mask = UploadedMask::of(l, structure, a)?;
+            let m = own_mask.arrays(&ga);
             l.device.synchronize(&l.streams[0])?;
             times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
             let t = Instant::now();
@@ -255,10 +233,61 @@ pub(super) fn check_shapes(
     Ok(())
 }
 
+/// The mask's structure on the device: arrays of its own, or none when it
+/// is A's (A's uploaded arrays serve).
+pub(super) struct UploadedMask<'s, D: Device> {
+    structure: Structure<'s>,
+    own: Option<(DeviceArray<D, u64>, DeviceArray<D, u32>)>,
+}
+
+impl<'s, D: Device> UploadedMask<'s, D> {
+    /// `structure` uploaded unless it is the host matrix `a`'s.
+    pub(super) fn of<T: Scalar>(
+        l: &Launcher<'_, D>,
+        structure: Structure<'s>,
+        a: CsrView<'_, T>,
+    ) -> Result<Self> {
+        let mask_is_a = std::ptr::eq(structure.row_offsets, a.row_offsets())
+            && std::ptr::eq(structure.col_indices, a.col_indices());
+        let own = if mask_is_a {
+            None
+        } else {
+            let (dev, s) = (l.device, &l.streams[0]);
+            let offsets: &[u64] = bytemuck::cast_slice(structure.row_offsets);
+            Some((
+                DeviceArray::from_host(dev, s, offsets, "row offsets of the mask", l.usage)?,
+                DeviceArray::from_host(
+                    dev,
+                    s,
+                    structure.col_indices,
+                    "column indices of the mask",
+                    l.usage,
+                )?,
+            ))
+        };
+        Ok(Self { structure, own })
+    }
+
+    /// The mask's arrays for the kernels (`ga`: A on the device).
+    pub(super) fn arrays<T: Scalar>(&self, ga: &GpuMatrix<D, T>) -> MaskArrays {
+        match &self.own {
+            Some((rpt, col)) => MaskArrays {
+                rpt: rpt.ptr(),
+                col: col.ptr(),
+                nrows: self.structure.nrows,
+                ncols: self.structure.ncols,
+                nnz: self.structure.nnz(),
+                sorted: false,
+            },
+            None => MaskArrays::of(ga),
+        }
+    }
+}
+
 /// `m` with its rows sorted (two stable counting-sort transposes);
 /// [`Error::NotOnBackend`] naming the first row that repeats a column
 /// (the dot products would meet only one of its entries).
-fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
+pub(super) fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
     let sorted = m.transpose()?.view().transpose()?;
     if let Err(Error::UnsortedRow { row, col, .. }) = sorted.view().check_sorted() {
         return Err(Error::NotOnBackend(format!(
@@ -272,7 +301,7 @@ fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
 impl<D: Device> GpuEngine<D> {
     /// `m` (rows sorted without repeated columns) copied to the device
     /// through the staging buffers, its values only when `values`.
-    fn upload_sorted<T: Scalar>(
+    pub(super) fn upload_sorted<T: Scalar>(
         &self,
         l: &Launcher<'_, D>,
         m: CsrView<'_, T>,
@@ -316,22 +345,10 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
     b: &GpuMatrix<D, T>,
     semiring: Semiring,
 ) -> Result<GpuMatrix<D, T>> {
-    let (dev, s) = (l.device, &l.streams[0]);
+    let dev = l.device;
     let (m, mnnz) = (ms.nrows, ms.nnz);
     if mnnz == 0 {
-        let zeros: Vec<u64> = try_zeroed(m + 1, "row offsets of C")?;
-        let rpt = DeviceArray::from_host(dev, s, &zeros, "row offsets of C", l.usage)?;
-        let (col, val) = (
-            l.alloc(0, 0, "columns of C")?,
-            l.alloc(0, 0, "values of C")?,
-        );
-        return Ok(GpuMatrix::of_arrays(
-            (m, ms.ncols),
-            rpt,
-            col,
-            val,
-            ms.sorted,
-        ));
+        return empty_product(l, &ms);
     }
     if grid_pays(&ms, a.nnz, b.nnz) {
         return grid_on_device(l, ms, false, a, b, semiring);
@@ -339,7 +356,7 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
     let (btrpt, btcol, btval) = transpose_on_device(l, b, semiring.reads_values())?;
     let ccol = l.alloc::<u32>(0, mnnz, "columns of C")?;
     let cval = l.alloc::<T>(0, mnnz, "values of C")?;
-    let seg = lanes_per_entry(a, b, dev.properties().warp_width);
+    let seg = lanes_per_entry(a, (b.nnz, b.ncols), dev.properties().warp_width);
     let args = MaskedDotArgs {
         mrpt: ms.rpt,
         mcol: ms.col,
@@ -367,6 +384,26 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
     )?;
     drop((btrpt, btcol, btval));
     compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
+}
+
+/// C without entries, of the mask's shape.
+pub(super) fn empty_product<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    ms: &MaskArrays,
+) -> Result<GpuMatrix<D, T>> {
+    let zeros: Vec<u64> = try_zeroed(ms.nrows + 1, "row offsets of C")?;
+    let rpt = DeviceArray::from_host(l.device, &l.streams[0], &zeros, "row offsets of C", l.usage)?;
+    let (col, val) = (
+        l.alloc(0, 0, "columns of C")?,
+        l.alloc(0, 0, "values of C")?,
+    );
+    Ok(GpuMatrix::of_arrays(
+        (ms.nrows, ms.ncols),
+        rpt,
+        col,
+        val,
+        ms.sorted,
+    ))
 }
 
 /// C from `m` rows of entries at the row offsets `rows` (device, `m + 1`)

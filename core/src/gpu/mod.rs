@@ -36,6 +36,7 @@ mod grid;
 pub mod kernels;
 mod launch;
 mod masked;
+mod masked_transposed;
 mod matrix;
 mod memory;
 mod meta;

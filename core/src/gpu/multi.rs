@@ -182,6 +182,28 @@ impl<D: Device> MultiGpu<D> {
         Ok((c, times))
     }
 
+    /// `C⟨M⟩ = A ⊕.⊗ Bᵀ` with B given as its transpose `bt` (`N×K`), as
+    /// [`MultiGpu::multiply_semiring_host`] computes `A ⊕.⊗ B`: one device
+    /// reads `bt` where it lies ([`GpuEngine::masked_dot_transposed_b`]);
+    /// several form B on the host first and split A's rows.
+    ///
+    /// # Errors
+    /// As [`MultiGpu::multiply_semiring_host`].
+    pub fn masked_dot_transposed_b_host<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        bt: CsrView<'_, T>,
+        mask: Mask<'_>,
+        semiring: Semiring,
+        prune: &Prune<T>,
+    ) -> Result<CsrMatrix<T>> {
+        if let [e] = self.engines.as_slice() {
+            return e.masked_dot_transposed_b(mask, a, bt, semiring, prune);
+        }
+        let b = bt.transpose()?;
+        self.multiply_semiring_host(a, b.view(), Some(mask), semiring, prune)
+    }
+
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
     /// host over all devices: A's rows (and the mask's) split by products,
     /// each device computing its block as [`GpuEngine::masked_dot`] (under

@@ -15,8 +15,10 @@
 // of two up to the warp) takes one entry (i, j) of M and walks the shorter
 // of A's row i and B's column j, its lanes in turn: walking A's row, each k
 // is looked up in B's row k (sorted) by binary search for j; walking B's
-// column, each k in A's row i (sorted). The segment combines its lanes'
-// sums by shuffles. Segments take consecutive entries, so a warp's
+// column, each k in A's row i (sorted). When the caller gives Bt itself
+// (A times B transposed, Bt's rows sorted), no B exists: brpt, bcol and
+// bval are null and each k of A's row is looked up in Bt's row j instead.
+// The segment combines its lanes' sums by shuffles. Segments take consecutive entries, so a warp's
 // segments share rows of A; the loop is uniform across the warp, so every
 // lane reaches the shuffles.
 
@@ -144,11 +146,17 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
             j = mcol[e];
             const u64 a0 = arpt[i], a1 = arpt[i + 1], t0 = btrpt[j], t1 = btrpt[j + 1];
             if (a1 - a0 <= t1 - t0) {
-                // A's row walked, each k looked up in B's row k.
+                // A's row walked, each k looked up in B's row k; with no B
+                // (brpt null: Bt given with its rows sorted), in Bt's row j.
                 for (u64 p = a0 + lane; p < a1; p += seg) {
                     const u32 k = acol[p];
-                    const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
-                    if (q < b1 && bcol[q] == j) meet(acc, hit, aval, p, bval, q);
+                    if (brpt) {
+                        const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
+                        if (q < b1 && bcol[q] == j) meet(acc, hit, aval, p, bval, q);
+                    } else {
+                        const u64 q = lower_bound(btcol, t0, t1, k);
+                        if (q < t1 && btcol[q] == k) meet(acc, hit, aval, p, btval, q);
+                    }
                 }
             } else {
                 // B's column walked, each k looked up in A's row i.

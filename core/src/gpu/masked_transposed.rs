@@ -1,0 +1,142 @@
+//! `C⟨M⟩ = A ⊕.⊗ Bᵀ` on the device with B given as its transpose (Bᵀ,
+//! rows sorted), as GraphBLAS's transposing descriptor gives it: the dot
+//! products of `masked_dot.cuh` walk the shorter of A's row `i` and Bᵀ's
+//! row `j` and search the other, so neither B nor its transpose is formed
+//! (triangle counting's `C⟨L⟩ = L ⊕.pair Lᵀ` uploads L once, as A, Bᵀ and
+//! the mask). Where C's grid is small (`grid.rs`) B is formed on the device
+//! from Bᵀ for the grid's push.
+
+use super::engine::GpuEngine;
+use super::grid::{grid_on_device, grid_pays};
+use super::kernels::{DevicePtr, Kernel, MaskedDotArgs};
+use super::launch::{shape, Launcher};
+use super::masked::{
+    canonical, check_shapes, compact, empty_product, lanes_per_entry, transpose_on_device,
+    UploadedMask, THREADS,
+};
+use super::matrix::{GpuMatrix, MaskArrays};
+use crate::csr::CsrMatrix;
+use crate::csr_view::CsrView;
+use crate::device::Device;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::semiring::{Mask, Prune, Semiring};
+
+impl<D: Device> GpuEngine<D> {
+    /// `C⟨M⟩ = A ⊕.⊗ Bᵀ` for a structural mask M (`M×N`), with A `M×K` and
+    /// B given as its transpose `bt` (`N×K`), C `M×N` as
+    /// [`GpuEngine::masked_dot`] computes it: A, `bt` and M uploaded (one
+    /// upload where they are the same arrays), each entry `(i, j)` of M
+    /// the dot product of A's row `i` and `bt`'s row `j`, the shorter
+    /// walked and the other searched; nothing transposed. Rows of A and
+    /// `bt` are sorted first when they are not. A complemented mask runs
+    /// as [`GpuEngine::complement_host`] does on B formed on the host.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::masked_dot`], `bt`'s rows named as Bᵀ's.
+    pub fn masked_dot_transposed_b<T: Scalar>(
+        &self,
+        mask: Mask<'_>,
+        a: CsrView<'_, T>,
+        bt: CsrView<'_, T>,
+        semiring: Semiring,
+        prune: &Prune<T>,
+    ) -> Result<CsrMatrix<T>> {
+        if mask.complement() {
+            let b = bt.transpose()?;
+            return self
+                .complement_host(mask, a, b.view(), semiring, prune)
+                .map(|(c, _)| c);
+        }
+        let structure = mask.structure();
+        check_shapes(
+            (structure.nrows, structure.ncols),
+            a.shape(),
+            (bt.ncols(), bt.nrows()),
+        )?;
+        let bt_is_a = a.same_arrays(&bt);
+        let (a_sorted, bt_sorted);
+        let a = if a.is_sorted() {
+            a
+        } else {
+            a_sorted = canonical(a, "A")?;
+            a_sorted.view()
+        };
+        let bt = if bt_is_a {
+            a
+        } else if bt.is_sorted() {
+            bt
+        } else {
+            bt_sorted = canonical(bt, "Bᵀ")?;
+            bt_sorted.view()
+        };
+        let kernels = self.masked_kernels::<T>(semiring)?;
+        let c = self.launching(&kernels, |l| {
+            let values = semiring.reads_values();
+            let ga = self.upload_sorted(l, a, values)?;
+            let gbt = if bt_is_a {
+                None
+            } else {
+                Some(self.upload_sorted(l, bt, values)?)
+            };
+            let gbt = gbt.as_ref().unwrap_or(&ga);
+            let own_mask = UploadedMask::of(l, structure, a)?;
+            let c = given_bt_on_device(l, own_mask.arrays(&ga), &ga, gbt, semiring)?;
+            l.device.synchronize(&l.streams[0])?;
+            Ok(c)
+        })?;
+        let c = self.prune_device(c, prune)?;
+        self.download(&c)
+    }
+}
+
+/// The dot products of A's rows and `bt`'s (both sorted), C compacted,
+/// on stream 0; or, where C's grid and the products are small, B formed
+/// from `bt` and the products pushed into a dense grid of C.
+fn given_bt_on_device<D: Device, T: Scalar>(
+    l: &Launcher<'_, D>,
+    ms: MaskArrays,
+    a: &GpuMatrix<D, T>,
+    bt: &GpuMatrix<D, T>,
+    semiring: Semiring,
+) -> Result<GpuMatrix<D, T>> {
+    let (m, mnnz) = (ms.nrows, ms.nnz);
+    if mnnz == 0 {
+        return empty_product(l, &ms);
+    }
+    if grid_pays(&ms, a.nnz, bt.nnz) {
+        let (rpt, col, val) = transpose_on_device(l, bt, semiring.reads_values())?;
+        let b = GpuMatrix::of_arrays((bt.ncols, bt.nrows), rpt, col, val, false);
+        return grid_on_device(l, ms, false, a, &b, semiring);
+    }
+    let ccol = l.alloc::<u32>(0, mnnz, "columns of C")?;
+    let cval = l.alloc::<T>(0, mnnz, "values of C")?;
+    let seg = lanes_per_entry(a, (bt.nnz, bt.nrows), l.device.properties().warp_width);
+    let none = DevicePtr(0);
+    let args = MaskedDotArgs {
+        mrpt: ms.rpt,
+        mcol: ms.col,
+        m: m as u32,
+        mnnz: mnnz as u64,
+        arpt: a.structure.rpt.ptr(),
+        acol: a.structure.col.ptr(),
+        aval: a.val.ptr(),
+        brpt: none,
+        bcol: none,
+        bval: none,
+        btrpt: bt.structure.rpt.ptr(),
+        btcol: bt.structure.col.ptr(),
+        btval: bt.val.ptr(),
+        seg,
+        ccol: ccol.ptr(),
+        cval: cval.ptr(),
+    };
+    let per_block = (THREADS / seg) as usize;
+    l.launch(
+        0,
+        Kernel::MaskedDot,
+        shape(l.grid(mnnz, per_block), THREADS, 0),
+        &args,
+    )?;
+    compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
+}
