@@ -223,8 +223,14 @@ def matmul_spec(
     the device (``prune`` a threshold or None, ``keep`` at most this many
     entries a row, or a column when ``columns``, or None). Returns once C
     is complete."""
-    device, oa, ob, hold, stream = _operands(kind, a, b, backend, dtype, check)
-    if mask is None or mask is a or mask is b:
+    # A CuPy CSC matrix B (``x.T`` of a CSR x) under a structural mask is
+    # read as Bᵀ's CSR arrays: nothing converted or transposed.
+    b_transposed = (
+        kind == "cupy" and b is not a and b.format == "csc" and mask is not None and not complement
+    )
+    bt = b.T if b_transposed else b
+    device, oa, ob, hold, stream = _operands(kind, a, bt, backend, dtype, check)
+    if mask is None or mask is a or (mask is b and not b_transposed):
         om = None if mask is None else oa if mask is a else ob
         hold_m = None
     else:
@@ -245,6 +251,7 @@ def matmul_spec(
         None if prune is None else float(prune),
         None if keep is None else int(keep),
         bool(columns),
+        b_transposed,
     )
     del hold, hold_m
     return _result(kind, c, device)

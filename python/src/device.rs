@@ -404,16 +404,27 @@ pub(crate) fn matmul_device(
 /// ([`GpuEngine::masked_dot_device`]) or, complemented, by the product and
 /// M's entries dropped ([`GpuEngine::complement_device`]); M's structure
 /// borrowed once when it is A's or B's arrays; C pruned on the device
-/// ([`GpuEngine::prune_device`]).
+/// ([`GpuEngine::prune_device`]). With `b_transposed`, `b` is Bᵀ and a
+/// structural mask is required: each entry of M the dot product of A's
+/// row and Bᵀ's, nothing transposed
+/// ([`GpuEngine::masked_dot_transposed_b_device`]).
+#[allow(clippy::too_many_arguments)] // the product's operands and its spec
 fn spec_product<T: Scalar>(
     e: &GpuEngine<CudaDevice>,
     (a, b): (DeviceOperand, DeviceOperand),
     mask: Option<DeviceOperand>,
     complement: bool,
+    b_transposed: bool,
     semiring: Semiring,
     prune: &Prune<T>,
     stream: u64,
 ) -> spgemm::Result<Product<T>> {
+    if b_transposed && (mask.is_none() || complement) {
+        return Err(spgemm::error::Error::NotOnBackend(
+            "B given transposed on the device needs a structural mask".into(),
+        )
+        .into());
+    }
     // SAFETY: see `product`; C does not refer to the caller's arrays, and
     // it is complete when this returns.
     unsafe {
@@ -444,6 +455,8 @@ fn spec_product<T: Scalar>(
         let masked = |gm: &GpuMatrix<CudaDevice, T>| {
             if complement {
                 e.complement_device(gm, &ga, gb, semiring)
+            } else if b_transposed {
+                e.masked_dot_transposed_b_device(gm, &ga, gb, semiring)
             } else {
                 e.masked_dot_device(gm, &ga, gb, semiring)
             }
@@ -462,8 +475,9 @@ fn spec_product<T: Scalar>(
 }
 
 /// `matmul_spec_device(a, b, mask, complement, dtype, device, semiring,
-/// stream, prune, keep, prune_columns)`: `C⟨M⟩ = A ⊕.⊗ B` (`C⟨¬M⟩` when
-/// `complement`) on CUDA GPU `device` for device operands (see
+/// stream, prune, keep, prune_columns, b_transposed)`: `C⟨M⟩ = A ⊕.⊗ B`
+/// (`C⟨¬M⟩` when `complement`; with `b_transposed`, `b` holds Bᵀ, `N×K`,
+/// under a structural mask only) on CUDA GPU `device` for device operands (see
 /// `DeviceOperand`; `mask` `None` for none, its values never read), values
 /// of `dtype` (as in `matmul_device`), `semiring` a GraphBLAS name; C
 /// pruned on the device (`prune` a threshold of magnitude or `None`,
@@ -488,8 +502,14 @@ pub(crate) fn matmul_spec_device(
     prune: Option<f64>,
     keep: Option<usize>,
     prune_columns: bool,
+    b_transposed: bool,
 ) -> PyResult<DeviceCsr> {
-    check_shapes(&a, &b)?;
+    if b_transposed {
+        // Bᵀ is N×K: its columns are A's.
+        check_shapes(&a, &(b.1, b.0, b.2, b.3, b.4, b.5, b.6, b.7, b.8))?;
+    } else {
+        check_shapes(&a, &b)?;
+    }
     let vt = ValueType::parse(dtype)?;
     let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
     let extras = crate::arrays::Extras {
@@ -498,13 +518,13 @@ pub(crate) fn matmul_spec_device(
         below: prune,
         keep,
         columns: prune_columns,
-        b_transposed: false,
+        b_transposed,
     };
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     let (c, offsets32, timing) = py
         .detach(|| {
-            by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, semiring, &extras.prune(), stream))
+            by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, b_transposed, semiring, &extras.prune(), stream))
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {

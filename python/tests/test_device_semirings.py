@@ -58,6 +58,8 @@ def test_cupy_triangles_with_the_mask_as_a(cupy):
     count = float(spgemm.matmul(lc, uc, mask=lc, semiring="plus_pair").data.sum())
     want = spgemm.matmul(low, sp.csr_array(low.T), mask=low, semiring="plus_pair", backend="cpu")
     assert count == want.sum() > 0
+    # L.T on the device is CSC: read as L's rows, nothing transposed.
+    assert float(spgemm.matmul(lc, lc.T, mask=lc, semiring="plus_pair").data.sum()) == count
     # C<A> = A min.plus A, B the same matrix as A.
     ac = to_cupy(low)
     assert_same(
@@ -65,6 +67,27 @@ def test_cupy_triangles_with_the_mask_as_a(cupy):
         spgemm.matmul(low, low, mask=low, semiring="min_plus", backend="cpu"),
         "min_plus",
     )
+
+
+@pytest.mark.parametrize("ring", RINGS)
+def test_cupy_csc_b_is_read_as_its_transpose(cupy, ring):
+    # B given as x.T of a CuPy CSR x (CSC: Bᵀ's arrays) under a structural
+    # mask of its own, and one row (a small grid, B formed on the device);
+    # unmasked and complemented products convert B as before.
+    a, x = random(230, 150, 0.2, 11), random(310, 150, 0.3, 12)
+    for rows, mask in ((a, random(230, 310, 0.05, 13)), (a[:1], random(1, 310, 0.5, 14))):
+        for m, complement in ((mask, False), (mask, True), (None, False)):
+            got = spgemm.matmul(
+                to_cupy(rows),
+                to_cupy(x).T,
+                semiring=ring,
+                mask=None if m is None else to_cupy(m),
+                complement=complement,
+            )
+            want = spgemm.matmul(
+                rows, sp.csr_array(x.T), semiring=ring, mask=m, complement=complement, backend="cpu"
+            )
+            assert_same(got.get(), want, ring)
 
 
 def test_torch_semirings_match_the_cpu(torch):

@@ -18,7 +18,7 @@ use super::matrix::{GpuMatrix, MaskArrays};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::{Mask, Prune, Semiring};
 
@@ -87,6 +87,44 @@ impl<D: Device> GpuEngine<D> {
         })?;
         let c = self.prune_device(c, prune)?;
         self.download(&c)
+    }
+}
+
+impl<D: Device> GpuEngine<D> {
+    /// `C⟨M⟩ = A ⊕.⊗ Bᵀ` as [`GpuEngine::masked_dot_transposed_b`] for
+    /// matrices already on the device, C left there: M's structure is read
+    /// (its values never are), A and `bt` (`N×K`) must have rows sorted
+    /// without repeated columns ([`GpuMatrix::sorted_rows`]). Returns when
+    /// C is complete.
+    ///
+    /// # Errors
+    /// [`Error::NotOnBackend`] when A's or `bt`'s rows are not known to be
+    /// sorted without repeated columns; [`Error::DimensionMismatch`],
+    /// [`Error::MaskShape`] as [`GpuEngine::masked_dot`]; device errors.
+    pub fn masked_dot_transposed_b_device<T: Scalar, U: Scalar>(
+        &self,
+        mask: &GpuMatrix<D, U>,
+        a: &GpuMatrix<D, T>,
+        bt: &GpuMatrix<D, T>,
+        semiring: Semiring,
+    ) -> Result<GpuMatrix<D, T>> {
+        check_shapes(
+            (mask.nrows, mask.ncols),
+            (a.nrows, a.ncols),
+            (bt.ncols, bt.nrows),
+        )?;
+        if let Some((name, _)) = [("A", a), ("Bᵀ", bt)].into_iter().find(|(_, m)| !m.sorted) {
+            return Err(Error::NotOnBackend(format!(
+                "a masked product on the device needs {name}'s rows sorted without repeated \
+                 columns (check them when borrowing the arrays, or use the CPU backend)"
+            )));
+        }
+        let kernels = self.masked_kernels::<T>(semiring)?;
+        self.launching(&kernels, |l| {
+            let c = given_bt_on_device(l, MaskArrays::of(mask), a, bt, semiring)?;
+            l.device.synchronize(&l.streams[0])?;
+            Ok(c)
+        })
     }
 }
 
