@@ -184,9 +184,10 @@ def matmul(
     b : same kind as ``a``, shape (K, N); ``None`` (the default) means ``a``.
         With a semiring, mask or pruning, a SciPy CSC ``b`` (such as
         ``x.T`` for a CSR ``x``) is read as the CSR arrays of its
-        transpose, not converted: ``matmul(L, L.T, semiring="plus_pair",
-        mask=L)`` counts triangles from L alone, its dot products reading
-        L's rows (as GraphBLAS's transposing descriptor does).
+        transpose, not converted, and so is a CuPy CSC ``b`` under a
+        structural mask: ``matmul(L, L.T, semiring="plus_pair", mask=L)``
+        counts triangles from L alone, its dot products reading L's rows
+        (as GraphBLAS's transposing descriptor does).
     backend : "auto" (a GPU when one is present, else the CPU), "cpu",
         "cuda" or "hip". CuPy and PyTorch inputs use the GPU they are on.
     precision : None, "float32", "float64", or for SciPy matrices and
