@@ -71,6 +71,14 @@ fn backend(name: &str) -> PyResult<Arc<Backend>> {
     open(name, 0)
 }
 
+/// `f` run on a thread of rayon's global pool: the operands' checks and
+/// conversions and the product's passes then run as nested tasks, rather
+/// than each pass handed from the interpreter's thread to the pool and
+/// waited for.
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
+}
+
 /// `backends()`: `(name, available, reason)` for "cpu", "cuda" and "hip".
 #[pyfunction]
 fn backends(py: Python<'_>) -> Vec<(String, bool, String)> {
@@ -107,7 +115,7 @@ fn matmul<'py>(
     let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
     arrays::same_precision(&a, &b)?;
     let (a, b) = (a.slices()?, b.slices()?);
-    let c = py.detach(|| arrays::multiply(&be, a, b));
+    let c = py.detach(|| on_pool(|| arrays::multiply(&be, a, b)));
     arrays::product(py, c.map_err(to_py)?)
 }
 
@@ -148,7 +156,7 @@ fn matmul_spec<'py>(
     let m = mask.map(|m| Operand::extract(m, false)).transpose()?;
     let (a, b) = (a.slices()?, b.slices()?);
     let m = m.as_ref().map(|m| m.slices()).transpose()?;
-    let c = py.detach(|| arrays::multiply_spec(&be, a, b, m, &extras));
+    let c = py.detach(|| on_pool(|| arrays::multiply_spec(&be, a, b, m, &extras)));
     arrays::product(py, c.map_err(to_py)?)
 }
 
