@@ -39,6 +39,22 @@ pub enum Transposed {
     Both,
 }
 
+impl Transposed {
+    /// The shapes (rows, columns) of `op(A)` and `op(B)` for A and B as
+    /// given.
+    pub(crate) fn shapes<T: Scalar>(
+        self,
+        a: &CsrView<'_, T>,
+        b: &CsrView<'_, T>,
+    ) -> ((usize, usize), (usize, usize)) {
+        let flip = |(r, c): (usize, usize), t: bool| if t { (c, r) } else { (r, c) };
+        (
+            flip(a.shape(), matches!(self, Transposed::A | Transposed::Both)),
+            flip(b.shape(), matches!(self, Transposed::B | Transposed::Both)),
+        )
+    }
+}
+
 impl<T: Scalar> Galerkin<T> {
     /// nnz of C.
     pub fn nnz(&self) -> usize {
@@ -220,16 +236,7 @@ impl Backend {
         let (a, b) = (a.into(), b.into());
         let at = matches!(transposed, Transposed::A | Transposed::Both);
         let bt = matches!(transposed, Transposed::B | Transposed::Both);
-        let a_shape = if at {
-            (a.ncols(), a.nrows())
-        } else {
-            a.shape()
-        };
-        let b_shape = if bt {
-            (b.ncols(), b.nrows())
-        } else {
-            b.shape()
-        };
+        let (a_shape, b_shape) = transposed.shapes(&a, &b);
         spgemm_core::reference::check_dimensions(a_shape, b_shape)?;
         let ta = if at { Some(a.transpose()?) } else { None };
         let tb = if bt { Some(b.transpose()?) } else { None };

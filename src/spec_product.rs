@@ -109,16 +109,7 @@ impl Backend {
         let (a, b) = (a.into(), b.into());
         let at = matches!(transposed, Transposed::A | Transposed::Both);
         let bt = matches!(transposed, Transposed::B | Transposed::Both);
-        let a_shape = if at {
-            (a.ncols(), a.nrows())
-        } else {
-            a.shape()
-        };
-        let b_shape = if bt {
-            (b.ncols(), b.nrows())
-        } else {
-            b.shape()
-        };
+        let (a_shape, b_shape) = transposed.shapes(&a, &b);
         spec.check(a_shape, b_shape)?;
         let formed_a = if at { Some(a.transpose()?) } else { None };
         let a = formed_a.as_ref().map_or(a, CsrMatrix::view);

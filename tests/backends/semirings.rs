@@ -524,7 +524,7 @@ fn products_split_over_two_engines(kind: BackendKind) {
 
 /// The strictly lower triangle L of real matrix `name`'s structure
 /// (values 1) and its transpose.
-fn lower_and_upper(name: &str) -> (CsrMatrix<f64>, CsrMatrix<f64>) {
+pub(crate) fn lower_and_upper(name: &str) -> (CsrMatrix<f64>, CsrMatrix<f64>) {
     let g: CsrMatrix<f64> = common::load(name);
     let (mut rows, mut cols) = (Vec::new(), Vec::new());
     for i in 0..g.nrows() {

@@ -150,16 +150,7 @@ fn given_b_every_semiring_and_mask(backend: &Backend) {
 fn triangles_of_ca_grqc_from_l_alone(backend: &Backend) {
     // C⟨L⟩ = L plus.pair Lᵀ from L alone: 48,260 triangles, as SNAP lists
     // for this collaboration network.
-    let g: CsrMatrix<f64> = common::load("ca-GrQc");
-    let (mut rows, mut cols) = (Vec::new(), Vec::new());
-    for i in 0..g.nrows() {
-        for &j in g.row(i).0.iter().filter(|&&j| (j as usize) < i) {
-            rows.push(i);
-            cols.push(j);
-        }
-    }
-    let l = CsrMatrix::from_triplets(g.nrows(), g.ncols(), &rows, &cols, &vec![1.0; rows.len()])
-        .unwrap();
+    let (l, _) = crate::semirings::lower_and_upper("ca-GrQc");
     let spec = ProductSpec::new()
         .semiring(Semiring::PlusPair)
         .mask(l.view(), false);

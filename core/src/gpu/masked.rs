@@ -100,21 +100,13 @@ impl<D: Device> GpuEngine<D> {
         }
         let structure = mask.structure();
         check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
-        let (a_sorted, b_sorted);
         let b_is_a = a.same_arrays(&b);
-        let a = if a.is_sorted() {
-            a
-        } else {
-            a_sorted = canonical(a, "A")?;
-            a_sorted.view()
-        };
+        let (a_sorted, b_sorted) = sorted_copies(a, b, "B")?;
+        let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
         let b = if b_is_a {
             a
-        } else if b.is_sorted() {
-            b
         } else {
-            b_sorted = canonical(b, "B")?;
-            b_sorted.view()
+            b_sorted.as_ref().map_or(b, CsrMatrix::view)
         };
         let mut times = HostTimes {
             apart: true,
@@ -171,12 +163,7 @@ impl<D: Device> GpuEngine<D> {
             (a.nrows, a.ncols),
             (b.nrows, b.ncols),
         )?;
-        if let Some((name, _)) = [("A", a), ("B", b)].into_iter().find(|(_, m)| !m.sorted) {
-            return Err(Error::NotOnBackend(format!(
-                "a masked product on the device needs {name}'s rows sorted without repeated \
-                 columns (check them when borrowing the arrays, or use the CPU backend)"
-            )));
-        }
+        require_sorted([("A", a), ("B", b)])?;
         let kernels = self.masked_kernels::<T>(semiring)?;
         self.launching(&kernels, |l| {
             let c = masked_on_device(l, MaskArrays::of(mask), a, b, semiring)?;
@@ -284,10 +271,44 @@ impl<'s, D: Device> UploadedMask<'s, D> {
     }
 }
 
+/// Sorted copies of A's and B's rows, each where it was needed.
+type SortedCopies<T> = (Option<CsrMatrix<T>>, Option<CsrMatrix<T>>);
+
+/// Sorted copies of A and of B (or Bᵀ, named `b_name`) where their rows
+/// are not sorted ([`canonical`]); none for B when it is A's arrays.
+///
+/// # Errors
+/// As [`canonical`].
+pub(super) fn sorted_copies<T: Scalar>(
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    b_name: &str,
+) -> Result<SortedCopies<T>> {
+    let a_copy = (!a.is_sorted()).then(|| canonical(a, "A")).transpose()?;
+    let b_copy = (!a.same_arrays(&b) && !b.is_sorted())
+        .then(|| canonical(b, b_name))
+        .transpose()?;
+    Ok((a_copy, b_copy))
+}
+
+/// [`Error::NotOnBackend`] naming the first of `operands` on the device
+/// whose rows are not known to be sorted without repeated columns.
+pub(super) fn require_sorted<D: Device, T: Scalar>(
+    operands: [(&str, &GpuMatrix<D, T>); 2],
+) -> Result<()> {
+    match operands.into_iter().find(|(_, m)| !m.sorted) {
+        Some((name, _)) => Err(Error::NotOnBackend(format!(
+            "a masked product on the device needs {name}'s rows sorted without repeated \
+             columns (check them when borrowing the arrays, or use the CPU backend)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `m` with its rows sorted (two stable counting-sort transposes);
 /// [`Error::NotOnBackend`] naming the first row that repeats a column
 /// (the dot products would meet only one of its entries).
-pub(super) fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
+fn canonical<T: Scalar>(m: CsrView<'_, T>, name: &str) -> Result<CsrMatrix<T>> {
     let sorted = m.transpose()?.view().transpose()?;
     if let Err(Error::UnsortedRow { row, col, .. }) = sorted.view().check_sorted() {
         return Err(Error::NotOnBackend(format!(

@@ -11,14 +11,14 @@ use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{DevicePtr, Kernel, MaskedDotArgs};
 use super::launch::{shape, Launcher};
 use super::masked::{
-    canonical, check_shapes, compact, empty_product, lanes_per_entry, transpose_on_device,
-    UploadedMask, THREADS,
+    check_shapes, compact, empty_product, lanes_per_entry, require_sorted, sorted_copies,
+    transpose_on_device, UploadedMask, THREADS,
 };
 use super::matrix::{GpuMatrix, MaskArrays};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::semiring::{Mask, Prune, Semiring};
 
@@ -55,20 +55,12 @@ impl<D: Device> GpuEngine<D> {
             (bt.ncols(), bt.nrows()),
         )?;
         let bt_is_a = a.same_arrays(&bt);
-        let (a_sorted, bt_sorted);
-        let a = if a.is_sorted() {
-            a
-        } else {
-            a_sorted = canonical(a, "A")?;
-            a_sorted.view()
-        };
+        let (a_sorted, bt_sorted) = sorted_copies(a, bt, "Bᵀ")?;
+        let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
         let bt = if bt_is_a {
             a
-        } else if bt.is_sorted() {
-            bt
         } else {
-            bt_sorted = canonical(bt, "Bᵀ")?;
-            bt_sorted.view()
+            bt_sorted.as_ref().map_or(bt, CsrMatrix::view)
         };
         let kernels = self.masked_kernels::<T>(semiring)?;
         let c = self.launching(&kernels, |l| {
@@ -98,9 +90,9 @@ impl<D: Device> GpuEngine<D> {
     /// C is complete.
     ///
     /// # Errors
-    /// [`Error::NotOnBackend`] when A's or `bt`'s rows are not known to be
-    /// sorted without repeated columns; [`Error::DimensionMismatch`],
-    /// [`Error::MaskShape`] as [`GpuEngine::masked_dot`]; device errors.
+    /// [`crate::Error::NotOnBackend`] when A's or `bt`'s rows are not known to be
+    /// sorted without repeated columns; [`crate::Error::DimensionMismatch`],
+    /// [`crate::Error::MaskShape`] as [`GpuEngine::masked_dot`]; device errors.
     pub fn masked_dot_transposed_b_device<T: Scalar, U: Scalar>(
         &self,
         mask: &GpuMatrix<D, U>,
@@ -113,12 +105,7 @@ impl<D: Device> GpuEngine<D> {
             (a.nrows, a.ncols),
             (bt.ncols, bt.nrows),
         )?;
-        if let Some((name, _)) = [("A", a), ("Bᵀ", bt)].into_iter().find(|(_, m)| !m.sorted) {
-            return Err(Error::NotOnBackend(format!(
-                "a masked product on the device needs {name}'s rows sorted without repeated \
-                 columns (check them when borrowing the arrays, or use the CPU backend)"
-            )));
-        }
+        require_sorted([("A", a), ("Bᵀ", bt)])?;
         let kernels = self.masked_kernels::<T>(semiring)?;
         self.launching(&kernels, |l| {
             let c = given_bt_on_device(l, MaskArrays::of(mask), a, bt, semiring)?;
