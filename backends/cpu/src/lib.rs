@@ -22,7 +22,10 @@
 //! scaled (the direct rows of the DCU paper's GPU kernels, §5.3). On
 //! hypersparse inputs, where most rows are such rows, the work follows nnz,
 //! not the row count. Rows of at most 32 products are sorted and merged in
-//! a small buffer instead of an accumulator (`short_rows`).
+//! a small buffer instead of an accumulator (`short_rows`); when every row
+//! is that short, [`CpuBackend::multiply`] computes each row once, into a
+//! buffer per chunk of rows, and copies the buffers into C (`one_pass`):
+//! B's rows are read from anywhere in memory once, not twice.
 //!
 //! C keeps every structurally produced entry even when its value cancels to
 //! zero (as cuSPARSE and OpSparse do); [`CsrMatrix::drop_explicit_zeros`]
@@ -42,6 +45,7 @@
 mod accumulator;
 mod intersect;
 mod masked_dot;
+mod one_pass;
 mod per_thread;
 mod prefetch;
 mod rows;
@@ -116,6 +120,36 @@ struct Symbolic {
     chunks: Vec<Range<usize>>,
     total_nprod: u64,
     shortcuts: Shortcuts,
+}
+
+/// What both ways of computing a product start from: products per row
+/// of A and the most in one row, rows split into chunks of about equal
+/// products (several per thread), and the row shortcuts.
+struct Setup {
+    nprod: Vec<u64>,
+    total_nprod: u64,
+    max_nprod: u64,
+    chunks: Vec<Range<usize>>,
+    shortcuts: Shortcuts,
+}
+
+impl Setup {
+    fn of<T: Scalar>(a: CsrView<'_, T>, b: CsrView<'_, T>) -> Result<Self> {
+        let ProductStats {
+            nprod,
+            total_nprod,
+            max_nprod,
+            ..
+        } = product_stats(a, b)?;
+        let chunks = rows::split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+        Ok(Self {
+            nprod,
+            total_nprod,
+            max_nprod,
+            chunks,
+            shortcuts: Shortcuts::of(&a, &b),
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -223,10 +257,7 @@ impl CpuBackend {
         b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
         let (a, b) = (a.into(), b.into());
-        self.run(|| {
-            let s = self.symbolic_parts(a, b)?;
-            self.numeric_parts(PlusTimes, a, b, s.offsets, &s.chunks, &s.shortcuts)
-        })
+        self.run(|| self.product(PlusTimes, a, b))
     }
 
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked), its rows pruned, as
@@ -260,10 +291,7 @@ impl CpuBackend {
         }
         if spec.mask.is_none() && spec.prune.is_none() {
             // Only the numeric phase depends on the semiring.
-            return self.run(|| {
-                let s = self.symbolic_parts(a, b)?;
-                self.numeric_parts(spec.semiring, a, b, s.offsets, &s.chunks, &s.shortcuts)
-            });
+            return self.run(|| self.product(spec.semiring, a, b));
         }
         self.run(|| semiring::multiply(a, b, spec, self.dense_cutoff))
     }
@@ -311,7 +339,7 @@ impl CpuBackend {
     ) -> Result<CpuPlan> {
         let (a, b) = (a.into(), b.into());
         self.run(|| {
-            let s = self.symbolic_parts(a, b)?;
+            let s = self.symbolic_parts(a, b, Setup::of(a, b)?)?;
             Ok(CpuPlan {
                 a: Structure::of(a),
                 b: Structure::of(b),
@@ -362,15 +390,36 @@ impl CpuBackend {
         }
     }
 
-    fn symbolic_parts<T: Scalar>(&self, a: CsrView<'_, T>, b: CsrView<'_, T>) -> Result<Symbolic> {
-        let ProductStats {
+    /// `C = A ⊕.⊗ B` with `ops`: in one pass when every row is short
+    /// ([`one_pass`]), otherwise the symbolic and numeric phases.
+    fn product<T: Scalar, O: Ops<T>>(
+        &self,
+        ops: O,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        let setup = Setup::of(a, b)?;
+        if one_pass::applies(setup.max_nprod) {
+            return one_pass::multiply(ops, a, b, &setup.nprod, &setup.chunks, &setup.shortcuts);
+        }
+        let s = self.symbolic_parts(a, b, setup)?;
+        self.numeric_parts(ops, a, b, s.offsets, &s.chunks, &s.shortcuts)
+    }
+
+    fn symbolic_parts<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        setup: Setup,
+    ) -> Result<Symbolic> {
+        let Setup {
             nprod,
             total_nprod: total,
+            chunks,
+            shortcuts,
             ..
-        } = product_stats(a, b)?;
-        let chunks = rows::split_by_work(&nprod, rayon::current_num_threads() * CHUNKS_PER_THREAD);
+        } = setup;
         let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
-        let shortcuts = Shortcuts::of(&a, &b);
         {
             let mut slices = Vec::with_capacity(chunks.len());
             let mut rest = &mut counts[1..];
