@@ -45,34 +45,45 @@ const STATS_ROWS: usize = 4096;
 /// Entries of A between the prefetch of a row offset of B and its use.
 const STATS_AHEAD: usize = 32;
 
-/// `nprod(i)` for every row of A, on all cores. The offsets of the rows of
-/// B that A's columns select are prefetched [`STATS_AHEAD`] entries ahead:
-/// on random and hypersparse matrices each is a cache miss, and rows of
-/// A a few entries long leave the core too few loads in flight to hide
-/// them otherwise (Ainsworth and Jones, "Software prefetching for
+/// `nprod(i)` for every row of A, on all cores, with their total, the
+/// largest and A's longest row, found in the same pass. The offsets of the
+/// rows of B that A's columns select are prefetched [`STATS_AHEAD`]
+/// entries ahead: on random and hypersparse matrices each is a cache miss,
+/// and rows of A a few entries long leave the core too few loads in flight
+/// to hide them otherwise (Ainsworth and Jones, "Software prefetching for
 /// indirect memory accesses", CGO 2017, §3).
-fn nprod_per_row<T: Scalar>(a: CsrView<'_, T>, boff: &[usize]) -> Vec<u64> {
+fn nprod_per_row<T: Scalar>(
+    a: CsrView<'_, T>,
+    boff: &[usize],
+) -> Result<(Vec<u64>, u64, u64, usize)> {
     let (aoff, acol) = (a.row_offsets(), a.col_indices());
-    let mut nprod = vec![0u64; a.nrows()];
-    nprod
+    let mut nprod = crate::error::try_zeroed::<u64>(a.nrows(), "products per row")?;
+    let (total, max, longest) = nprod
         .par_chunks_mut(STATS_ROWS)
         .enumerate()
-        .for_each(|(c, out)| {
+        .map(|(c, out)| {
             let first = c * STATS_ROWS;
             let end = aoff[first + out.len()];
+            let (mut total, mut max, mut longest) = (0u64, 0u64, 0usize);
             for (i, o) in (first..).zip(out) {
                 let r = aoff[i]..aoff[i + 1];
                 let ahead = (r.start + STATS_AHEAD).min(end)..(r.end + STATS_AHEAD).min(end);
                 for &k in &acol[ahead] {
                     crate::prefetch::read(&boff[k as usize]);
                 }
-                *o = acol[r]
+                longest = longest.max(r.len());
+                let p = acol[r]
                     .iter()
                     .map(|&k| (boff[k as usize + 1] - boff[k as usize]) as u64)
                     .sum();
+                *o = p;
+                total += p;
+                max = max.max(p);
             }
-        });
-    nprod
+            (total, max, longest)
+        })
+        .reduce(|| (0, 0, 0), |x, y| (x.0 + y.0, x.1.max(y.1), x.2.max(y.2)));
+    Ok((nprod, total, max, longest))
 }
 
 /// Computes [`ProductStats`] in parallel.
@@ -85,12 +96,12 @@ pub fn product_stats<'a, 'b, T: Scalar>(
 ) -> Result<ProductStats> {
     let (a, b) = (a.into(), b.into());
     check_dimensions(a.shape(), b.shape())?;
-    let nprod = nprod_per_row(a, b.row_offsets());
+    let (nprod, total_nprod, max_nprod, max_row_nnz_a) = nprod_per_row(a, b.row_offsets())?;
     Ok(ProductStats {
-        total_nprod: nprod.par_iter().sum(),
-        max_nprod: nprod.par_iter().copied().max().unwrap_or(0),
         nprod,
-        max_row_nnz_a: a.max_row_nnz(),
+        total_nprod,
+        max_nprod,
+        max_row_nnz_a,
         max_row_nnz_b: b.max_row_nnz(),
     })
 }

@@ -22,10 +22,12 @@
 //! scaled (the direct rows of the DCU paper's GPU kernels, §5.3). On
 //! hypersparse inputs, where most rows are such rows, the work follows nnz,
 //! not the row count. Rows of at most 32 products are sorted and merged in
-//! a small buffer instead of an accumulator (`short_rows`); when every row
-//! is that short, [`CpuBackend::multiply`] computes each row once, into a
-//! buffer per chunk of rows, and copies the buffers into C (`one_pass`):
-//! B's rows are read from anywhere in memory once, not twice.
+//! a small buffer instead of an accumulator (`short_rows`). When every row
+//! is that short, or A has fewer entries than rows, [`CpuBackend::multiply`]
+//! computes each row once, into a buffer per chunk of rows, and copies the
+//! buffers into C (`one_pass`): B's rows are read from anywhere in memory
+//! once, not twice (and for a hypersparse A, not a third time to count its
+//! products per row).
 //!
 //! C keeps every structurally produced entry even when its value cancels to
 //! zero (as cuSPARSE and OpSparse do); [`CsrMatrix::drop_explicit_zeros`]
@@ -124,13 +126,12 @@ struct Symbolic {
 
 /// What both ways of computing a product start from: products per row
 /// of A and the most in one row, rows split into chunks of about equal
-/// products (several per thread), and the row shortcuts.
+/// products (several per thread).
 struct Setup {
     nprod: Vec<u64>,
     total_nprod: u64,
     max_nprod: u64,
     chunks: Vec<Range<usize>>,
-    shortcuts: Shortcuts,
 }
 
 impl Setup {
@@ -147,7 +148,6 @@ impl Setup {
             total_nprod,
             max_nprod,
             chunks,
-            shortcuts: Shortcuts::of(&a, &b),
         })
     }
 }
@@ -339,7 +339,7 @@ impl CpuBackend {
     ) -> Result<CpuPlan> {
         let (a, b) = (a.into(), b.into());
         self.run(|| {
-            let s = self.symbolic_parts(a, b, Setup::of(a, b)?)?;
+            let s = self.symbolic_parts(a, b, Setup::of(a, b)?, Shortcuts::of(&a, &b))?;
             Ok(CpuPlan {
                 a: Structure::of(a),
                 b: Structure::of(b),
@@ -380,29 +380,40 @@ impl CpuBackend {
     /// The accumulator for products with `b`: hash tables past the dense
     /// cut-off; below it dense, or both ([`Mixed`]) when C is wider than
     /// [`MIXED_COLUMNS`] and A's columns are scattered.
-    fn kind<T: Scalar>(&self, b: &CsrView<'_, T>, shortcuts: &Shortcuts) -> Kind {
+    fn kind<T: Scalar>(&self, b: &CsrView<'_, T>, prefetch: bool) -> Kind {
         if b.ncols() > self.dense_cutoff {
             Kind::Hash
-        } else if b.ncols() > MIXED_COLUMNS && shortcuts.prefetch {
+        } else if b.ncols() > MIXED_COLUMNS && prefetch {
             Kind::Mixed
         } else {
             Kind::Dense
         }
     }
 
-    /// `C = A ⊕.⊗ B` with `ops`: in one pass when every row is short
-    /// ([`one_pass`]), otherwise the symbolic and numeric phases.
+    /// `C = A ⊕.⊗ B` with `ops`: in one pass when A is hypersparse or
+    /// every row short ([`one_pass`]), otherwise the symbolic and numeric
+    /// phases.
     fn product<T: Scalar, O: Ops<T>>(
         &self,
         ops: O,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
     ) -> Result<CsrMatrix<T>> {
-        let setup = Setup::of(a, b)?;
-        if one_pass::applies(setup.max_nprod) {
-            return one_pass::multiply(ops, a, b, &setup.nprod, &setup.chunks, &setup.shortcuts);
+        let parts = rayon::current_num_threads() * CHUNKS_PER_THREAD;
+        let one_pass = |chunks: &[Range<usize>]| {
+            let prefetch = prefetch::worth_it(&a);
+            let accumulators = Accumulators::new(self.kind(&b, prefetch), b.ncols());
+            one_pass::multiply(ops, a, b, chunks, &accumulators, prefetch)
+        };
+        if one_pass::hypersparse(&a) {
+            spgemm_core::reference::check_dimensions(a.shape(), b.shape())?;
+            return one_pass(&one_pass::by_entries(&a, parts));
         }
-        let s = self.symbolic_parts(a, b, setup)?;
+        let setup = Setup::of(a, b)?;
+        if one_pass::short(setup.max_nprod) {
+            return one_pass(&setup.chunks);
+        }
+        let s = self.symbolic_parts(a, b, setup, Shortcuts::of(&a, &b))?;
         self.numeric_parts(ops, a, b, s.offsets, &s.chunks, &s.shortcuts)
     }
 
@@ -411,12 +422,12 @@ impl CpuBackend {
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
         setup: Setup,
+        shortcuts: Shortcuts,
     ) -> Result<Symbolic> {
         let Setup {
             nprod,
             total_nprod: total,
             chunks,
-            shortcuts,
             ..
         } = setup;
         let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
@@ -428,7 +439,7 @@ impl CpuBackend {
                 slices.push(head);
                 rest = tail;
             }
-            let kind = self.kind(&b, &shortcuts);
+            let kind = self.kind(&b, shortcuts.prefetch);
             let compressed = match kind {
                 Kind::Dense | Kind::Mixed => CompressedRows::of(&b),
                 Kind::Hash => None,
@@ -501,7 +512,7 @@ impl CpuBackend {
             &mut cols.spare_capacity_mut()[..nnz],
             &mut vals.spare_capacity_mut()[..nnz],
         );
-        let accumulators = Accumulators::new(self.kind(&b, shortcuts), b.ncols());
+        let accumulators = Accumulators::new(self.kind(&b, shortcuts.prefetch), b.ncols());
         let written: usize = chunks
             .par_iter()
             .zip(parts)
@@ -761,7 +772,7 @@ mod tests {
         assert!(prefetch::worth_it(&a.view()));
         let shortcuts = Shortcuts::of(&a.view(), &a.view());
         assert!(matches!(
-            CpuBackend::new().kind(&a.view(), &shortcuts),
+            CpuBackend::new().kind(&a.view(), shortcuts.prefetch),
             Kind::Mixed
         ));
         let stencil = spgemm_core::generate::stencil_3d::<f64>(32, 27, 1).unwrap();

@@ -1,33 +1,84 @@
-//! Products whose rows all have few products, in one pass over A.
+//! Products in one pass over A, where a second pass would cost more than
+//! it saves: every row short, or A hypersparse.
 //!
-//! When no row of C has more than [`SHORT_ROW`] products (hypersparse
-//! matrices, road networks, meshes of low degree), every row is either
-//! empty, one row of B scaled, or a few products sorted and merged in a
-//! small buffer (`short_rows`). The two-phase product reads each of A's
-//! entries' rows of B twice from anywhere in memory, once to count the
-//! row and once to fill it; here each chunk of rows computes its rows once
-//! into a buffer of its own (as long as the chunk's products: an upper
-//! bound of its entries of C), C's row offsets are the prefix sum of the
-//! rows' lengths, and the chunks' buffers are copied into C in parallel:
-//! one sequential copy of C in place of a second pass of scattered reads
-//! (the one-phase method with a per-thread buffer and a final copy of
+//! When no row of C has more than [`SHORT_ROW`] products (road networks,
+//! meshes of low degree), every row is empty, one row of B scaled, or a
+//! few products sorted and merged in a small buffer (`short_rows`); when
+//! A has fewer entries than rows (hypersparse matrices), most rows are
+//! empty or one entry. The two-phase product reads each of A's entries'
+//! rows of B twice from anywhere in memory, once to count the row and
+//! once to fill it; here each chunk of rows computes its rows once into a
+//! buffer of its own (grown as its rows need; a rare long row through the
+//! accumulators), and the chunks' buffers are copied into C in parallel,
+//! each chunk's row lengths turned into C's row offsets on the way: one
+//! sequential copy of C in place of a second pass of scattered reads (the
+//! one-phase method with a per-thread buffer and a final copy of
 //! Nagasaka, Matsuoka, Azad and Buluç, "Performance optimization, modeling
 //! and analysis of sparse matrix-matrix products on multi-core and
-//! many-core processors", Parallel Computing 90, 2019, §4.2).
+//! many-core processors", Parallel Computing 90, 2019, §4.2). A
+//! hypersparse A's rows are split by their entries, so its products per
+//! row (one more scattered pass) are never counted.
 
-use crate::accumulator::Ops;
+use crate::accumulator::{Accumulator, Ops};
+use crate::prefetch;
 use crate::short_rows::{self, SHORT_ROW};
-use crate::{prefetch, rows, Shortcuts};
+use crate::{Accumulators, Either};
 use rayon::prelude::*;
 use spgemm_core::csr::split_rows_mut;
 use spgemm_core::error::try_with_capacity;
-use spgemm_core::{CsrMatrix, CsrView, Result, Scalar};
+use spgemm_core::{CsrMatrix, CsrView, Error, Result, Scalar};
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// Whether every row of the product has at most [`SHORT_ROW`] products
 /// (`max_nprod`: the most products of any row).
-pub(crate) fn applies(max_nprod: u64) -> bool {
+pub(crate) fn short(max_nprod: u64) -> bool {
     max_nprod <= SHORT_ROW as u64
+}
+
+/// Whether A has fewer entries than rows: most of its rows are empty or
+/// one entry, and its rows are split by [`by_entries`] without counting
+/// their products.
+pub(crate) fn hypersparse<T: Scalar>(a: &CsrView<'_, T>) -> bool {
+    a.nnz() < a.nrows()
+}
+
+/// A's rows split into at most `parts` contiguous ranges of about equal
+/// rows plus entries (a binary search of A's row offsets per range).
+pub(crate) fn by_entries<T: Scalar>(a: &CsrView<'_, T>, parts: usize) -> Vec<Range<usize>> {
+    let (n, off) = (a.nrows(), a.row_offsets());
+    let work = |i: usize| i + off[i];
+    let parts = parts.max(1);
+    let total = work(n);
+    let mut ends: Vec<usize> = (1..parts)
+        .map(|p| {
+            let target = (total as u128 * p as u128 / parts as u128) as usize;
+            // The first row whose work reaches `target`.
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if work(mid) < target {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        })
+        .collect();
+    ends.push(n);
+    ends.dedup();
+    if n > 0 {
+        ends.retain(|&e| e > 0);
+    }
+    let mut start = 0;
+    ends.into_iter()
+        .map(|end| {
+            let r = start..end;
+            start = end;
+            r
+        })
+        .collect()
 }
 
 /// One chunk's rows of C, back to back.
@@ -36,22 +87,29 @@ struct Part<T> {
     vals: Vec<T>,
 }
 
-/// `C = A ⊕.⊗ B` for a product whose rows all [`applies`], rows split
-/// into `chunks` (`nprod`: products per row of A).
+/// `C = A ⊕.⊗ B` in one pass, A's rows split into `chunks`; rows past
+/// [`SHORT_ROW`] products accumulated by `accumulators`, B's rows
+/// prefetched when `prefetch`.
 ///
 /// # Errors
-/// [`spgemm_core::Error::HostOutOfMemory`] for a chunk's buffer or C.
+/// [`Error::HostOutOfMemory`] for a chunk's buffer or C.
 pub(crate) fn multiply<T: Scalar, O: Ops<T>>(
     ops: O,
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
-    nprod: &[u64],
     chunks: &[Range<usize>],
-    shortcuts: &Shortcuts,
+    accumulators: &Accumulators<T>,
+    prefetch: bool,
 ) -> Result<CsrMatrix<T>> {
-    let mut offsets = rows::zeros(a.nrows() + 1, "C row offsets")?;
+    let n = a.nrows();
+    // Written once each, never zeroed: row 0's offset here, every other
+    // by the chunk holding its row.
+    let mut offsets: Vec<usize> = try_with_capacity(n + 1, "C row offsets")?;
+    crate::advise_huge_pages(&mut offsets);
+    let (first, rest) = offsets.spare_capacity_mut()[..n + 1].split_at_mut(1);
+    first[0].write(0);
     let mut slices = Vec::with_capacity(chunks.len());
-    let mut rest = &mut offsets[1..];
+    let mut rest = rest;
     for r in chunks {
         let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
         slices.push(head);
@@ -59,16 +117,19 @@ pub(crate) fn multiply<T: Scalar, O: Ops<T>>(
     }
     let parts: Vec<Part<T>> = chunks
         .par_iter()
-        .zip(slices)
-        .map(|(r, lengths)| part(ops, a, b, r.clone(), nprod, lengths, shortcuts))
+        .zip(&mut slices)
+        .map(|(r, lengths)| part(ops, accumulators, a, b, r.clone(), lengths, prefetch))
         .collect::<Result<_>>()?;
-    rows::prefix_sum(&mut offsets);
-    let nnz = *offsets.last().unwrap_or(&0);
+    let mut bounds = Vec::with_capacity(parts.len() + 1);
+    bounds.push(0);
+    for p in &parts {
+        bounds.push(bounds[bounds.len() - 1] + p.cols.len());
+    }
+    let nnz = bounds[parts.len()];
     let mut cols: Vec<u32> = try_with_capacity(nnz, "C column indices")?;
     let mut vals: Vec<T> = try_with_capacity(nnz, "C values")?;
-    let bounds: Vec<usize> = std::iter::once(0)
-        .chain(chunks.iter().map(|r| offsets[r.end]))
-        .collect();
+    crate::advise_huge_pages(&mut cols);
+    crate::advise_huge_pages(&mut vals);
     split_rows_mut(
         &bounds,
         &mut cols.spare_capacity_mut()[..nnz],
@@ -76,9 +137,18 @@ pub(crate) fn multiply<T: Scalar, O: Ops<T>>(
     )
     .into_par_iter()
     .zip(parts)
-    .for_each(|((c, v), p)| {
-        // Each chunk's lengths sum to its part's length (both counted
-        // from the same rows below).
+    .zip(slices)
+    .zip(bounds.par_iter())
+    .for_each(|((((c, v), p), lengths), &base)| {
+        // The chunk's rows' lengths become their offsets ...
+        let mut end = base;
+        for l in lengths {
+            // SAFETY: `part` wrote every row's length.
+            end += unsafe { l.assume_init() };
+            l.write(end);
+        }
+        // ... and its part is copied to its place (as long as the sum of
+        // those lengths).
         for (d, &s) in c.iter_mut().zip(&p.cols) {
             d.write(s);
         }
@@ -86,71 +156,87 @@ pub(crate) fn multiply<T: Scalar, O: Ops<T>>(
             d.write(s);
         }
     });
-    // SAFETY: the chunks' ranges of C cover `0..nnz` and each was written
-    // in full: a chunk's range is the sum of its rows' lengths, which is
-    // its part's length.
+    // SAFETY: every offset was written (row 0's above, the others by the
+    // chunks, which cover every row), and so was every entry of C: the
+    // chunks' ranges cover `0..nnz`, each as long as its part.
     unsafe {
+        offsets.set_len(n + 1);
         cols.set_len(nnz);
         vals.set_len(nnz);
     }
     // SAFETY: offsets are the prefix sum of each row's length, the rows
     // are sorted without repeats (`short_rows`, or one sorted row of B),
     // and every column comes from B's checked column indices.
-    Ok(unsafe { CsrMatrix::new_unchecked(a.nrows(), b.ncols(), offsets, cols, vals) })
+    Ok(unsafe { CsrMatrix::new_unchecked(n, b.ncols(), offsets, cols, vals) })
 }
 
 /// The rows `rows` of C into a buffer of their own, each row's length
 /// into `lengths`.
 fn part<T: Scalar, O: Ops<T>>(
     ops: O,
+    accumulators: &Accumulators<T>,
     a: CsrView<'_, T>,
     b: CsrView<'_, T>,
     rows: Range<usize>,
-    nprod: &[u64],
-    lengths: &mut [usize],
-    shortcuts: &Shortcuts,
+    lengths: &mut [MaybeUninit<usize>],
+    prefetch: bool,
 ) -> Result<Part<T>> {
-    let room: u64 = nprod[rows.clone()].iter().sum();
-    let room = room as usize;
+    let aoff = a.row_offsets();
+    let room = aoff[rows.end] - aoff[rows.start];
     let mut cols: Vec<u32> = try_with_capacity(room, "a chunk of C's column indices")?;
     let mut vals: Vec<T> = try_with_capacity(room, "a chunk of C's values")?;
-    let aoff = a.row_offsets();
     let end = aoff[rows.end];
-    let mut len = 0;
     for (i, out) in rows.zip(lengths) {
         let entries = aoff[i]..aoff[i + 1];
         if entries.is_empty() {
-            *out = 0;
+            out.write(0);
             continue;
         }
-        if shortcuts.prefetch {
+        if prefetch {
             prefetch::rows_ahead(&a, &b, entries, end, true);
         }
         let (ac, av) = a.row(i);
-        let (c, v) = (
-            &mut cols.spare_capacity_mut()[len..],
-            &mut vals.spare_capacity_mut()[len..],
-        );
-        let n = if ac.len() == 1 && shortcuts.b_sorted {
-            let (bc, bv) = b.row(ac[0] as usize);
-            for ((&j, &x), (cj, vj)) in bc.iter().zip(bv).zip(c.iter_mut().zip(v.iter_mut())) {
-                cj.write(j);
-                vj.write(ops.times(av[0], x));
+        let p = crate::accumulator::row_products(ac, &b);
+        if cols.capacity() - cols.len() < p {
+            grow(&mut cols, p, "a chunk of C's column indices")?;
+            grow(&mut vals, p, "a chunk of C's values")?;
+        }
+        let (c, v) = (cols.spare_capacity_mut(), vals.spare_capacity_mut());
+        let n = match ac {
+            // One entry selecting a row of B sorted without repeats (checked
+            // here, where the row is being read anyway): that row, scaled.
+            &[k] if b.row(k as usize).0.windows(2).all(|w| w[0] < w[1]) => {
+                let (bc, bv) = b.row(k as usize);
+                for ((&j, &x), (cj, vj)) in bc.iter().zip(bv).zip(c.iter_mut().zip(v.iter_mut())) {
+                    cj.write(j);
+                    vj.write(ops.times(av[0], x));
+                }
+                bc.len()
             }
-            bc.len()
-        } else {
-            short_rows::fill(ops, ac, av, &b, c, v)
+            _ if p <= SHORT_ROW => short_rows::fill(ops, ac, av, &b, c, v),
+            _ => accumulators.with(|acc| match acc {
+                Either::Dense(acc) => acc.fill(ops, ac, av, &b, c, v),
+                Either::Mixed(acc) => acc.fill(ops, ac, av, &b, c, v),
+                Either::Hash(acc) => acc.fill(ops, ac, av, &b, c, v),
+            }),
         };
-        *out = n;
-        len += n;
-    }
-    // SAFETY: rows were written back to back into the spare capacity,
-    // `len` entries in all (at most the chunk's products, the capacity).
-    unsafe {
-        cols.set_len(len);
-        vals.set_len(len);
+        out.write(n);
+        // SAFETY: the row's `n` entries (at most its `p` products, for
+        // which there was room) were just written after the others.
+        unsafe {
+            cols.set_len(cols.len() + n);
+            vals.set_len(vals.len() + n);
+        }
     }
     Ok(Part { cols, vals })
+}
+
+/// Room for `more` entries past `v`'s length, at least doubling it.
+fn grow<T>(v: &mut Vec<T>, more: usize, what: &'static str) -> Result<()> {
+    v.try_reserve(more).map_err(|_| Error::HostOutOfMemory {
+        what,
+        bytes: (v.len() + more) as u128 * std::mem::size_of::<T>() as u128,
+    })
 }
 
 #[cfg(test)]
@@ -193,45 +279,93 @@ mod tests {
         CsrMatrix::new(n, n, offsets, cols, vals).unwrap()
     }
 
-    #[test]
-    fn short_rows_in_one_pass_equal_both_phases_bit_for_bit() {
-        for unsorted in [false, true] {
-            // Wide enough that B's rows are prefetched.
-            let a = hypersparse(1 << 19, 1, true, unsorted);
-            let b = hypersparse(1 << 19, 2, unsorted, unsorted);
-            let setup = crate::Setup::of(a.view(), b.view()).unwrap();
-            assert!(applies(setup.max_nprod) && setup.shortcuts.prefetch);
-            assert_eq!(setup.shortcuts.b_sorted, !unsorted);
-            for threads in [1, 3] {
-                let cpu = CpuBackend::with_threads(threads).unwrap();
-                let c = cpu.multiply(&a, &b).unwrap();
-                let two_phases = cpu.numeric(&cpu.symbolic(&a, &b).unwrap(), &a, &b).unwrap();
-                assert_eq!(c.row_offsets(), two_phases.row_offsets());
-                assert_eq!(c.col_indices(), two_phases.col_indices());
-                let bits = |m: &CsrMatrix<f64>| -> Vec<u64> {
-                    m.values().iter().map(|v| v.to_bits()).collect()
-                };
-                assert_eq!(bits(&c), bits(&two_phases));
-                spgemm_core::verify::check_product(&a, &b, &c)
-                    .unwrap()
-                    .unwrap();
-                let spec = ProductSpec::new().semiring(Semiring::MinPlus);
-                let m = cpu.multiply_spec(&a, &b, &spec).unwrap();
-                let want =
-                    spgemm_core::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
-                assert_eq!(m.row_offsets(), want.row_offsets());
-                assert_eq!(m.col_indices(), want.col_indices());
-                assert_eq!(m.values(), want.values());
-            }
+    /// `C = A·B` and, for rows short or hypersparse, min-plus: one pass
+    /// (on 1 and 3 threads) against both phases bit for bit and against
+    /// the reference.
+    fn one_pass_equals_both_phases(a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) {
+        for threads in [1, 3] {
+            let cpu = CpuBackend::with_threads(threads).unwrap();
+            let c = cpu.multiply(a, b).unwrap();
+            let two_phases = cpu.numeric(&cpu.symbolic(a, b).unwrap(), a, b).unwrap();
+            assert_eq!(c.row_offsets(), two_phases.row_offsets());
+            assert_eq!(c.col_indices(), two_phases.col_indices());
+            let bits = |m: &CsrMatrix<f64>| -> Vec<u64> {
+                m.values().iter().map(|v| v.to_bits()).collect()
+            };
+            assert_eq!(bits(&c), bits(&two_phases));
+            spgemm_core::verify::check_product(a, b, &c)
+                .unwrap()
+                .unwrap();
+            let spec = ProductSpec::new().semiring(Semiring::MinPlus);
+            let m = cpu.multiply_spec(a, b, &spec).unwrap();
+            let want = spgemm_core::reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            assert_eq!(m.row_offsets(), want.row_offsets());
+            assert_eq!(m.col_indices(), want.col_indices());
+            assert_eq!(m.values(), want.values());
         }
     }
 
     #[test]
+    fn hypersparse_products_in_one_pass_equal_both_phases_bit_for_bit() {
+        for unsorted in [false, true] {
+            // Wide enough that B's rows are prefetched.
+            let a = hypersparse(1 << 19, 1, true, unsorted);
+            let b = hypersparse(1 << 19, 2, unsorted, unsorted);
+            assert!(hypersparse_matrix(&a) && prefetch::worth_it(&a.view()));
+            one_pass_equals_both_phases(&a, &b);
+        }
+    }
+
+    #[test]
+    fn long_rows_of_a_hypersparse_product_go_through_the_accumulators() {
+        let n = 20_000;
+        let mut a = hypersparse(n, 3, true, false);
+        let mut b = hypersparse(n, 4, false, false);
+        // Row 11 of A: 300 entries; row 5 of B: 2,000 (a hub every entry
+        // of A in column 5 reaches).
+        let hub = |m: &CsrMatrix<f64>, i: usize, cols: Vec<u32>| {
+            let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
+            for k in 0..m.nrows() {
+                let (kc, kv) = if k == i {
+                    (&cols[..], &[][..])
+                } else {
+                    m.row(k)
+                };
+                r.extend(std::iter::repeat_n(k, kc.len()));
+                c.extend_from_slice(kc);
+                if k == i {
+                    v.extend((0..kc.len()).map(|x| 1.0 + x as f64));
+                } else {
+                    v.extend_from_slice(kv);
+                }
+            }
+            CsrMatrix::from_triplets(m.nrows(), m.ncols(), &r, &c, &v).unwrap()
+        };
+        a = hub(&a, 11, (0..300).map(|k| k * 61 % n as u32).collect());
+        b = hub(&b, 5, (0..2000).map(|k| k * 7 % n as u32).collect());
+        assert!(hypersparse_matrix(&a));
+        one_pass_equals_both_phases(&a, &b);
+        // Its shapes are checked as the two phases check them.
+        let wrong = hypersparse(n + 1, 4, false, false);
+        assert!(matches!(
+            CpuBackend::new().multiply(&a, &wrong),
+            Err(Error::DimensionMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn short_rows_in_one_pass_equal_both_phases_bit_for_bit() {
+        // About two entries a row: not hypersparse, every row short.
+        let n = 1 << 16;
+        let a = spgemm_core::generate::erdos_renyi::<f64>(n, 2, 5).unwrap();
+        let setup = crate::Setup::of(a.view(), a.view()).unwrap();
+        assert!(!hypersparse_matrix(&a) && short(setup.max_nprod));
+        one_pass_equals_both_phases(&a, &a);
+    }
+
+    #[test]
     fn a_row_past_the_short_rows_takes_both_phases() {
-        let a = hypersparse(20_000, 1, true, false);
-        let b = hypersparse(20_000, 2, false, false);
-        let setup = crate::Setup::of(a.view(), b.view()).unwrap();
-        let longest = setup.max_nprod;
+        let b = spgemm_core::generate::erdos_renyi::<f64>(1 << 12, 2, 6).unwrap();
         // One row of A selecting rows of B until it has SHORT_ROW + 1
         // products or more.
         let (mut selected, mut products) = (Vec::new(), 0);
@@ -251,10 +385,43 @@ mod tests {
         )
         .unwrap();
         let setup = crate::Setup::of(long.view(), b.view()).unwrap();
-        assert!(longest <= SHORT_ROW as u64 && !applies(setup.max_nprod));
+        assert!(!hypersparse_matrix(&long) && !short(setup.max_nprod));
         let c = CpuBackend::new().multiply(&long, &b).unwrap();
         spgemm_core::verify::check_product(&long, &b, &c)
             .unwrap()
             .unwrap();
+    }
+
+    #[test]
+    fn rows_split_by_entries_cover_every_row_once() {
+        let a = hypersparse(10_000, 5, true, false);
+        let hub = CsrMatrix::new(
+            4,
+            4,
+            vec![0, 0, 1000, 1000, 1000],
+            vec![0; 1000],
+            vec![1.0; 1000],
+        )
+        .unwrap();
+        let empty = CsrMatrix::<f64>::new(0, 3, vec![0], vec![], vec![]).unwrap();
+        for (m, parts) in [(&a, 1), (&a, 7), (&a, 64), (&hub, 8), (&empty, 4)] {
+            let chunks = by_entries(&m.view(), parts);
+            assert!(chunks.len() <= parts.max(1), "{} chunks", chunks.len());
+            assert_eq!(chunks.first().map(|r| r.start), Some(0));
+            assert_eq!(chunks.last().map(|r| r.end), Some(m.nrows()));
+            assert!(chunks.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(m.nrows() == 0 || chunks.iter().all(|r| !r.is_empty()));
+        }
+        // Equal work: rows plus entries of each of 7 ranges within a row's
+        // work of a seventh of the whole.
+        let work = |r: &Range<usize>| r.len() + a.row_offsets()[r.end] - a.row_offsets()[r.start];
+        let seventh = (a.nrows() + a.nnz()) / 7;
+        for r in by_entries(&a.view(), 7) {
+            assert!(work(&r).abs_diff(seventh) <= 2 + a.max_row_nnz(), "{r:?}");
+        }
+    }
+
+    fn hypersparse_matrix(m: &CsrMatrix<f64>) -> bool {
+        super::hypersparse(&m.view())
     }
 }

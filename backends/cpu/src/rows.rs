@@ -33,13 +33,16 @@ pub(crate) fn split_by_work(nprod: &[u64], parts: usize) -> Vec<Range<usize>> {
         .enumerate()
         .map(|(k, (block, mut acc))| {
             let mut ends = Vec::new();
+            // The next multiple of `step` past `acc`: a comparison per row,
+            // a division per range.
+            let mut bound = (acc / step + 1) * step;
             for (j, &p) in block.iter().enumerate() {
-                let next = acc + p + 1;
+                acc += p + 1;
                 let i = k * BLOCK + j;
-                if next / step > acc / step || i + 1 == n {
+                if acc >= bound || i + 1 == n {
                     ends.push(i + 1);
+                    bound = (acc / step + 1) * step;
                 }
-                acc = next;
             }
             ends
         })
