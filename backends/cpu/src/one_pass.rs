@@ -115,6 +115,8 @@ pub(crate) fn multiply<T: Scalar, O: Ops<T>>(
         slices.push(head);
         rest = tail;
     }
+    // Every offset is written only if the chunks cover every row.
+    assert!(rest.is_empty(), "internal error: chunks miss rows of A");
     let parts: Vec<Part<T>> = chunks
         .par_iter()
         .zip(&mut slices)
@@ -197,10 +199,8 @@ fn part<T: Scalar, O: Ops<T>>(
         }
         let (ac, av) = a.row(i);
         let p = crate::accumulator::row_products(ac, &b);
-        if cols.capacity() - cols.len() < p {
-            grow(&mut cols, p, "a chunk of C's column indices")?;
-            grow(&mut vals, p, "a chunk of C's values")?;
-        }
+        grow(&mut cols, p, "a chunk of C's column indices")?;
+        grow(&mut vals, p, "a chunk of C's values")?;
         let (c, v) = (cols.spare_capacity_mut(), vals.spare_capacity_mut());
         let n = match ac {
             // One entry selecting a row of B sorted without repeats (checked
@@ -231,8 +231,13 @@ fn part<T: Scalar, O: Ops<T>>(
     Ok(Part { cols, vals })
 }
 
-/// Room for `more` entries past `v`'s length, at least doubling it.
+/// Room for `more` entries past `v`'s length: none made when there is,
+/// otherwise at least double the capacity.
+#[inline]
 fn grow<T>(v: &mut Vec<T>, more: usize, what: &'static str) -> Result<()> {
+    if v.capacity() - v.len() >= more {
+        return Ok(());
+    }
     v.try_reserve(more).map_err(|_| Error::HostOutOfMemory {
         what,
         bytes: (v.len() + more) as u128 * std::mem::size_of::<T>() as u128,
