@@ -150,10 +150,35 @@ def _operands(kind: str, a, b, backend: str, dtype, check: bool):
             raise ValueError(f"{name} has {m.shape[1]} columns, more than the int32 column indices of device products hold")
     operand = _cupy_operand if kind == "cupy" else _torch_operand
     oa, keep_a, dev_a = operand(a, dtype, check)
-    ob, keep_b, dev_b = (oa, keep_a, dev_a) if b is a else operand(b, dtype, check)
+    same = b is a or (kind == "cupy" and _shares_arrays(a, b))
+    ob, keep_b, dev_b = (oa, keep_a, dev_a) if same else operand(b, dtype, check)
     if dev_a != dev_b:
         raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
     return dev_a, oa, ob, (keep_a, keep_b), _stream(kind, dev_a)
+
+
+class _Transposed:
+    """A CuPy CSC matrix read as its transpose's CSR arrays (the same
+    arrays), without building a CuPy matrix for it."""
+
+    format = "csr"
+
+    def __init__(self, b):
+        self.shape = (b.shape[1], b.shape[0])
+        self.nnz = b.nnz
+        self.indptr, self.indices, self.data = b.indptr, b.indices, b.data
+
+
+def _shares_arrays(a, b) -> bool:
+    """Whether CuPy CSR matrix ``a`` and CSR operand ``b`` (a CuPy matrix
+    or a ``_Transposed``) are the same matrix: same shape, same arrays
+    (``L.T`` read as its transpose is L). Then one operand serves both."""
+    if a.format != "csr" or b.format != "csr" or a.shape != b.shape or a.nnz != b.nnz:
+        return False
+    return all(
+        x.data.ptr == y.data.ptr and x.dtype == y.dtype and x.shape == y.shape
+        for x, y in ((a.indptr, b.indptr), (a.indices, b.indices), (a.data, b.data))
+    )
 
 
 def _stream(kind: str, device: int) -> int:
@@ -228,7 +253,7 @@ def matmul_spec(
     b_transposed = (
         kind == "cupy" and b is not a and b.format == "csc" and mask is not None and not complement
     )
-    bt = b.T if b_transposed else b
+    bt = _Transposed(b) if b_transposed else b
     device, oa, ob, hold, stream = _operands(kind, a, bt, backend, dtype, check)
     if mask is None or mask is a or (mask is b and not b_transposed):
         om = None if mask is None else oa if mask is a else ob

@@ -90,6 +90,17 @@ def test_cupy_csc_b_is_read_as_its_transpose(cupy, ring):
             assert_same(got.get(), want, ring)
 
 
+@pytest.mark.parametrize("ring", RINGS)
+def test_cupy_a_times_its_own_transpose(cupy, ring):
+    # A·Aᵀ with B given as A.T, A's own arrays (one operand serves both),
+    # rectangular, under a mask of its own.
+    a, mask = random(230, 150, 0.2, 21), random(230, 230, 0.1, 22)
+    ca = to_cupy(a)
+    got = spgemm.matmul(ca, ca.T, semiring=ring, mask=to_cupy(mask))
+    want = spgemm.matmul(a, sp.csr_array(a.T), semiring=ring, mask=mask, backend="cpu")
+    assert_same(got.get(), want, ring)
+
+
 def test_torch_semirings_match_the_cpu(torch):
     a, b = random(120, 90, 0.2, 5), random(90, 140, 0.2, 6)
     mask = random(120, 140, 0.3, 7)
