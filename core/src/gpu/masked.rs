@@ -491,7 +491,13 @@ pub(super) fn compact<D: Device, T: Scalar>(
         let nnz = total[0] as usize;
         outcol.truncate(nnz);
         outval.truncate(nnz);
-        return Ok(GpuMatrix::of_arrays((m, ncols), crpt, outcol, outval, sorted));
+        return Ok(GpuMatrix::of_arrays(
+            (m, ncols),
+            crpt,
+            outcol,
+            outval,
+            sorted,
+        ));
     }
     l.read(&places, n, &mut total)?;
     let nnz = total[0] as usize;
