@@ -49,6 +49,16 @@ pub(super) fn lanes_per_entry<D: Device, T>(
         .clamp(1, warp.max(1))
 }
 
+/// The device side of masked dot products: C from M's arrays, A and B
+/// (or Bᵀ) on the device, under a semiring.
+pub(super) type OnDevice<D, T> = fn(
+    &Launcher<'_, D>,
+    MaskArrays,
+    &GpuMatrix<D, T>,
+    &GpuMatrix<D, T>,
+    Semiring,
+) -> Result<GpuMatrix<D, T>>;
+
 impl<D: Device> GpuEngine<D> {
     /// `C⟨M⟩ = A ⊕.⊗ B` on the device by a dot product per entry of the
     /// structural mask M (`M×N`): A is `M×K`, B is `K×N`, C is `M×N` with
@@ -100,8 +110,28 @@ impl<D: Device> GpuEngine<D> {
         }
         let structure = mask.structure();
         check_shapes((structure.nrows, structure.ncols), a.shape(), b.shape())?;
+        self.dot_products_from_host(structure, a, (b, "B"), semiring, prune, masked_on_device)
+    }
+
+    /// The host side of the masked dot products, for B as it is
+    /// ([`GpuEngine::masked_dot`]) or given as Bᵀ
+    /// ([`GpuEngine::masked_dot_transposed_b`]): A and `b` (named
+    /// `b.1` in errors) sorted where they are not, uploaded (once where
+    /// they are the same arrays) with M's structure, `on_device` run on
+    /// them, C pruned as `prune` says and downloaded, with the wall-clock
+    /// times of the upload, the device's work and the download. Shapes are
+    /// the caller's to check.
+    pub(super) fn dot_products_from_host<T: Scalar>(
+        &self,
+        structure: Structure<'_>,
+        a: CsrView<'_, T>,
+        (b, name): (CsrView<'_, T>, &str),
+        semiring: Semiring,
+        prune: &Prune<T>,
+        on_device: OnDevice<D, T>,
+    ) -> Result<(CsrMatrix<T>, HostTimes)> {
         let b_is_a = a.same_arrays(&b);
-        let (a_sorted, b_sorted) = sorted_copies(a, b, "B")?;
+        let (a_sorted, b_sorted) = sorted_copies(a, b, name)?;
         let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
         let b = if b_is_a {
             a
@@ -128,7 +158,7 @@ impl<D: Device> GpuEngine<D> {
             l.device.synchronize(&l.streams[0])?;
             times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
             let t = Instant::now();
-            let c = masked_on_device(l, m, &ga, gb, semiring)?;
+            let c = on_device(l, m, &ga, gb, semiring)?;
             l.device.synchronize(&l.streams[0])?;
             Ok((c, t))
         })?;

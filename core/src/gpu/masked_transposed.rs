@@ -11,8 +11,8 @@ use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{DevicePtr, Kernel, MaskedDotArgs};
 use super::launch::{shape, Launcher};
 use super::masked::{
-    check_shapes, compact, empty_product, lanes_per_entry, require_sorted, sorted_copies,
-    transpose_on_device, UploadedMask, THREADS,
+    check_shapes, compact, empty_product, lanes_per_entry, require_sorted, transpose_on_device,
+    THREADS,
 };
 use super::matrix::{GpuMatrix, MaskArrays};
 use crate::csr::CsrMatrix;
@@ -54,31 +54,15 @@ impl<D: Device> GpuEngine<D> {
             a.shape(),
             (bt.ncols(), bt.nrows()),
         )?;
-        let bt_is_a = a.same_arrays(&bt);
-        let (a_sorted, bt_sorted) = sorted_copies(a, bt, "Bᵀ")?;
-        let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
-        let bt = if bt_is_a {
-            a
-        } else {
-            bt_sorted.as_ref().map_or(bt, CsrMatrix::view)
-        };
-        let kernels = self.masked_kernels::<T>(semiring)?;
-        let c = self.launching(&kernels, |l| {
-            let values = semiring.reads_values();
-            let ga = self.upload_sorted(l, a, values)?;
-            let gbt = if bt_is_a {
-                None
-            } else {
-                Some(self.upload_sorted(l, bt, values)?)
-            };
-            let gbt = gbt.as_ref().unwrap_or(&ga);
-            let own_mask = UploadedMask::of(l, structure, a)?;
-            let c = given_bt_on_device(l, own_mask.arrays(&ga), &ga, gbt, semiring)?;
-            l.device.synchronize(&l.streams[0])?;
-            Ok(c)
-        })?;
-        let c = self.prune_device(c, prune)?;
-        self.download(&c)
+        self.dot_products_from_host(
+            structure,
+            a,
+            (bt, "Bᵀ"),
+            semiring,
+            prune,
+            given_bt_on_device,
+        )
+        .map(|(c, _)| c)
     }
 }
 
