@@ -4,7 +4,7 @@ python-graphblas, its matrices converted from SciPy once, before timing),
 in one process, on all the host's cores, on the same matrices.
 
     python python/bench_graphblas.py [--reps 5] [--backends cpu,cuda] [--cupy]
-        [--products triangles,min_plus,masked,complement,bfs] [--json out.json] G.mtx [G2.mtx ...]
+        [--products triangles,min_plus,masked,complement,bfs,search] [--json out.json] G.mtx [G2.mtx ...]
 
 Each of ``--backends`` (default ``cpu``) runs every product it runs (a GPU
 backend skips those it refuses: see ``spgemm.matmul``); the backend name
@@ -30,6 +30,9 @@ run, each a warm-up then the median of --reps, milliseconds:
   any_pair A`` for the level with the most vertices (f its vertices, v
   those visited up to it, both 1 x n rows; GraphBLAS's ``vxm`` on
   vectors), the next level's vertices;
+- search: a whole breadth-first search from vertex 0 (``spgemm.bfs_levels``:
+  on a GPU one call; GraphBLAS: LAGraph's loop of masked ``vxm``, a level's
+  vertices assigned their level), every vertex's level + 1 summed;
 
 the number of entries of both results compared.
 """
@@ -123,7 +126,24 @@ def products(a, cupy, on_device):
             "bfs": lambda: spgemm.matmul(
                 front, a, semiring="any_pair", mask=seen, complement=True, backend=be
             ).nnz,
+            # Σ (level + 1) over every vertex: unreached ones (-1) add 0.
+            "search": lambda: int((spgemm.bfs_levels(a, 0, backend=be).astype(np.int64) + 1).sum()),
         }
+
+    def search():
+        # Levels from vertex 0 as LAGraph's BFS computes them: the frontier
+        # times A over any_pair, masked by the complement of the levels'
+        # structure, the new level assigned under the frontier's.
+        levels = gb.Vector(gb.dtypes.INT32, n)
+        f = gb.Vector(bool, n)
+        f[0] = True
+        levels[0] = 0
+        depth = 0
+        while f.nvals:
+            depth += 1
+            f = f.vxm(ga, gb.semiring.any_pair).new(dtype=bool, mask=~levels.S)
+            levels(f.S) << depth
+        return int(levels.reduce(gb.monoid.plus).value) + levels.nvals
 
     theirs = {
         "triangles": lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
@@ -131,6 +151,7 @@ def products(a, cupy, on_device):
         "masked": lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
         "complement": lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
         "bfs": lambda: gf.vxm(ga, gb.semiring.any_pair).new(mask=~gs.S).nvals,
+        "search": search,
     }
     return {
         name: ((lambda be, name=name: ours(be)[name]()), f, cupy_triangles if name == "triangles" else None)
@@ -144,7 +165,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--backends", default="cpu")
     ap.add_argument("--cupy", action="store_true")
-    ap.add_argument("--products", default="triangles,min_plus,masked,complement,bfs")
+    ap.add_argument("--products", default="triangles,min_plus,masked,complement,bfs,search")
     ap.add_argument("--json")
     args = ap.parse_args()
     backends = args.backends.split(",")

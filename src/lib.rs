@@ -10,6 +10,7 @@
 //! | pick a backend | [`Backend::select`] |
 //! | multiply | [`Backend::multiply`] |
 //! | semirings, masks, pruning | [`Backend::multiply_spec`], [`Backend::multiply_spec_transposed`], [`semiring`] |
+//! | breadth-first search levels | [`Backend::bfs_levels`] |
 //! | over MPI ranks, and its model | [`distributed`] |
 //! | reuse the structure | [`Backend::symbolic`], [`Backend::numeric`] |
 //! | Galerkin products `Pᵀ·A·P`, `R·A·P`; `Aᵀ·B`, `A·Bᵀ` | [`Backend::ptap`], [`Backend::galerkin`], [`Backend::multiply_transposed`] |
@@ -39,8 +40,8 @@ pub struct ReadmeDoctests;
 pub use spgemm_core::gpu::GpuConfig;
 pub use spgemm_core::semiring::ProductSpec;
 pub use spgemm_core::{
-    device, error, files, generate, gpu, interop, mtx, npz, reference, semiring, stats, table,
-    verify, CsrMatrix, CsrView, Scalar,
+    device, error, files, generate, gpu, graph, interop, mtx, npz, reference, semiring, stats,
+    table, verify, CsrMatrix, CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 /// Distributed products over MPI (feature `mpi`) and the model of their
@@ -49,6 +50,7 @@ pub use spgemm_distributed as distributed;
 
 mod galerkin;
 mod plan;
+mod search;
 mod spec_product;
 pub use galerkin::{Galerkin, Transposed};
 pub use plan::Plan;

@@ -165,6 +165,10 @@ pub enum Error {
     /// on a backend without kernels for them).
     #[error("{0}")]
     NotOnBackend(String),
+    /// A graph search given no square adjacency matrix, or a source that
+    /// is not one of its vertices.
+    #[error("graph: {0}")]
+    Graph(String),
     /// A plan was given matrices whose structure differs from the one it was built for.
     #[error("structure mismatch: {0}")]
     StructureMismatch(String),

@@ -11,6 +11,7 @@
 //! | either, by file extension | [`files`] |
 //! | reference SpGEMM (the oracle) | [`reference::multiply`] |
 //! | semirings, masks, pruning | [`semiring`], [`reference::multiply_spec`] |
+//! | breadth-first search levels by masked products | [`graph`] |
 //! | products per row, compression ratio, GFLOPS | [`stats`] |
 //! | checking a product | [`verify::check_product`] |
 //! | seeded synthetic matrices | [`generate`] |
@@ -37,6 +38,7 @@ pub mod error;
 pub mod files;
 pub mod generate;
 pub mod gpu;
+pub mod graph;
 pub mod interop;
 #[doc(hidden)]
 pub mod kernel_cache;

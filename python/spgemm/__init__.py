@@ -26,6 +26,7 @@ __all__ = [
     "galerkin",
     "GalerkinPlan",
     "symbolic",
+    "bfs_levels",
     "backends",
     "Plan",
     "__version__",
@@ -516,6 +517,49 @@ class Plan:
         if kind == "scipy":
             return self._impl.numeric(a, b, check)
         return self._impl.numeric(a, b)
+
+
+def bfs_levels(a, source: int, *, backend: str = "auto", check=True):
+    """Each vertex's level in a breadth-first search of a graph from
+    ``source``: 0 for the source, -1 where no path leads. Each level is the
+    masked product ``f'<!v> = f any_pair A`` of the frontier f by the
+    adjacency matrix, the visited set v complemented as the mask (Kepner
+    and Gilbert, eds., "Graph Algorithms in the Language of Linear
+    Algebra", SIAM 2011, ch. 2). On a GPU the whole search is one call: A
+    read once, the visited set kept on the device as a bitmap between
+    levels; the CPU backend runs one masked product a level.
+
+    Parameters
+    ----------
+    a : SciPy sparse matrix or array, shape (n, n), or a CuPy CSR matrix or
+        torch sparse CSR tensor on a CUDA device: the adjacency matrix, an
+        entry in row k and column j an edge from k to j (values not read).
+    source : int, the first vertex, 0 <= source < n.
+    backend : "auto", "cpu", "cuda" or "hip" for SciPy matrices; device
+        matrices are searched on their GPU ("auto" or "cuda").
+    check : as for ``matmul``.
+
+    Returns
+    -------
+    levels : int32 array of length n: a NumPy array for SciPy input, else
+        an array of A's kind (CuPy, torch) on its device, complete.
+
+    Raises
+    ------
+    ValueError: A not square, ``source`` not one of its vertices, malformed
+        CSR; TypeError for a matrix of another kind; MemoryError,
+        RuntimeError as for ``matmul``.
+    """
+    kind = _kind(a)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"graph: the adjacency matrix is {a.shape[0]}x{a.shape[1]}, not square")
+    if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or not 0 <= source < a.shape[0]:
+        raise ValueError(f"graph: source vertex {source!r} is not one of the graph's {a.shape[0]} vertices")
+    if kind != "scipy":
+        return _device.bfs_levels(kind, a, int(source), backend, _native_check(check, kind))
+    dtype = a.dtype if a.dtype in (np.float32, np.float64, np.int32, np.int64) else np.dtype(np.float64)
+    oa = _host_operand(a, np.dtype(dtype), values=False)
+    return _spgemm.bfs_levels(oa, int(source), backend, _native_check(check, kind))
 
 
 def symbolic(a, b=None, *, backend: str = "auto", precision=None, check=True) -> Plan:

@@ -82,6 +82,17 @@ def rap(
     """C = R @ A @ P (R (Q, M), A (M, K), P (K, L) -> (Q, L)) for SciPy
     matrices."""
 
+def bfs_levels(
+    a: _M,
+    source: int,
+    *,
+    backend: _Backend = "auto",
+    check: _Check = True,
+) -> Any:
+    """Each vertex's level (int32, -1 where no path leads) in a
+    breadth-first search of A's graph from ``source``: a NumPy array for
+    SciPy input, else an array of A's kind on its device."""
+
 class GalerkinPlan:
     """Both symbolic phases of a Galerkin product, to recompute it for new
     values of A."""

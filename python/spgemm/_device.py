@@ -282,6 +282,28 @@ def matmul_spec(
     return _result(kind, c, device)
 
 
+def bfs_levels(kind: str, a, source: int, backend: str, check: bool):
+    """Each vertex's level (int32, -1 where no path leads) in a
+    breadth-first search from ``source`` of the graph of a CuPy or torch
+    CSR adjacency matrix, the whole search on its CUDA device; the levels
+    returned as an array of A's kind on that device, complete."""
+    dtype = values_dtype(a, kind)
+    if dtype not in (np.float32, np.float64, np.int32, np.int64):
+        dtype = np.dtype(np.float64)
+    device, oa, _, hold, stream = _operands(kind, a, a, backend, dtype, check)
+    found = _spgemm.bfs_levels_device(oa, int(source), np.dtype(dtype).name, device, stream)
+    del hold
+    n = a.shape[0]
+    if kind == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(device):
+            return _cupy_array(found, found.pointer, n, np.int32, device)
+    import torch
+
+    return torch.as_tensor(_Exported(found, 0), device=torch.device("cuda", device))
+
+
 def galerkin(kind: str, a, p, r, backend: str, dtype, check: bool):
     """C = R @ A @ P (R None: P.T, formed on the device) for CuPy or torch
     CSR matrices on one CUDA device, A @ P kept there; returns once C is

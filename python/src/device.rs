@@ -45,7 +45,7 @@ macro_rules! each_gpu {
 
 /// The value types of device products, by their NumPy names.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum ValueType {
+pub(crate) enum ValueType {
     F32,
     F64,
     I32,
@@ -54,7 +54,7 @@ enum ValueType {
 
 impl ValueType {
     /// `float32`, `float64`, `int32` or `int64`; a `ValueError` otherwise.
-    fn parse(name: &str) -> PyResult<Self> {
+    pub(crate) fn parse(name: &str) -> PyResult<Self> {
         Ok(match name {
             "float32" => Self::F32,
             "float64" => Self::F64,
@@ -229,7 +229,7 @@ fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
 }
 
 /// The arrays of a device operand.
-fn arrays(o: DeviceOperand) -> gpu::DeviceCsr {
+pub(crate) fn arrays(o: DeviceOperand) -> gpu::DeviceCsr {
     let (nrows, ncols, nnz, rpt, rpt64, col, col64, val, _) = o;
     let width = |wide: bool| {
         if wide {
@@ -276,7 +276,7 @@ unsafe fn borrow<T: Scalar>(
 }
 
 /// The engine of the CUDA backend on GPU `device`.
-fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
+pub(crate) fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
     match backend {
         Backend::Cuda(m) => Ok(&m.engines()[0]),
         _ => Err(PyRuntimeError::new_err(
@@ -323,7 +323,7 @@ fn timed<T: Scalar>(
 ///
 /// # Safety
 /// As [`ordered`].
-unsafe fn after_caller(e: &GpuEngine<CudaDevice>, stream: u64) -> spgemm::Result<()> {
+pub(crate) unsafe fn after_caller(e: &GpuEngine<CudaDevice>, stream: u64) -> spgemm::Result<()> {
     let dev = e.device();
     // SAFETY: the caller's guarantee.
     let caller = unsafe { dev.borrow_stream(stream) };

@@ -6,6 +6,7 @@
 mod arrays;
 mod common_case;
 mod device;
+mod search;
 #[cfg(feature = "mpi")]
 mod distributed;
 
@@ -299,6 +300,9 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(common_case::matmul_cupy, m)?)?;
     m.add_function(wrap_pyfunction!(common_case::matmul_torch, m)?)?;
     m.add_class::<device::DeviceCsr>()?;
+    m.add_function(wrap_pyfunction!(search::bfs_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(search::bfs_levels_device, m)?)?;
+    m.add_class::<search::DeviceLevels>()?;
     m.add_function(wrap_pyfunction!(device::symbolic_device, m)?)?;
     m.add_class::<device::DevicePlan>()?;
     #[cfg(feature = "mpi")]

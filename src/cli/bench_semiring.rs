@@ -33,12 +33,17 @@ pub struct SemiringArgs {
     /// Sandia method; Lᵀ read from L's rows, as GraphBLAS reads it).
     #[arg(long, conflicts_with_all = ["semiring", "mask_self"])]
     triangles: bool,
+    /// Search each graph breadth-first from vertex 0 instead (the whole
+    /// search: every level `f'⟨¬v⟩ = f any_pair A`, on a GPU in one call
+    /// with A uploaded once); GraphBLAS runs a loop of masked `vxm`.
+    #[arg(long, conflicts_with_all = ["semiring", "mask_self", "triangles"])]
+    pub bfs: bool,
 }
 
 impl SemiringArgs {
     /// Whether any of these options asks for a GraphBLAS-style product.
     pub fn any(&self) -> bool {
-        self.semiring.is_some() || self.mask_self || self.triangles
+        self.semiring.is_some() || self.mask_self || self.triangles || self.bfs
     }
 
     /// The product's name in the table and the JSON.
@@ -86,11 +91,11 @@ struct Record {
 }
 
 #[derive(Serialize, Debug)]
-struct Peer {
-    library: String,
-    median_ms: f64,
+pub(super) struct Peer {
+    pub library: String,
+    pub median_ms: f64,
     /// Their time over ours.
-    speedup: f64,
+    pub speedup: f64,
 }
 
 /// Runs the GraphBLAS-style product `args.semiring` asks for on every
@@ -108,8 +113,12 @@ pub fn run<T: Scalar>(
     let s = &args.semiring;
     if !matches!(args.compare, None | Some(Compare::Graphblas)) {
         return Err(CliError::Compare(
-            "--semiring, --mask-self and --triangles compare with --compare graphblas".into(),
+            "--semiring, --mask-self, --triangles and --bfs compare with --compare graphblas"
+                .into(),
         ));
+    }
+    if s.bfs {
+        return super::bench_search::run::<T>(backend, files, args);
     }
     println!(
         "{:24} {:>10} {:>12} {:>12} {:>14} {:>8}",
@@ -207,11 +216,16 @@ pub fn run<T: Scalar>(
         );
         records.push(r);
     }
-    if let Some(first) = records.iter().find_map(|r| r.graphblas.as_ref()) {
-        let x: Vec<f64> = records
-            .iter()
-            .filter_map(|r| r.graphblas.as_ref().map(|p| p.speedup.ln()))
-            .collect();
+    summary(records.iter().filter_map(|r| r.graphblas.as_ref()));
+    super::bench::write_json(args, &records)
+}
+
+/// Prints the geomean and median of the peers' speedups, when there are
+/// any.
+pub(super) fn summary<'p>(peers: impl Iterator<Item = &'p Peer>) {
+    let peers: Vec<&Peer> = peers.collect();
+    if let Some(first) = peers.first() {
+        let x: Vec<f64> = peers.iter().map(|p| p.speedup.ln()).collect();
         println!(
             "{}: geomean {:.2}x, median {:.2}x over {} products",
             first.library,
@@ -220,7 +234,6 @@ pub fn run<T: Scalar>(
             x.len()
         );
     }
-    super::bench::write_json(args, &records)
 }
 
 /// The sum of C's values (a triangle count).
@@ -286,6 +299,6 @@ fn graphblas<T: Scalar>(
     r
 }
 
-fn write<T: Scalar>(path: &Path, m: &CsrMatrix<T>) -> Result<(), CliError> {
+pub(super) fn write<T: Scalar>(path: &Path, m: &CsrMatrix<T>) -> Result<(), CliError> {
     Ok(spgemm::files::write(path, m, None)?)
 }

@@ -4,6 +4,7 @@ mod bench;
 #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
 // used by the GPU features
 mod bench_gpu;
+mod bench_search;
 mod bench_semiring;
 mod distributed;
 mod info;

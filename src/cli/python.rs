@@ -66,10 +66,11 @@ print(json.dumps({"median_ms": statistics.median(ts) * 1e3, "nnz_c": int(C.nvals
 "#;
 
 /// Times SuiteSparse:GraphBLAS's `C = A ⊕.⊗ B` with a semiring, plain,
-/// masked by A's structure or its complement, or the triangle count of L
+/// masked by A's structure or its complement, the triangle count of L
 /// (`C⟨L⟩ = L plus_pair Lᵀ` summed, Lᵀ as GraphBLAS's transposed
-/// descriptor): warm-up runs, then the median of timed runs; the result is
-/// nnz(C) or the count.
+/// descriptor) or a breadth-first search from vertex 0 (masked `vxm` a
+/// level): warm-up runs, then the median of timed runs; the result is
+/// nnz(C), the count, or the search's Σ (level + 1).
 const SEMIRING: &str = r#"
 import graphblas as gb
 pa, pb, reps, warm, dtype, ring, mode = sys.argv[1:8]
@@ -81,6 +82,20 @@ if ring == "lor_land":
     GA, GB = GA.dup(dtype=bool), GB.dup(dtype=bool)
 semiring = getattr(gb.semiring, ring)
 def product():
+    if mode == "bfs":
+        # Levels from vertex 0, LAGraph's way: the frontier times A over
+        # any_pair, masked by the complement of the levels' structure.
+        levels = gb.Vector(gb.dtypes.INT32, GA.nrows)
+        f = gb.Vector(bool, GA.nrows)
+        f[0] = True
+        levels[0] = 0
+        depth = 0
+        while f.nvals:
+            depth += 1
+            f = f.vxm(GA, gb.semiring.any_pair).new(dtype=bool, mask=~levels.S)
+            levels(f.S) << depth
+        # Σ (level + 1) over the reached vertices.
+        return levels.reduce(gb.monoid.plus).value + levels.nvals
     if mode == "triangles":
         return GA.mxm(GA.T, gb.semiring.plus_pair).new(mask=GA.S).reduce_scalar().value
     expr = GA.mxm(GB, semiring)
@@ -219,8 +234,9 @@ pub fn product(
 
 /// Times SuiteSparse:GraphBLAS's product with `ring` (a GraphBLAS name)
 /// on the files `a` and `b` (B: A when `None`) in `mode` (`plain`, `mask`,
-/// `complement` or `triangles`, `a` then being L): median milliseconds,
-/// the library's name and version, and nnz(C) or the triangle count.
+/// `complement`, `triangles`, `a` then being L, or `bfs`): median
+/// milliseconds, the library's name and version, and nnz(C), the triangle
+/// count or the search's Σ (level + 1) over the reached vertices.
 ///
 /// # Errors
 /// [`CliError::Compare`] when python3, SciPy or python-graphblas is

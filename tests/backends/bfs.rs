@@ -8,7 +8,8 @@
 //! by name: every semiring, structural and complemented masks, a row of B
 //! longer than a block's tile of products, empty rows of B, A's rows
 //! unsorted or repeating a column, C's width not a multiple of a bitmap
-//! word.
+//! word. Whole searches (`Backend::bfs_levels`, on a GPU one call with
+//! the visited set kept on the device) against a queue over A's rows.
 
 use crate::common;
 use spgemm::semiring::{ProductSpec, Semiring};
@@ -31,7 +32,95 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 move || few_rows_on_a_dense_grid(kind),
             )
         }))
+        .chain(common::BACKENDS.into_iter().map(|(kind, name)| {
+            common::trial(
+                kind,
+                format!("{name}::bfs::levels_of_a_whole_search"),
+                move || levels_of_a_whole_search(kind),
+            )
+        }))
         .collect()
+}
+
+/// Each vertex's level from `source` by a queue over A's rows (−1 where
+/// no path leads): the oracle of the searches by products.
+fn levels_by_queue(a: &CsrMatrix<f64>, source: usize) -> Vec<i32> {
+    let mut levels = vec![-1; a.nrows()];
+    levels[source] = 0;
+    let mut queue = std::collections::VecDeque::from([source]);
+    while let Some(k) = queue.pop_front() {
+        let (lo, hi) = (a.row_offsets()[k], a.row_offsets()[k + 1]);
+        for &j in &a.col_indices()[lo..hi] {
+            if levels[j as usize] < 0 {
+                levels[j as usize] = levels[k] + 1;
+                queue.push_back(j as usize);
+            }
+        }
+    }
+    levels
+}
+
+/// Whole searches (`Backend::bfs_levels`) against a queue: every square
+/// real matrix from its first, middle and last vertex, seeded R-MAT and
+/// Erdős–Rényi graphs; a graph with rows unsorted and repeating columns
+/// and self loops, 33 vertices (no whole bitmap word); a graph without
+/// edges; a rectangular matrix and a source past the last vertex as
+/// one-line errors.
+fn levels_of_a_whole_search(kind: BackendKind) {
+    let (backend, _) = Backend::select(kind).unwrap();
+    let mut graphs: Vec<(String, CsrMatrix<f64>)> = common::real_matrices()
+        .into_iter()
+        .map(|name| {
+            let a = common::load(&name);
+            (name, a)
+        })
+        .filter(|(_, a)| a.nrows() == a.ncols())
+        .collect();
+    graphs.push(("R-MAT 12".into(), generate::rmat(12, 8, 5).unwrap()));
+    graphs.push((
+        "Erdős–Rényi 5,000 × 2".into(),
+        generate::erdos_renyi(5000, 2, 8).unwrap(),
+    ));
+    let mut deepest = 0;
+    for (name, a) in &graphs {
+        let n = a.nrows();
+        for source in [0, n / 2, n - 1] {
+            let want = levels_by_queue(a, source);
+            let got = backend.bfs_levels(a, source).unwrap();
+            assert_eq!(got, want, "{name} from {source}");
+            deepest = deepest.max(*want.iter().max().unwrap());
+        }
+    }
+    assert!(deepest > 100, "the deepest search has {deepest} levels");
+    // 0 → {5, 2, 5} unsorted with a repeat, a chain 5 → 6 → … → 32 with
+    // self loops, 1 unreached, 3 → 0.
+    let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); 33];
+    rows_of[0] = vec![5, 2, 5];
+    rows_of[3] = vec![0];
+    for (v, row) in rows_of.iter_mut().enumerate().skip(5).take(27) {
+        *row = vec![v as u32 + 1, v as u32];
+    }
+    let odd = rows(33, &rows_of);
+    for source in [0, 3, 1, 32] {
+        let got = backend.bfs_levels(&odd, source).unwrap();
+        assert_eq!(got, levels_by_queue(&odd, source), "from {source}");
+    }
+    assert_eq!(backend.bfs_levels(&odd, 0).unwrap()[32], 28);
+    let empty = rows(40, &vec![Vec::new(); 40]);
+    let mut alone = vec![-1; 40];
+    alone[39] = 0;
+    assert_eq!(backend.bfs_levels(&empty, 39).unwrap(), alone);
+    let e = backend.bfs_levels(&odd, 33).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "graph: source vertex 33 is not one of the graph's 33 vertices"
+    );
+    let wide = rows(34, &rows_of);
+    let e = backend.bfs_levels(&wide, 0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "graph: the adjacency matrix is 33x34, not square"
+    );
 }
 
 /// The `rows × n` matrix whose row `i` holds `entries[i]` in that order.

@@ -51,6 +51,7 @@ mod one_pass;
 mod per_thread;
 mod prefetch;
 mod rows;
+mod search;
 mod semiring;
 mod short_rows;
 

@@ -247,17 +247,31 @@ impl<D: Device> GpuEngine<D> {
         if let Some(m) = ms.iter().find(|m| m.nrows() > u32::MAX as usize - 1) {
             return Err(too_large("rows", m.nrows()));
         }
-        self.with_launcher::<T, _>(|l| self.upload_on(l, ms, keep_host))
+        self.with_launcher::<T, _>(|l| self.upload_on(l, ms, keep_host, true))
     }
 
-    /// [`GpuEngine::upload_all`] on `l`'s stream 0. Whether rows are
-    /// sorted is found on the device after the copies
-    /// ([`super::checks::sorted_on_device`]).
+    /// `m`'s structure on the device without its values (an empty values
+    /// array): for products that read none (`any_pair`).
+    ///
+    /// # Errors
+    /// As [`GpuEngine::upload_all`].
+    pub(super) fn upload_structure<T: Scalar>(&self, m: CsrView<'_, T>) -> Result<GpuMatrix<D, T>> {
+        if m.nrows() > u32::MAX as usize - 1 {
+            return Err(too_large("rows", m.nrows()));
+        }
+        let [g] = self.with_launcher::<T, _>(|l| self.upload_on(l, [m], false, false))?;
+        Ok(g)
+    }
+
+    /// [`GpuEngine::upload_all`] on `l`'s stream 0, the values only when
+    /// `values`. Whether rows are sorted is found on the device after the
+    /// copies ([`super::checks::sorted_on_device`]).
     fn upload_on<T: Scalar, const N: usize>(
         &self,
         l: &Launcher<'_, D>,
         ms: [CsrView<'_, T>; N],
         keep_host: bool,
+        values: bool,
     ) -> Result<[GpuMatrix<D, T>; N]> {
         let (dev, s) = (&self.device, &l.streams[0]);
         let mut arrays = Vec::with_capacity(N);
@@ -265,7 +279,13 @@ impl<D: Device> GpuEngine<D> {
             arrays.push((
                 DeviceArray::<D, u64>::alloc(dev, s, m.nrows() + 1, "row offsets", l.usage)?,
                 DeviceArray::<D, u32>::alloc(dev, s, m.nnz(), "column indices", l.usage)?,
-                DeviceArray::<D, T>::alloc(dev, s, m.nnz(), "values", l.usage)?,
+                DeviceArray::<D, T>::alloc(
+                    dev,
+                    s,
+                    if values { m.nnz() } else { 0 },
+                    "values",
+                    l.usage,
+                )?,
             ));
         }
         let parts: Vec<(&[u8], &D::Buffer)> = ms

@@ -205,9 +205,11 @@ pub enum Kernel {
     /// offsets (masked program).
     ComplementFill,
     /// `spgemm_grid_prepare`, `spgemm_grid_products`, `spgemm_grid_counts`,
-    /// `spgemm_grid_fill`: a masked product pushed into a dense grid of C's
-    /// rows (`grid.cuh`; masked program): the products per entry of A and
-    /// the mask's bits; the products; the set bits per word; C written out.
+    /// `spgemm_grid_fill`, `spgemm_grid_visit`: a masked product pushed
+    /// into a dense grid of C's rows (`grid.cuh`; masked program): the
+    /// products per entry of A and the mask's bits; the products; the set
+    /// bits per word; C written out; a breadth-first search's new level
+    /// added to the visited set and its vertices' levels.
     GridPrepare,
     /// See [`Kernel::GridPrepare`].
     GridProducts,
@@ -215,6 +217,8 @@ pub enum Kernel {
     GridCounts,
     /// See [`Kernel::GridPrepare`].
     GridFill,
+    /// See [`Kernel::GridPrepare`].
+    GridVisit,
     /// `spgemm_prune_rows`: C's entries below a threshold or past the
     /// largest `keep` of their row marked for the compaction to drop
     /// (masked program).
@@ -227,7 +231,7 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 17] = [
+pub const MASKED: [Kernel; 18] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
@@ -243,6 +247,7 @@ pub const MASKED: [Kernel; 17] = [
     Kernel::GridProducts,
     Kernel::GridCounts,
     Kernel::GridFill,
+    Kernel::GridVisit,
     Kernel::PruneRows,
     Kernel::PruneColumns,
 ];
@@ -340,6 +345,7 @@ impl Kernel {
             Kernel::GridProducts => "spgemm_grid_products",
             Kernel::GridCounts => "spgemm_grid_counts",
             Kernel::GridFill => "spgemm_grid_fill",
+            Kernel::GridVisit => "spgemm_grid_visit",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
         };
@@ -396,6 +402,7 @@ impl Kernel {
             Kernel::GridProducts => of::<GridProductsArgs>(),
             Kernel::GridCounts => of::<GridCountsArgs>(),
             Kernel::GridFill => of::<GridFillArgs>(),
+            Kernel::GridVisit => of::<GridVisitArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
         }

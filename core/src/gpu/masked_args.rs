@@ -191,4 +191,20 @@ kernel_args! {
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
     }
+    /// [`Kernel::GridVisit`](super::Kernel::GridVisit): a breadth-first
+    /// search's new vertices (C's bitmap of one row, `nwords` words, `n`
+    /// columns) added to the visited set's bitmap, their `levels` set to
+    /// `depth` and appended to `next` at places counted in `found`
+    /// (zeroed before); at depth 0 every vertex's level written from
+    /// `hit`, nothing appended.
+    GridVisitArgs {
+        hit: DevicePtr = "const u32*",
+        nwords: u64 = "u64",
+        n: u64 = "u64",
+        maskbits: DevicePtr = "u32*",
+        levels: DevicePtr = "u32*",
+        depth: u32 = "u32",
+        next: DevicePtr = "u32*",
+        found: DevicePtr = "u64*",
+    }
 }

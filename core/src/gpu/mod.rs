@@ -21,6 +21,7 @@
 
 mod assembled;
 mod bandwidth;
+mod bfs;
 mod borrowed;
 mod checks;
 mod chunked;
@@ -55,6 +56,7 @@ mod streamed;
 mod symbolic;
 
 pub use assembled::{Assembly, RowRun};
+pub use bfs::SearchLevels;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
     Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, SymbolicMode, MAX_DOWNLOAD_CHUNKS,

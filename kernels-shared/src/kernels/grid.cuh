@@ -120,3 +120,34 @@ SPGEMM_FIXED_KERNEL void spgemm_grid_fill(const u32* hit, u32 m, u32 words, u32 
         }
     }
 }
+
+// A breadth-first search's level: C's bitmap `hit` (one row of `nwords`
+// words, the vertices found at `depth`, none visited before since the
+// visited set's bitmap `maskbits` masked them out) added to the visited
+// set, each new vertex's level set to `depth` and the vertex appended to
+// the next frontier `next` at a place taken from `found` (zeroed before;
+// the frontier's size after), in no particular order. At depth 0 `hit` is
+// the visited set itself (the source's bit), every vertex's level is
+// written (0 for a set bit, SPGEMM_EMPTY, unreached, for the others) and
+// nothing is appended.
+SPGEMM_FIXED_KERNEL void spgemm_grid_visit(const u32* hit, u64 nwords, u64 n, u32* maskbits, u32* levels,
+                                           u32 depth, u32* next, u64* found) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += stride) {
+        const u32 bits = hit[w];
+        const u64 first = w * SPGEMM_GRID_WORD_BITS;
+        if (depth == 0) {
+            for (u32 b = 0; b < SPGEMM_GRID_WORD_BITS && first + b < n; ++b)
+                levels[first + b] = (bits >> b) & 1u ? 0u : SPGEMM_EMPTY;
+            continue;
+        }
+        if (!bits) continue;
+        maskbits[w] |= bits;
+        u64 at = atomicAdd(found, (u64)__popc(bits));
+        for (u32 m = bits; m; m &= m - 1) {
+            const u32 j = (u32)first + (u32)(__ffs(m) - 1);
+            levels[j] = depth;
+            next[at++] = j;
+        }
+    }
+}
