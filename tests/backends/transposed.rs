@@ -36,6 +36,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             "cpu::transposed::few_rows_and_unsorted_transposes".into(),
             || few_rows_and_unsorted_transposes(&Backend::Cpu(CpuBackend::new())),
         ),
+        common::trial(
+            BackendKind::Cpu,
+            "cpu::transposed::long_dot_products".into(),
+            || long_dot_products(&Backend::Cpu(CpuBackend::new())),
+        ),
     ];
     for (kind, name) in [(BackendKind::Cuda, "cuda"), (BackendKind::Hip, "hip")] {
         trials.push(common::trial(
@@ -52,6 +57,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             kind,
             format!("{name}::transposed::few_rows_and_unsorted_transposes"),
             move || few_rows_and_unsorted_transposes(&Backend::select(kind).unwrap().0),
+        ));
+        trials.push(common::trial(
+            kind,
+            format!("{name}::transposed::long_dot_products"),
+            move || long_dot_products(&Backend::select(kind).unwrap().0),
         ));
     }
     trials
@@ -76,13 +86,83 @@ fn check(
     );
     let want = reference::multiply_spec(fa.view(), fb.view(), spec).unwrap();
     let got = backend.multiply_spec_transposed(a, b, spec, t).unwrap();
+    same(&got, &want, spec.semiring, what);
+}
+
+/// `got` is `want`: the same structure, values equal (within rounding for
+/// `plus_times`).
+fn same(got: &CsrMatrix<f64>, want: &CsrMatrix<f64>, ring: Semiring, what: &str) {
     assert_eq!(got.row_offsets(), want.row_offsets(), "{what}: row offsets");
     assert_eq!(got.col_indices(), want.col_indices(), "{what}: columns");
     for (p, (x, y)) in got.values().iter().zip(want.values()).enumerate() {
-        let close = x == y
-            || (spec.semiring == Semiring::PlusTimes && (x - y).abs() <= 1e-12 * (1.0 + y.abs()));
+        let close =
+            x == y || (ring == Semiring::PlusTimes && (x - y).abs() <= 1e-12 * (1.0 + y.abs()));
         assert!(close, "{what}: value {p}: {x} against {y}");
     }
+}
+
+/// Masked dot products whose shorter side holds hundreds of entries (on a
+/// GPU a block each from a list, past 256; the list's room is 65,536
+/// entries, so a mask of 78,000 such entries overflows it and the rest take
+/// the segments' path), mixed with short ones, B given transposed and as
+/// B: A 260 × 3,000 with rows of 700 entries (one of 2,500, one of 1),
+/// Bᵀ 300 × 3,000 with rows of 700; a full mask and one of 5 entries a
+/// row.
+fn long_dot_products(backend: &Backend) {
+    let mut a: CsrMatrix<f64> = generate::uniform(260, 3000, 700, 71).unwrap();
+    let hub: CsrMatrix<f64> = generate::uniform(1, 3000, 2500, 72).unwrap();
+    let one: CsrMatrix<f64> = generate::uniform(1, 3000, 1, 73).unwrap();
+    a = stacked(&[&hub, &a, &one]);
+    let bt: CsrMatrix<f64> = generate::uniform(300, 3000, 700, 74)
+        .unwrap()
+        .map(|v: f64| v - 0.5);
+    let b = bt.transpose().unwrap();
+    let n = a.nrows();
+    let full = CsrMatrix::new(
+        n,
+        300,
+        (0..=n).map(|i| i * 300).collect(),
+        (0..n).flat_map(|_| 0..300u32).collect(),
+        vec![1.0; n * 300],
+    )
+    .unwrap();
+    let sparse: CsrMatrix<f64> = generate::uniform(n, 300, 5, 75).unwrap();
+    for ring in [Semiring::PlusTimes, Semiring::MinPlus, Semiring::PlusPair] {
+        for m in [&full, &sparse] {
+            let spec = ProductSpec::new().semiring(ring).mask(m.view(), false);
+            let what = format!("{ring}, mask of {} entries", m.nnz());
+            check(
+                backend,
+                &a,
+                &bt,
+                &spec,
+                Transposed::B,
+                &format!("{what}, Bᵀ given"),
+            );
+            let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+            same(
+                &backend.multiply_spec(&a, &b, &spec).unwrap(),
+                &want,
+                ring,
+                &what,
+            );
+        }
+    }
+}
+
+/// The rows of `parts`, stacked.
+fn stacked(parts: &[&CsrMatrix<f64>]) -> CsrMatrix<f64> {
+    let mut offsets = vec![0];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for p in parts {
+        for i in 0..p.nrows() {
+            let (c, v) = p.row(i);
+            cols.extend_from_slice(c);
+            vals.extend_from_slice(v);
+            offsets.push(cols.len());
+        }
+    }
+    CsrMatrix::new(offsets.len() - 1, parts[0].ncols(), offsets, cols, vals).unwrap()
 }
 
 fn given_b_every_semiring_and_mask(backend: &Backend) {

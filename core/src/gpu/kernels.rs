@@ -180,6 +180,10 @@ pub enum Kernel {
     /// semiring ([`crate::gpu::program::masked_dot`]), with the two
     /// kernels that form Bᵀ for it.
     MaskedDot,
+    /// `spgemm_masked_dot_heavy`: the entries of M whose shorter side is
+    /// long, which the masked dot kernel listed, a block each (masked
+    /// program).
+    MaskedDotHeavy,
     /// `spgemm_column_counts`: B's entries per column (masked program).
     ColumnCounts,
     /// `spgemm_transpose_scatter`: Bᵀ's rows, in no particular order,
@@ -231,12 +235,13 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 18] = [
+pub const MASKED: [Kernel; 19] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
     Kernel::TransposeScatter,
     Kernel::MaskedDot,
+    Kernel::MaskedDotHeavy,
     Kernel::KeepFlags,
     Kernel::CompactEntries,
     Kernel::CompactOffsets,
@@ -333,6 +338,7 @@ impl Kernel {
             Kernel::PackFill => "spgemm_pack_fill",
             Kernel::PlaceOffsets => "spgemm_place_offsets",
             Kernel::MaskedDot => "spgemm_masked_dot",
+            Kernel::MaskedDotHeavy => "spgemm_masked_dot_heavy",
             Kernel::ColumnCounts => "spgemm_column_counts",
             Kernel::TransposeScatter => "spgemm_transpose_scatter",
             Kernel::KeepFlags => "spgemm_keep_flags",
@@ -390,6 +396,7 @@ impl Kernel {
             Kernel::NumericOnePass(_) => of::<NumericOnePassArgs>(),
             Kernel::OnePassSample => of::<OnePassSampleArgs>(),
             Kernel::MaskedDot => of::<MaskedDotArgs>(),
+            Kernel::MaskedDotHeavy => of::<MaskedDotHeavyArgs>(),
             Kernel::ColumnCounts => of::<ColumnCountsArgs>(),
             Kernel::TransposeScatter => of::<TransposeScatterArgs>(),
             Kernel::KeepFlags => of::<KeepFlagsArgs>(),

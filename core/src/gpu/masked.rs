@@ -11,7 +11,7 @@ use super::engine::GpuEngine;
 use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{
     ColumnCountsArgs, CompactEntriesArgs, CompactOffsetsArgs, DevicePtr, KeepFlagsArgs, Kernel,
-    MaskedDotArgs, TransposeScatterArgs,
+    MaskedDotArgs, MaskedDotHeavyArgs, TransposeScatterArgs,
 };
 use super::launch::{shape, Launcher};
 use super::matrix::{GpuMatrix, MaskArrays};
@@ -27,6 +27,15 @@ use std::time::Instant;
 
 /// Threads per block of the masked dot-product kernel.
 pub(super) const THREADS: u32 = 256;
+
+/// Entries of M the heavy list holds at most: entries whose shorter side
+/// is long (`SPGEMM_HEAVY_MIN`), a block each; those past it are computed
+/// by segments as the rest are.
+const HEAVY_CAP: usize = 1 << 16;
+
+/// Threads of a block of the heavy entries' kernel
+/// (`SPGEMM_HEAVY_THREADS`).
+const HEAVY_THREADS: u32 = 256;
 
 /// Entries of B each block of the transpose's scatter takes at a time
 /// (`SPGEMM_SCATTER_CHUNK` in `masked_dot.cuh`: counted per column in
@@ -425,16 +434,64 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
         seg,
         ccol: ccol.ptr(),
         cval: cval.ptr(),
+        heavy: DevicePtr(0),
+        heavy_count: DevicePtr(0),
+        heavy_cap: 0,
     };
-    let per_block = (THREADS / seg) as usize;
+    dot_products(l, args)?;
+    drop((btrpt, btcol, btval));
+    compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
+}
+
+/// Launches the masked dot products `args` describes (its heavy list
+/// filled in here) on stream 0: a segment of `args.seg` lanes per entry of
+/// M, and a block per entry whose shorter side is long (up to
+/// [`HEAVY_CAP`] of them; the hubs of a power-law graph), so that a few
+/// long dot products do not leave the grid waiting on one segment.
+pub(super) fn dot_products<D: Device>(l: &Launcher<'_, D>, mut args: MaskedDotArgs) -> Result<()> {
+    let mnnz = args.mnnz as usize;
+    let cap = mnnz.min(HEAVY_CAP);
+    let heavy = l.alloc::<u64>(0, cap, "the mask's heavy entries")?;
+    let count = l.alloc::<u64>(0, 1, "the mask's heavy entries' count")?;
+    count.zero(l.device, &l.streams[0], 0, 1)?;
+    args.heavy = heavy.ptr();
+    args.heavy_count = count.ptr();
+    args.heavy_cap = cap as u64;
+    let per_block = (THREADS / args.seg) as usize;
     l.launch(
         0,
         Kernel::MaskedDot,
         shape(l.grid(mnnz, per_block), THREADS, 0),
         &args,
     )?;
-    drop((btrpt, btcol, btval));
-    compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
+    let long = MaskedDotHeavyArgs {
+        heavy: args.heavy,
+        heavy_count: args.heavy_count,
+        heavy_cap: args.heavy_cap,
+        mrpt: args.mrpt,
+        mcol: args.mcol,
+        m: args.m,
+        arpt: args.arpt,
+        acol: args.acol,
+        aval: args.aval,
+        brpt: args.brpt,
+        bcol: args.bcol,
+        bval: args.bval,
+        btrpt: args.btrpt,
+        btcol: args.btcol,
+        btval: args.btval,
+        ccol: args.ccol,
+        cval: args.cval,
+    };
+    l.launch(
+        0,
+        Kernel::MaskedDotHeavy,
+        shape(l.grid(cap, 1), HEAVY_THREADS, 0),
+        &long,
+    )?;
+    l.release(heavy);
+    l.release(count);
+    Ok(())
 }
 
 /// C without entries, of the mask's shape.

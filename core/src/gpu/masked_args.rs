@@ -9,7 +9,10 @@ kernel_args! {
     /// [`Kernel::MaskedDot`](super::Kernel::MaskedDot): M (`m` rows, `mnnz` entries), A and B (rows
     /// sorted), and Bᵀ (B's columns as rows, in any order); `seg` lanes
     /// per entry of M (a power of two up to the warp); C's columns (M's,
-    /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each.
+    /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each;
+    /// the heavy list (`heavy_cap` places, null for none) and its count
+    /// (zeroed before) for the entries left to
+    /// [`Kernel::MaskedDotHeavy`](super::Kernel::MaskedDotHeavy).
     MaskedDotArgs {
         mrpt: DevicePtr = "const u64*",
         mcol: DevicePtr = "const u32*",
@@ -25,6 +28,32 @@ kernel_args! {
         btcol: DevicePtr = "const u32*",
         btval: DevicePtr = "const value_t*",
         seg: u32 = "u32",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+        heavy: DevicePtr = "u64*",
+        heavy_count: DevicePtr = "u64*",
+        heavy_cap: u64 = "u64",
+    }
+    /// [`Kernel::MaskedDotHeavy`](super::Kernel::MaskedDotHeavy): the
+    /// heavy list the masked dot kernel filled (its first
+    /// `min(heavy_count, heavy_cap)` entries of M), M, A, B (or null) and
+    /// Bᵀ as for that kernel; C's columns and values at those entries.
+    MaskedDotHeavyArgs {
+        heavy: DevicePtr = "const u64*",
+        heavy_count: DevicePtr = "const u64*",
+        heavy_cap: u64 = "u64",
+        mrpt: DevicePtr = "const u64*",
+        mcol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        aval: DevicePtr = "const value_t*",
+        brpt: DevicePtr = "const u64*",
+        bcol: DevicePtr = "const u32*",
+        bval: DevicePtr = "const value_t*",
+        btrpt: DevicePtr = "const u64*",
+        btcol: DevicePtr = "const u32*",
+        btval: DevicePtr = "const value_t*",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
     }

@@ -8,11 +8,11 @@
 
 use super::engine::GpuEngine;
 use super::grid::{grid_on_device, grid_pays};
-use super::kernels::{DevicePtr, Kernel, MaskedDotArgs};
-use super::launch::{shape, Launcher};
+use super::kernels::{DevicePtr, MaskedDotArgs};
+use super::launch::Launcher;
 use super::masked::{
-    check_shapes, compact, empty_product, lanes_per_entry, require_sorted, transpose_on_device,
-    THREADS,
+    check_shapes, compact, dot_products, empty_product, lanes_per_entry, require_sorted,
+    transpose_on_device,
 };
 use super::matrix::{GpuMatrix, MaskArrays};
 use crate::csr::CsrMatrix;
@@ -139,13 +139,10 @@ fn given_bt_on_device<D: Device, T: Scalar>(
         seg,
         ccol: ccol.ptr(),
         cval: cval.ptr(),
+        heavy: none,
+        heavy_count: none,
+        heavy_cap: 0,
     };
-    let per_block = (THREADS / seg) as usize;
-    l.launch(
-        0,
-        Kernel::MaskedDot,
-        shape(l.grid(mnnz, per_block), THREADS, 0),
-        &args,
-    )?;
+    dot_products(l, args)?;
     compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)
 }

@@ -129,10 +129,54 @@ SPGEMM_FIXED_KERNEL void spgemm_transpose_scatter(const u64* brpt, const u32* bc
     }
 }
 
+// Entries of M whose shorter side (A's row or B's column) holds more than
+// this many entries go to the heavy list, a block each: a segment of a
+// few lanes would walk them alone while the rest of the grid waits (the
+// hubs of a power-law graph: a pair of them is thousands of searches).
+#define SPGEMM_HEAVY_MIN 256u
+// Threads of a block of spgemm_masked_dot_heavy.
+#define SPGEMM_HEAVY_THREADS 256u
+
+// One segment's share of entry (i, j)'s dot product: `lane` of `seg`
+// lanes walks the shorter of A's row [a0, a1) and B's column [t0, t1)
+// (see the file's head), adding the products it meets into acc / hit.
+__device__ __forceinline__ void dot_walk(u32 lane, u32 seg, u32 j, u64 a0, u64 a1, u64 t0, u64 t1, const u32* acol,
+                                         const value_t* aval, const u64* brpt, const u32* bcol,
+                                         const value_t* bval, const u32* btcol, const value_t* btval,
+                                         value_t& acc, u32& hit) {
+    if (a1 - a0 <= t1 - t0) {
+        // A's row walked, each k looked up in B's row k; with no B (brpt
+        // null: Bt given with its rows sorted), in Bt's row j.
+        for (u64 p = a0 + lane; p < a1; p += seg) {
+            const u32 k = acol[p];
+            if (brpt) {
+                const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
+                if (q < b1 && bcol[q] == j) meet(acc, hit, aval, p, bval, q);
+            } else {
+                const u64 q = lower_bound(btcol, t0, t1, k);
+                if (q < t1 && btcol[q] == k) meet(acc, hit, aval, p, btval, q);
+            }
+        }
+    } else {
+        // B's column walked, each k looked up in A's row i.
+        for (u64 p = t0 + lane; p < t1; p += seg) {
+            const u32 k = btcol[p];
+            const u64 q = lower_bound(acol, a0, a1, k);
+            if (q < a1 && acol[q] == k) meet(acc, hit, aval, q, btval, p);
+        }
+    }
+}
+
+// Entries whose shorter side is longer than SPGEMM_HEAVY_MIN are appended
+// to `heavy` (a place from heavy_count, zeroed before) while it has room
+// (heavy_cap; none when heavy is null) and left to
+// spgemm_masked_dot_heavy; the others, and those past its room, computed
+// here.
 SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32 m, u64 mnnz, const u64* arpt,
                                            const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol,
                                            const value_t* bval, const u64* btrpt, const u32* btcol,
-                                           const value_t* btval, u32 seg, u32* ccol, value_t* cval) {
+                                           const value_t* btval, u32 seg, u32* ccol, value_t* cval, u64* heavy,
+                                           u64* heavy_count, u64 heavy_cap) {
     const u32 lane = threadIdx.x % seg;
     const u32 per_warp = SPGEMM_WARP_SIZE / seg;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
@@ -140,43 +184,72 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
     for (u64 base = warp * per_warp; base < mnnz; base += nwarps * per_warp) {
         const u64 e = base + (threadIdx.x % SPGEMM_WARP_SIZE) / seg;
         value_t acc = value_t(0);
-        u32 hit = 0, j = SPGEMM_EMPTY;
+        u32 hit = 0, j = SPGEMM_EMPTY, queued = 0;
+        u64 a0 = 0, a1 = 0, t0 = 0, t1 = 0;
         if (e < mnnz) {
             const u32 i = row_of_entry(mrpt, m, e);
             j = mcol[e];
-            const u64 a0 = arpt[i], a1 = arpt[i + 1], t0 = btrpt[j], t1 = btrpt[j + 1];
-            if (a1 - a0 <= t1 - t0) {
-                // A's row walked, each k looked up in B's row k; with no B
-                // (brpt null: Bt given with its rows sorted), in Bt's row j.
-                for (u64 p = a0 + lane; p < a1; p += seg) {
-                    const u32 k = acol[p];
-                    if (brpt) {
-                        const u64 b1 = brpt[k + 1], q = lower_bound(bcol, brpt[k], b1, j);
-                        if (q < b1 && bcol[q] == j) meet(acc, hit, aval, p, bval, q);
-                    } else {
-                        const u64 q = lower_bound(btcol, t0, t1, k);
-                        if (q < t1 && btcol[q] == k) meet(acc, hit, aval, p, btval, q);
-                    }
-                }
-            } else {
-                // B's column walked, each k looked up in A's row i.
-                for (u64 p = t0 + lane; p < t1; p += seg) {
-                    const u32 k = btcol[p];
-                    const u64 q = lower_bound(acol, a0, a1, k);
-                    if (q < a1 && acol[q] == k) meet(acc, hit, aval, q, btval, p);
+            a0 = arpt[i], a1 = arpt[i + 1], t0 = btrpt[j], t1 = btrpt[j + 1];
+            if (heavy && lane == 0 && min(a1 - a0, t1 - t0) > SPGEMM_HEAVY_MIN) {
+                const u64 slot = atomicAdd(heavy_count, (u64)1);
+                if (slot < heavy_cap) {
+                    heavy[slot] = e;
+                    queued = 1;
                 }
             }
         }
+        // The segment learns whether its leader queued the entry.
+        for (u32 d = seg / 2; d > 0; d /= 2) queued |= SPGEMM_SHFL_XOR_W(queued, d, seg);
+        if (e < mnnz && !queued)
+            dot_walk(lane, seg, j, a0, a1, t0, t1, acol, aval, brpt, bcol, bval, btcol, btval, acc, hit);
         for (u32 d = seg / 2; d > 0; d /= 2) {
             const value_t other = SPGEMM_SHFL_XOR_W(acc, d, seg);
             const u32 other_hit = SPGEMM_SHFL_XOR_W(hit, d, seg);
             if (other_hit) acc = hit ? semiring_plus(acc, other) : other;
             hit |= other_hit;
         }
-        if (lane == 0 && e < mnnz) {
+        if (lane == 0 && e < mnnz && !queued) {
             ccol[e] = hit ? j : SPGEMM_EMPTY;
             cval[e] = acc;
         }
+    }
+}
+
+// The heavy list's entries (the first min(heavy_count, heavy_cap)), a
+// block of SPGEMM_HEAVY_THREADS each in turn: its threads walk the shorter
+// side together and their sums are combined in shared memory, in a fixed
+// order.
+SPGEMM_FIXED_KERNEL void spgemm_masked_dot_heavy(const u64* heavy, const u64* heavy_count, u64 heavy_cap,
+                                                 const u64* mrpt, const u32* mcol, u32 m, const u64* arpt,
+                                                 const u32* acol, const value_t* aval, const u64* brpt,
+                                                 const u32* bcol, const value_t* bval, const u64* btrpt,
+                                                 const u32* btcol, const value_t* btval, u32* ccol, value_t* cval) {
+    __shared__ value_t s_acc[SPGEMM_HEAVY_THREADS];
+    __shared__ u32 s_hit[SPGEMM_HEAVY_THREADS];
+    const u64 count = min(*heavy_count, heavy_cap);
+    for (u64 h = blockIdx.x; h < count; h += gridDim.x) {
+        const u64 e = heavy[h];
+        const u32 i = row_of_entry(mrpt, m, e), j = mcol[e];
+        value_t acc = value_t(0);
+        u32 hit = 0;
+        dot_walk(threadIdx.x, blockDim.x, j, arpt[i], arpt[i + 1], btrpt[j], btrpt[j + 1], acol, aval, brpt, bcol,
+                 bval, btcol, btval, acc, hit);
+        s_acc[threadIdx.x] = acc;
+        s_hit[threadIdx.x] = hit;
+        __syncthreads();
+        for (u32 d = blockDim.x / 2; d > 0; d /= 2) {
+            if (threadIdx.x < d && s_hit[threadIdx.x + d]) {
+                const value_t other = s_acc[threadIdx.x + d];
+                s_acc[threadIdx.x] = s_hit[threadIdx.x] ? semiring_plus(s_acc[threadIdx.x], other) : other;
+                s_hit[threadIdx.x] = 1;
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            ccol[e] = s_hit[0] ? j : SPGEMM_EMPTY;
+            cval[e] = s_acc[0];
+        }
+        __syncthreads();
     }
 }
 
