@@ -81,7 +81,7 @@ impl<D: Device> GpuEngine<D> {
 }
 
 /// The search on `l`'s stream 0 (see [`GpuEngine::bfs_levels_device`]).
-/// A level: B's row lengths per frontier vertex, scanned; C's bitmap
+/// A level: the graph's row lengths per frontier vertex, scanned; C's bitmap
 /// zeroed and the products pushed into it past the visited set; the new
 /// vertices visited, given their level and appended to the next frontier,
 /// whose size is counted into the frontier's row offsets `[0, nnz(f')]`
@@ -100,15 +100,14 @@ fn search<D: Device, T: Scalar>(
     visited.zero(dev, s, 0, words)?;
     let hit = l.alloc::<u32>(0, words, "the new level's bitmap")?;
     let levels = l.alloc::<u32>(0, n, "levels")?;
-    // The frontier as a 1×n row: row offsets, vertices (two arrays,
-    // swapped each level), values (never read: any_pair), products per
+    // The frontier as a 1×n row (no values: any_pair reads none): row
+    // offsets, vertices (two arrays, swapped each level), products per
     // vertex.
     let rpt = DeviceArray::from_host(dev, s, &[0u64, 1], "the frontier's row offsets", l.usage)?;
     let mut cols = [
         l.alloc::<u32>(0, n, "the frontier")?,
         l.alloc::<u32>(0, n, "the next frontier")?,
     ];
-    let vals = l.alloc::<T>(0, n, "the frontier's values")?;
     let offs = l.alloc::<u64>(0, n + 1, "products per vertex of the frontier")?;
     // n > 0 (the source is a vertex): both arrays have a buffer.
     if let (Some(v), Some(f)) = (&visited.buf, &cols[0].buf) {
@@ -145,7 +144,7 @@ fn search<D: Device, T: Scalar>(
             mnnz: 0,
             words: words as u32,
             maskbits: visited.ptr(),
-            gval: vals.ptr(),
+            gval: DevicePtr(0),
             nvals: 0,
         };
         l.launch(
@@ -159,7 +158,7 @@ fn search<D: Device, T: Scalar>(
         let products = GridProductsArgs {
             arpt: rpt.ptr(),
             acol: now,
-            aval: vals.ptr(),
+            aval: DevicePtr(0),
             m: 1,
             annz: frontier as u64,
             offs: offs.ptr(),
