@@ -4,9 +4,9 @@
 //! same graph in the same run (`--compare graphblas`).
 
 use super::bench::{time, BenchArgs};
-use super::bench_semiring::{summary, write, Peer};
+use super::bench_semiring::{graphblas, summary, Peer};
 use super::source::Operands;
-use super::{python, CliError};
+use super::CliError;
 use serde::Serialize;
 use spgemm::semiring::Semiring;
 use spgemm::{Backend, Scalar};
@@ -79,32 +79,14 @@ pub fn run<T: Scalar>(
         };
         let graphblas = match args.compare {
             Some(_) => {
-                let path =
-                    std::env::temp_dir().join(format!("spgemm-bfs-{}-a.npz", std::process::id()));
-                let r = write(&path, &a).and_then(|()| {
-                    python::semiring(
-                        &path,
-                        None,
-                        args.reps,
-                        args.warmup,
-                        T::NAME,
-                        Semiring::AnyPair.name(),
-                        "bfs",
-                    )
-                });
-                let _ = std::fs::remove_file(&path);
-                let (ms, library, result) = r?;
+                let (ms, library, result) = graphblas::<T>(&a, &a, Semiring::AnyPair, "bfs", args)?;
                 if result != score {
                     return Err(CliError::Compare(format!(
                         "{}: GraphBLAS's levels sum to {result}, ours to {score}",
                         ops.name()
                     )));
                 }
-                Some(Peer {
-                    library,
-                    median_ms: ms,
-                    speedup: ms / median_ms,
-                })
+                Some(Peer::beside(library, ms, median_ms))
             }
             None => None,
         };
@@ -122,12 +104,7 @@ pub fn run<T: Scalar>(
             graphblas,
             check,
         };
-        let (gms, x) = r
-            .graphblas
-            .as_ref()
-            .map_or((String::new(), String::new()), |p| {
-                (format!("{:.2}", p.median_ms), format!("{:.2}", p.speedup))
-            });
+        let (gms, x) = Peer::columns(r.graphblas.as_ref());
         println!(
             "{:24} {:>10.3} {:>10} {:>8} {gms:>14} {x:>8}",
             r.matrix, r.median_ms, r.reached, r.levels

@@ -92,10 +92,29 @@ struct Record {
 
 #[derive(Serialize, Debug)]
 pub(super) struct Peer {
-    pub library: String,
-    pub median_ms: f64,
+    library: String,
+    median_ms: f64,
     /// Their time over ours.
-    pub speedup: f64,
+    speedup: f64,
+}
+
+impl Peer {
+    /// The peer's `ms` beside ours, `median_ms`.
+    pub(super) fn beside(library: String, ms: f64, median_ms: f64) -> Self {
+        Peer {
+            library,
+            median_ms: ms,
+            speedup: ms / median_ms,
+        }
+    }
+
+    /// The table's two columns for `peer`: its milliseconds and speedup
+    /// (empty without one).
+    pub(super) fn columns(peer: Option<&Peer>) -> (String, String) {
+        peer.map_or((String::new(), String::new()), |p| {
+            (format!("{:.2}", p.median_ms), format!("{:.2}", p.speedup))
+        })
+    }
 }
 
 /// Runs the GraphBLAS-style product `args.semiring` asks for on every
@@ -179,11 +198,7 @@ pub fn run<T: Scalar>(
                         ops.name()
                     )));
                 }
-                Some(Peer {
-                    library,
-                    median_ms: ms,
-                    speedup: ms / median_ms,
-                })
+                Some(Peer::beside(library, ms, median_ms))
             }
             None => None,
         };
@@ -201,12 +216,7 @@ pub fn run<T: Scalar>(
             graphblas,
             check,
         };
-        let (gms, x) = r
-            .graphblas
-            .as_ref()
-            .map_or((String::new(), String::new()), |p| {
-                (format!("{:.2}", p.median_ms), format!("{:.2}", p.speedup))
-            });
+        let (gms, x) = Peer::columns(r.graphblas.as_ref());
         println!(
             "{:24} {:>10.2} {:>12} {:>12} {gms:>14} {x:>8}",
             r.matrix,
@@ -264,8 +274,9 @@ fn strictly_lower<T: Scalar>(a: &CsrMatrix<T>) -> spgemm::Result<CsrMatrix<T>> {
 
 /// SuiteSparse:GraphBLAS's time for the same product (A and B written to
 /// temporary `.npz` files for it): median milliseconds, the library's
-/// name, and nnz(C) or the triangle count.
-fn graphblas<T: Scalar>(
+/// name, and nnz(C), the triangle count or a search's Σ (level + 1)
+/// (`mode` as [`python::semiring`] takes it).
+pub(super) fn graphblas<T: Scalar>(
     a: &CsrMatrix<T>,
     b: &CsrMatrix<T>,
     ring: Semiring,
@@ -299,6 +310,6 @@ fn graphblas<T: Scalar>(
     r
 }
 
-pub(super) fn write<T: Scalar>(path: &Path, m: &CsrMatrix<T>) -> Result<(), CliError> {
+fn write<T: Scalar>(path: &Path, m: &CsrMatrix<T>) -> Result<(), CliError> {
     Ok(spgemm::files::write(path, m, None)?)
 }

@@ -167,6 +167,53 @@ fn semiring_products_and_triangles_beside_graphblas() {
     }
 }
 
+#[test]
+fn breadth_first_searches_beside_graphblas() {
+    let out = tmp("bfs.json");
+    let road = common::matrices_dir().join("luxembourg_osm.mtx.gz");
+    let r = spgemm()
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--reps",
+            "1",
+            "--check",
+            "--bfs",
+        ])
+        .args([
+            "--compare",
+            "graphblas",
+            road.to_str().unwrap(),
+            "gen:rmat:8:8",
+        ])
+        .args(["--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = json(&out);
+    // The road network is one component: every vertex, 1,035 levels from
+    // vertex 0.
+    assert_eq!(rows[0]["reached"], 114_599);
+    assert_eq!(rows[0]["levels"], 1035);
+    for row in &rows {
+        assert_eq!(row["check"], "ok", "{row}");
+        assert!(row["graphblas"]["speedup"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // A matrix that is not square is a one-line error naming its shape.
+    let rect = common::matrices_dir().join("ash219.mtx.gz");
+    let r = spgemm()
+        .args(["bench", "--backend", "cpu", "--bfs", rect.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("graph: the adjacency matrix is 219x85, not square"),
+        "{stderr}"
+    );
+}
+
 /// The whole job beside SciPy's (CI installs SciPy).
 #[test]
 fn whole_job_times_every_step_beside_scipy() {
