@@ -202,7 +202,7 @@ impl Backend {
         a: impl Into<CsrView<'a, T>>,
         p: impl Into<CsrView<'p, T>>,
     ) -> Result<CsrMatrix<T>> {
-        Ok(self.galerkin(None, a, p)?.1)
+        self.galerkin_once(None, a.into(), p.into())
     }
 
     /// `C = R·A·P` (R `Q×M`, A `M×K`, P `K×L`, C `Q×L`): a Galerkin
@@ -217,7 +217,38 @@ impl Backend {
         a: impl Into<CsrView<'a, T>>,
         p: impl Into<CsrView<'p, T>>,
     ) -> Result<CsrMatrix<T>> {
-        Ok(self.galerkin(Some(r.into()), a, p)?.1)
+        self.galerkin_once(Some(r.into()), a.into(), p.into())
+    }
+
+    /// `C = R·A·P` (`r = None`: `Pᵀ·A·P`) without a plan: the two
+    /// products as [`Backend::multiply`] runs them (one pass where it
+    /// would), on a GPU backend's first device with `A·P` kept there.
+    fn galerkin_once<T: Scalar>(
+        &self,
+        r: Option<CsrView<'_, T>>,
+        a: CsrView<'_, T>,
+        p: CsrView<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        match self {
+            Backend::Cpu(cpu) => {
+                spgemm_core::reference::check_dimensions(a.shape(), p.shape())?;
+                let transposed;
+                let r = match r {
+                    Some(r) => r,
+                    None => {
+                        transposed = p.transpose()?;
+                        transposed.view()
+                    }
+                };
+                spgemm_core::reference::check_dimensions(r.shape(), a.shape())?;
+                let ap = cpu.multiply(a, p)?;
+                Ok(cpu.multiply(r, &ap)?)
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Ok(m.engines()[0].galerkin_once(r, a, p)?),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Ok(m.engines()[0].galerkin_once(r, a, p)?),
+        }
     }
 
     /// `C = op(A)·op(B)` with `op` the transpose for the operands

@@ -380,6 +380,16 @@ def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True)
             "galerkin takes SciPy matrices (the products run on the backend chosen, A·P "
             "kept on its device), and ptap and rap matrices of one kind: SciPy, CuPy or torch"
         )
+    ops, dtype, shape = _host_galerkin_operands(a, p, r, precision)
+    native, c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
+    is_array = isinstance(a, _sp.sparray)
+    return GalerkinPlan(native, shape, dtype, check, is_array), _host_result_of(is_array, shape, c)
+
+
+def _host_galerkin_operands(a, p, r, precision):
+    """The native operands ``(r, a, p)`` (``r`` None for P.T) of SciPy
+    matrices of shapes that chain, converted to one value type; that type
+    and C's shape. ValueError naming the pair that does not chain."""
     if a.shape[1] != p.shape[0]:
         raise ValueError(
             f"dimension mismatch: A is {a.shape[0]}x{a.shape[1]} but P is "
@@ -395,10 +405,7 @@ def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True)
     common = np.result_type(*dtypes)
     dtype = _precision(common, common, precision)
     ops = [None if m is None else _host_operand(m, dtype) for m in (r, a, p)]
-    native, c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
-    is_array = isinstance(a, _sp.sparray)
-    shape = (rows, p.shape[1])
-    return GalerkinPlan(native, shape, dtype, check, is_array), _host_result_of(is_array, shape, c)
+    return ops, dtype, (rows, p.shape[1])
 
 
 def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
@@ -419,8 +426,8 @@ def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
     C, shape (L, L), a SciPy ``csr_array`` when ``a`` is an array, else
     ``csr_matrix``; rows sorted, explicit zeros from cancellation kept. For
     CuPy and torch inputs, C of their kind on their GPU, complete when the
-    call returns: P.T formed on the device, A @ P kept there (no plan; use
-    ``galerkin`` on SciPy matrices for a re-setup).
+    call returns: P.T formed on the device, A @ P kept there. No plan is
+    kept: use ``galerkin`` for a re-setup with new values of A.
 
     Raises
     ------
@@ -433,11 +440,17 @@ def ptap(a, p, *, backend: str = "auto", precision=None, check=True):
 
 def _galerkin_product(a, p, r, backend, precision, check):
     """``ptap`` / ``rap``: on the device for CuPy and torch matrices (C
-    left there), else through ``galerkin``'s plan."""
+    left there), else from SciPy matrices without a plan."""
     kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
     kind = kinds.pop()
-    if kinds or kind == "scipy":
-        return galerkin(a, p, r, backend=backend, precision=precision, check=check)[1]
+    if kinds:
+        raise ValueError(
+            "ptap and rap take matrices of one kind: SciPy, CuPy or torch, not a mix"
+        )
+    if kind == "scipy":
+        ops, _, shape = _host_galerkin_operands(a, p, r, precision)
+        c = _spgemm.rap(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
+        return _host_result_of(isinstance(a, _sp.sparray), shape, c)
     _kinds(a, p)
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(p, kind), precision)
     if r is not None:

@@ -283,6 +283,32 @@ trait ForEachType<R> {
         AnyCsr: From<CsrMatrix<T>>;
 }
 
+/// `C = R·A·P` on `backend` (`r = None`: `Pᵀ·A·P`), all three of one
+/// precision, without a plan.
+pub(crate) fn rap(
+    backend: &Backend,
+    r: Option<Slices<'_>>,
+    a: Slices<'_>,
+    p: Slices<'_>,
+) -> spgemm::Result<AnyCsr> {
+    dispatch_float(
+        a,
+        p,
+        |a, p| {
+            Ok(AnyCsr::F32(match third::<f32>(r, "R")? {
+                Some(r) => backend.rap(&r, a, p)?,
+                None => backend.ptap(a, p)?,
+            }))
+        },
+        |a, p| {
+            Ok(AnyCsr::F64(match third::<f64>(r, "R")? {
+                Some(r) => backend.rap(&r, a, p)?,
+                None => backend.ptap(a, p)?,
+            }))
+        },
+    )
+}
+
 /// `C = A·B` on `backend`.
 pub(crate) fn multiply(backend: &Backend, a: Slices<'_>, b: Slices<'_>) -> spgemm::Result<AnyCsr> {
     struct Op<'b>(&'b Backend);

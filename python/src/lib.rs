@@ -219,10 +219,35 @@ fn galerkin<'py>(
     }
     let (a, p) = (a.slices()?, p.slices()?);
     let r = r.as_ref().map(|r| r.slices()).transpose()?;
-    let built = py.detach(|| arrays::AnyGalerkin::build(&be, r, a, p));
+    let built = py.detach(|| on_pool(|| arrays::AnyGalerkin::build(&be, r, a, p)));
     let (plan, c) = built.map_err(to_py)?;
     let plan = GalerkinPlan { backend: be, plan };
     Ok((plan, arrays::product(py, c)?))
+}
+
+/// `rap(r, a, p, backend, check)`: `C = R·A·P` (`r` an operand or `None`
+/// for `Pᵀ·A·P`) without a plan, as `galerkin` computes it; returns C's
+/// `(indptr, indices, data)`.
+#[pyfunction]
+fn rap<'py>(
+    py: Python<'py>,
+    r: Option<&Bound<'py, PyAny>>,
+    a: &Bound<'py, PyAny>,
+    p: &Bound<'py, PyAny>,
+    backend: &str,
+    check: bool,
+) -> PyResult<Product<'py>> {
+    let be = self::backend(backend)?;
+    let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
+    arrays::same_precision(&a, &p)?;
+    let r = r.map(|r| Operand::extract(r, check)).transpose()?;
+    if let Some(r) = &r {
+        arrays::same_precision(r, &a)?;
+    }
+    let (a, p) = (a.slices()?, p.slices()?);
+    let r = r.as_ref().map(|r| r.slices()).transpose()?;
+    let c = py.detach(|| on_pool(|| arrays::rap(&be, r, a, p)));
+    arrays::product(py, c.map_err(to_py)?)
 }
 
 /// The symbolic phase of one product, kept to rerun the numeric phase
@@ -291,6 +316,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
     m.add_function(wrap_pyfunction!(galerkin, m)?)?;
+    m.add_function(wrap_pyfunction!(rap, m)?)?;
     m.add_class::<GalerkinPlan>()?;
     m.add_function(wrap_pyfunction!(symbolic, m)?)?;
     m.add_class::<Plan>()?;

@@ -30,6 +30,35 @@ def test_ptap_and_rap_match_scipy():
         spgemm.ptap(a, sp.csr_array(p[:143]))
 
 
+def reversed_rows(m):
+    """``m`` with each row's entries stored in reverse order."""
+    indices, data = m.indices.copy(), m.data.copy()
+    for i in range(m.shape[0]):
+        lo, hi = m.indptr[i], m.indptr[i + 1]
+        indices[lo:hi], data[lo:hi] = indices[lo:hi][::-1], data[lo:hi][::-1]
+    return sp.csr_array((data, indices, m.indptr.copy()), shape=m.shape)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "auto"])
+def test_ptap_without_a_plan_matches_the_plan(backend):
+    a = random(300, 300, 0.03, 31)
+    a = sp.csr_array(a + a.T + sp.eye_array(300))
+    p = random(300, 50, 0.04, 32)
+    plan, c = spgemm.galerkin(a, p, backend=backend)
+    want = (p.T @ a @ p).toarray()
+    np.testing.assert_allclose(c.toarray(), want, atol=1e-12)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
+        x = spgemm.ptap(a.astype(dtype), p.astype(dtype), backend=backend)
+        assert x.dtype == dtype and x.shape == (50, 50) and x.has_sorted_indices
+        np.testing.assert_allclose(x.toarray(), want, rtol=tol, atol=tol)
+    # Rows stored unsorted are multiplied as they are.
+    x = spgemm.ptap(reversed_rows(a), reversed_rows(p), backend=backend)
+    np.testing.assert_allclose(x.toarray(), want, atol=1e-12)
+    r = random(70, 300, 0.05, 33)
+    x = spgemm.rap(reversed_rows(r), a, p, backend=backend)
+    np.testing.assert_allclose(x.toarray(), (r @ a @ p).toarray(), atol=1e-12)
+
+
 def test_galerkin_plan_recomputes_for_new_values():
     a = random(200, 200, 0.05, 21)
     a = sp.csr_array(a + a.T + sp.eye_array(200))

@@ -9,8 +9,9 @@ use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, Transposed};
 type Case = fn(&Backend);
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    let cases: [(&str, Case); 5] = [
+    let cases: [(&str, Case); 6] = [
         ("ptap_of_an_amg_hierarchy", ptap_of_an_amg_hierarchy),
+        ("ptap_of_unsorted_operands", ptap_of_unsorted_operands),
         (
             "rap_of_rectangular_random_matrices",
             rap_of_rectangular_random_matrices,
@@ -78,6 +79,34 @@ fn ptap_of_an_amg_hierarchy(backend: &Backend) {
     check(&coarser, &p2.transpose().unwrap(), &coarse, &p2);
 }
 
+/// `m` with each row's entries in reverse order.
+fn reversed_rows(m: &CsrMatrix<f64>) -> CsrMatrix<f64> {
+    let (mut cols, mut vals) = (m.col_indices().to_vec(), m.values().to_vec());
+    for w in m.row_offsets().windows(2) {
+        cols[w[0]..w[1]].reverse();
+        vals[w[0]..w[1]].reverse();
+    }
+    CsrMatrix::new(m.nrows(), m.ncols(), m.row_offsets().to_vec(), cols, vals).unwrap()
+}
+
+fn ptap_of_unsorted_operands(backend: &Backend) {
+    // Rows given unsorted (as a user's assembly may leave them): the
+    // products without a plan and with one sort C's rows alike.
+    let (a, p): (CsrMatrix<f64>, CsrMatrix<f64>) = (
+        generate::poisson_7(9).unwrap(),
+        generate::sa_prolongator(9).unwrap(),
+    );
+    let (ua, up) = (reversed_rows(&a), reversed_rows(&p));
+    assert!(!ua.is_sorted() && !up.is_sorted());
+    let pt = p.transpose().unwrap();
+    check(&backend.ptap(&ua, &up).unwrap(), &pt, &a, &p);
+    let (plan, c) = backend.galerkin(None, &ua, &up).unwrap();
+    check(&c, &pt, &a, &p);
+    check(&plan.numeric(backend, &ua).unwrap(), &pt, &a, &p);
+    let r = reversed_rows(&generate::uniform(40, a.nrows(), 9, 5).unwrap());
+    check(&backend.rap(&r, &ua, &up).unwrap(), &r, &a, &p);
+}
+
 fn rap_of_rectangular_random_matrices(backend: &Backend) {
     let r: CsrMatrix<f64> = generate::uniform(90, 300, 7, 1).unwrap();
     let a: CsrMatrix<f64> = generate::uniform(300, 250, 40, 2).unwrap();
@@ -125,6 +154,8 @@ fn mismatched_operands_are_errors(backend: &Backend) {
         .err()
         .unwrap()
         .to_string();
+    assert!(e.contains("A is 5x19 but B is 20x20"), "{e}");
+    let e = backend.rap(&r, &a, &p).unwrap_err().to_string();
     assert!(e.contains("A is 5x19 but B is 20x20"), "{e}");
 }
 

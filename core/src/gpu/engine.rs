@@ -11,7 +11,7 @@ use super::streamed::Streamed;
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, KernelProgram};
-use crate::error::{Error, Result};
+use crate::error::{try_copied, Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::{Prune, Semiring};
 use crate::table::KernelTable;
@@ -308,10 +308,21 @@ impl<D: Device> GpuEngine<D> {
             .map(|(m, (rpt, col, _))| (rpt, col, m.ncols()))
             .collect();
         let sorted = super::checks::sorted_on_device(l, &uploaded)?;
-        let mut arrays = arrays.into_iter();
+        let mut hosts = Vec::with_capacity(N);
+        for m in &ms {
+            hosts.push(if keep_host {
+                Some((
+                    try_copied(m.row_offsets(), "row offsets")?,
+                    try_copied(m.col_indices(), "column indices")?,
+                ))
+            } else {
+                None
+            });
+        }
+        let (mut arrays, mut hosts) = (arrays.into_iter(), hosts.into_iter());
         Ok(std::array::from_fn(|i| {
             let (m, (rpt, col, val)) = (ms[i], arrays.next().expect("arrays of every matrix"));
-            let host = keep_host.then(|| (m.row_offsets().to_vec(), m.col_indices().to_vec()));
+            let host = hosts.next().expect("a host copy or none for every matrix");
             GpuMatrix {
                 nrows: m.nrows(),
                 ncols: m.ncols(),
@@ -323,7 +334,8 @@ impl<D: Device> GpuEngine<D> {
         }))
     }
 
-    /// A matrix with `m`'s structure (shared, not copied) and new `values`.
+    /// A matrix with `m`'s structure (shared, not copied) and new `values`,
+    /// copied through the pinned staging buffers.
     ///
     /// # Errors
     /// [`Error::ValuesLength`] unless `values.len() == m.nnz()`; device errors.
@@ -339,14 +351,17 @@ impl<D: Device> GpuEngine<D> {
             });
         }
         let streams = self.take_streams()?;
-        let val = DeviceArray::from_host(
-            &self.device,
-            &streams[0],
-            values,
-            "values",
-            &Usage::default(),
-        )?;
+        let (dev, s) = (&self.device, &streams[0]);
+        let val = DeviceArray::<D, T>::alloc(dev, s, values.len(), "values", &Usage::default())
+            .and_then(|val| {
+                if let Some(buf) = &val.buf {
+                    self.staging
+                        .with(|st| st.upload(dev, s, &[(bytemuck::cast_slice(values), buf)]))?;
+                }
+                Ok(val)
+            });
         self.give_streams(streams);
+        let val = val?;
         Ok(GpuMatrix {
             val,
             structure: m.structure.clone(),

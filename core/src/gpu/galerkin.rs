@@ -10,7 +10,7 @@ use super::matrix::{GpuMatrix, GpuPlan};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{try_copied, Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 
@@ -77,10 +77,42 @@ impl<D: Device> GpuEngine<D> {
             ap,
             ap_plan,
             c_plan,
-            a_offsets: a.row_offsets().to_vec(),
-            a_cols: a.col_indices().to_vec(),
+            a_offsets: try_copied(a.row_offsets(), "row offsets")?,
+            a_cols: try_copied(a.col_indices(), "column indices")?,
         };
         Ok((plan, self.download(&c)?))
+    }
+
+    /// `C = R·A·P` as [`GpuEngine::galerkin`] computes it, without a plan:
+    /// each product's phases as [`GpuEngine::multiply`] chooses them (one
+    /// pass where a row's products bound its size), A and P freed once
+    /// `A·P` is formed, no host copy of any structure kept.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::galerkin`].
+    pub fn galerkin_once<T: Scalar>(
+        &self,
+        r: Option<CsrView<'_, T>>,
+        a: CsrView<'_, T>,
+        p: CsrView<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        check_dimensions(a.shape(), p.shape())?;
+        let (ap, gr) = match r {
+            Some(r) => {
+                check_dimensions(r.shape(), a.shape())?;
+                let [gr, ga, gp] = self.upload_all([r, a, p], false)?;
+                (self.multiply(&ga, &gp)?.0, gr)
+            }
+            None => {
+                check_dimensions((p.ncols(), p.nrows()), a.shape())?;
+                let [ga, gp] = self.upload_all([a, p], false)?;
+                let gr = self.transpose_device(&gp)?;
+                (self.multiply(&ga, &gp)?.0, gr)
+            }
+        };
+        let (c, _) = self.multiply(&gr, &ap)?;
+        drop((gr, ap));
+        self.download(&c)
     }
 
     /// `R·A·P` again for `a` of the structure `plan` was built for, with
@@ -100,12 +132,18 @@ impl<D: Device> GpuEngine<D> {
             row_offsets: &plan.a_offsets,
             col_indices: &plan.a_cols,
         };
-        if let Some(what) = built.difference(&a.structure()) {
+        // A's structure is checked on the cores while its values cross
+        // the bus; a mismatch discards them.
+        let (differs, ga) = rayon::join(
+            || built.difference(&a.structure()),
+            || self.with_values(&plan.a, a.values()),
+        );
+        if let Some(what) = differs {
             return Err(Error::StructureMismatch(format!(
                 "A is not the matrix the Galerkin plan was built for: it {what}"
             )));
         }
-        let ga = self.with_values(&plan.a, a.values())?;
+        let ga = ga?;
         let (ap, _) = self.numeric(&plan.ap_plan, &ga, &plan.p)?;
         // The plan's numeric phase writes A·P's columns as its first run
         // did (sorted rows of the same structure): its values go with the
