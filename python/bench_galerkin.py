@@ -1,14 +1,18 @@
 """Galerkin products C = P.T @ A @ P (algebraic multigrid's coarse
 operator): ``spgemm.ptap`` beside our own two separate products (P.T
-formed by SciPy, then ``spgemm.matmul`` twice), the plan's numeric-only
-re-setup, and what a CuPy user writes, ``P.T @ (A @ P)``, in one process.
+formed by SciPy, then ``spgemm.matmul`` twice), the plan's setup
+(``spgemm.galerkin``) and numeric-only re-setup, and what a CuPy user
+writes, ``P.T @ (A @ P)``, in one process.
 
     python python/bench_galerkin.py [--reps 5] [--backend auto] [--cupy] [--json out.json] A.npz P.npz
 
 Ours take SciPy matrices and return SciPy matrices (uploads, downloads
 and C's assembly included); with --cupy, CuPy's and ours on the same CuPy
 matrices (``spgemm.ptap`` on device matrices: P.T formed there) start
-from A and P already on the GPU and end when C is complete there. Each a warm-up then the median of
+from A and P already on the GPU and end when C is complete there, and
+the plan's re-setup there (``spgemm.galerkin`` on CuPy matrices, then
+``numeric`` with new values of A sharing its structure arrays on the GPU).
+Each a warm-up then the median of
 --reps, milliseconds; C compared between all of them (relative 1e-10).
 """
 
@@ -67,6 +71,7 @@ def main():
         "nnz_a": int(a.nnz), "coarse": p.shape[1], "nnz_p": int(p.nnz), "nnz_c": int(c.nnz),
         "backend": plan.backend,
         "ptap_ms": median_ms(lambda: spgemm.ptap(a, p, backend=be), args.reps),
+        "setup_ms": median_ms(lambda: spgemm.galerkin(a, p, backend=be), args.reps),
         "separate_ms": median_ms(separate, args.reps),
         "resetup_ms": median_ms(lambda: plan.numeric(a2), args.reps),
     }
@@ -86,9 +91,19 @@ def main():
         # Ours on the same CuPy matrices: P.T formed on the device, C left there.
         assert close(spgemm.ptap(da, dp).get(), c)
         row["device_ptap_ms"] = median_ms(lambda: spgemm.ptap(da, dp), args.reps)
+        # The plan on the device, and a re-setup with A's new values there
+        # (a matrix sharing A's structure arrays, as a re-setup keeps them).
+        dplan, dc = spgemm.galerkin(da, dp)
+        assert close(dc.get(), c)
+        row["device_setup_ms"] = median_ms(lambda: spgemm.galerkin(da, dp), args.reps)
+        da2 = cps.csr_matrix((da.data * 2.0, da.indices, da.indptr), shape=da.shape)
+        assert close(dplan.numeric(da2).get(), 2.0 * c)
+        row["device_resetup_ms"] = median_ms(lambda: dplan.numeric(da2), args.reps)
     print(f"A {a.shape[0]} rows, {a.nnz} entries; P {p.shape[1]} columns, {p.nnz} entries; "
           f"C {c.nnz} entries on {row['backend']}, {os.cpu_count()} cores")
-    for k in ("ptap_ms", "separate_ms", "resetup_ms", "cupy_ms", "device_ptap_ms"):
+    keys = ("ptap_ms", "setup_ms", "separate_ms", "resetup_ms", "cupy_ms", "device_ptap_ms",
+            "device_setup_ms", "device_resetup_ms")
+    for k in keys:
         if k in row:
             print(f"  {k:12} {row[k]:10.2f}  ptap x {row[k] / row['ptap_ms']:.2f}")
     if args.json:

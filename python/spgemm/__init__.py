@@ -337,14 +337,17 @@ class GalerkinPlan:
     :func:`galerkin` without ``r``), to recompute it for new values of A with
     the same structure (an algebraic multigrid re-setup) by the two numeric
     phases only. Built by :func:`galerkin`; GPU backends keep R, A, P and
-    A @ P on the device."""
+    A @ P on the device. A plan built from CuPy or PyTorch matrices keeps
+    their A's structure arrays, P and R, which must stay unchanged while it
+    lives, and takes A of that kind."""
 
-    def __init__(self, native, shape, dtype, check, a_is_array):
+    def __init__(self, native, shape, dtype, check, a_is_array, kind="scipy"):
         self._native = native
         self._shape = shape
         self._dtype = dtype
         self._check = check
         self._a_is_array = a_is_array
+        self._kind = kind
 
     @property
     def nnz(self) -> int:
@@ -354,15 +357,20 @@ class GalerkinPlan:
     @property
     def backend(self) -> str:
         """The backend the plan runs on ("cpu", "cuda" or "hip")."""
-        return self._native.backend
+        return self._native.backend if self._kind == "scipy" else "cuda"
 
     def numeric(self, a, *, check=None):
-        """C = R @ A @ P for a SciPy matrix ``a`` with exactly the structure
-        the plan was built for and new values (converted to the plan's
-        dtype), returned as :func:`galerkin` returned C. ValueError for
-        another structure, naming what differs."""
-        if _kind(a) != "scipy":
-            raise ValueError("a GalerkinPlan takes SciPy matrices")
+        """C = R @ A @ P for ``a`` (of the kind the plan was built from) with
+        exactly the structure the plan was built for and new values
+        (converted to the plan's dtype), returned as :func:`galerkin`
+        returned C: SciPy, or CuPy / torch on their device, complete.
+        ValueError for another structure, naming what differs; TypeError for
+        another kind of matrix."""
+        kind = _kind(a)
+        if kind != self._kind:
+            raise TypeError(f"the Galerkin plan was built for {self._kind} matrices, not {kind}")
+        if kind != "scipy":
+            return self._native.numeric(a)
         check = self._check if check is None else check
         c = self._native.numeric(_host_operand(a, self._dtype), _native_check(check, "scipy"))
         return _host_result_of(self._a_is_array, self._shape, c)
@@ -372,14 +380,17 @@ def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True)
     """C = P.T @ A @ P (or R @ A @ P when ``r`` is given), with the plan
     that recomputes it for new values of A: returns ``(plan, C)``; see
     :class:`GalerkinPlan`. Shapes: A (M, K), P (K, L), R (Q, M), C (L, L)
-    or (Q, L). SciPy matrices; the products run on ``backend``. Errors as
-    :func:`ptap`."""
+    or (Q, L). SciPy matrices, the products on ``backend``; or CuPy or
+    torch CSR matrices on one CUDA device (C and the plan's work on it, as
+    :func:`ptap` on them). Errors as :func:`ptap`."""
     kinds = {_kind(m) for m in ((a, p) if r is None else (r, a, p))}
-    if kinds != {"scipy"}:
-        raise ValueError(
-            "galerkin takes SciPy matrices (the products run on the backend chosen, A·P "
-            "kept on its device), and ptap and rap matrices of one kind: SciPy, CuPy or torch"
-        )
+    if len(kinds) != 1:
+        raise ValueError("galerkin takes matrices of one kind: SciPy, CuPy or torch, not a mix")
+    kind = kinds.pop()
+    if kind != "scipy":
+        dtype = _device_galerkin_dtype(kind, a, p, r, precision)
+        plan, c = _device.galerkin_plan(kind, a, p, r, backend, dtype, _native_check(check, kind))
+        return GalerkinPlan(plan, c.shape, dtype, check, False, kind), c
     ops, dtype, shape = _host_galerkin_operands(a, p, r, precision)
     native, c = _spgemm.galerkin(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
     is_array = isinstance(a, _sp.sparray)
@@ -451,11 +462,18 @@ def _galerkin_product(a, p, r, backend, precision, check):
         ops, _, shape = _host_galerkin_operands(a, p, r, precision)
         c = _spgemm.rap(ops[0], ops[1], ops[2], backend, _native_check(check, "scipy"))
         return _host_result_of(isinstance(a, _sp.sparray), shape, c)
+    dtype = _device_galerkin_dtype(kind, a, p, r, precision)
+    return _device.galerkin(kind, a, p, r, backend, dtype, _native_check(check, kind))
+
+
+def _device_galerkin_dtype(kind, a, p, r, precision):
+    """The value type of a Galerkin product of device matrices (CuPy or
+    torch, all of ``kind``)."""
     _kinds(a, p)
     dtype = _precision(_device.values_dtype(a, kind), _device.values_dtype(p, kind), precision)
     if r is not None:
         dtype = _precision(dtype, _device.values_dtype(r, kind), precision)
-    return _device.galerkin(kind, a, p, r, backend, dtype, _native_check(check, kind))
+    return dtype
 
 
 def rap(r, a, p, *, backend: str = "auto", precision=None, check=True):

@@ -308,16 +308,22 @@ def galerkin(kind: str, a, p, r, backend: str, dtype, check: bool):
     """C = R @ A @ P (R None: P.T, formed on the device) for CuPy or torch
     CSR matrices on one CUDA device, A @ P kept there; returns once C is
     complete."""
+    device, oa, op, orr, keep, stream = _chain(kind, a, p, r, backend, dtype, check)
+    c = _spgemm.galerkin_device(oa, op, orr, dtype == np.float64, device, stream)
+    del keep
+    return _result(kind, c, device)
+
+
+def _chain(kind: str, a, p, r, backend: str, dtype, check: bool):
+    """A, P and R (or None) as device operands on one device: ``(device,
+    oa, op, orr, keep, stream)``."""
     device, oa, op, keep, stream = _operands(kind, a, p, backend, dtype, check)
-    keep_r = None
-    orr = None
+    orr = keep_r = None
     if r is not None:
         orr, keep_r, dev_r = (_cupy_operand if kind == "cupy" else _torch_operand)(r, dtype, check)
         if dev_r != device:
             raise ValueError(f"R is on GPU {dev_r} but A on GPU {device}")
-    c = _spgemm.galerkin_device(oa, op, orr, dtype == np.float64, device, stream)
-    del keep, keep_r
-    return _result(kind, c, device)
+    return device, oa, op, orr, (keep, keep_r), stream
 
 
 def _structure(kind: str, m):
@@ -406,23 +412,70 @@ class DevicePlan:
             what = _difference(self._kind, tuple(m.shape), _structure(self._kind, m), want_shape, want)
             if what is not None:
                 raise ValueError(f"structure mismatch: {name} is not the matrix the plan was built for: it {what}")
-        values = [self._values(m) for m in ((a,) if self._square else (a, b))]
+        values = [_values(self._kind, m, self._dtype) for m in ((a,) if self._square else (a, b))]
         for v, n in zip(values, self._nnz):
             if v.shape[0] != n:
                 raise ValueError(f"structure mismatch: {v.shape[0]} values where the plan has {n}")
-        ptr = (lambda x: x.data.ptr if x.size else 0) if self._kind == "cupy" else (lambda x: x.data_ptr() if x.numel() else 0)
+        ptr = lambda x: _address(self._kind, x)  # noqa: E731
         c = self._native.numeric(ptr(values[0]), ptr(values[-1]), _stream(self._kind, self._device))
         del values
         return _result(self._kind, c, self._device)
 
-    def _values(self, m):
-        if self._kind == "cupy":
-            import cupy
 
-            return cupy.ascontiguousarray(m.data.astype(self._dtype, copy=False))
-        import torch
 
-        return m.values().to(_torch_dtype(self._dtype)).contiguous()
+def _values(kind: str, m, dtype):
+    """A device matrix's values as a contiguous array of ``dtype``."""
+    if kind == "cupy":
+        import cupy
+
+        return cupy.ascontiguousarray(m.data.astype(dtype, copy=False))
+    import torch
+
+    return m.values().to(_torch_dtype(dtype)).contiguous()
+
+
+def _address(kind: str, x) -> int:
+    """The device address of an array's first element (0 when empty)."""
+    if kind == "cupy":
+        return x.data.ptr if x.size else 0
+    return x.data_ptr() if x.numel() else 0
+
+
+def galerkin_plan(kind: str, a, p, r, backend: str, dtype, check: bool):
+    """``(DeviceGalerkinPlan, C)`` for C = R @ A @ P (R None: P.T, formed
+    on the device) of CuPy or torch CSR matrices on one CUDA device; C
+    complete."""
+    device, oa, op, orr, keep, stream = _chain(kind, a, p, r, backend, dtype, check)
+    native, c = _spgemm.galerkin_plan_device(oa, op, orr, dtype == np.float64, device, stream)
+    return DeviceGalerkinPlan(native, keep, kind, dtype, device, a, oa[2]), _result(kind, c, device)
+
+
+class DeviceGalerkinPlan:
+    """Both symbolic phases of R @ A @ P for CuPy or PyTorch matrices on
+    one CUDA device (built by ``galerkin_plan``). Keeps A's structure
+    arrays, P and R, which must not change while the plan lives;
+    ``numeric(a)`` reruns only the two numeric phases for new values of
+    A."""
+
+    def __init__(self, native, keep, kind: str, dtype, device: int, a, nnz: int):
+        self._native, self._keep = native, keep
+        self._kind, self._dtype, self._device = kind, dtype, device
+        self._structure, self._shape, self._nnz = _structure(kind, a), tuple(a.shape), nnz
+
+    @property
+    def nnz(self) -> int:
+        return self._native.nnz
+
+    def numeric(self, a):
+        what = _difference(self._kind, tuple(a.shape), _structure(self._kind, a), self._shape, self._structure)
+        if what is not None:
+            raise ValueError(f"structure mismatch: A is not the matrix the Galerkin plan was built for: it {what}")
+        values = _values(self._kind, a, self._dtype)
+        if values.shape[0] != self._nnz:
+            raise ValueError(f"structure mismatch: {values.shape[0]} values where the plan has {self._nnz}")
+        c = self._native.numeric(_address(self._kind, values), _stream(self._kind, self._device))
+        del values
+        return _result(self._kind, c, self._device)
 
 
 def _cupy_array(c, ptr: int, n: int, dtype, device: int):

@@ -24,7 +24,7 @@ use std::sync::Arc;
 pub(crate) type DeviceOperand = (usize, usize, usize, u64, bool, u64, bool, u64, bool);
 
 /// C on the device, of any value type.
-enum AnyGpu {
+pub(crate) enum AnyGpu {
     F32(GpuMatrix<CudaDevice, f32>),
     F64(GpuMatrix<CudaDevice, f64>),
     I32(GpuMatrix<CudaDevice, i32>),
@@ -95,7 +95,7 @@ macro_rules! by_value_type {
 }
 
 /// C's row offsets narrowed to int32 by the library, when nnz(C) fits.
-type Offsets32 = Option<DeviceArray<CudaDevice, i32>>;
+pub(crate) type Offsets32 = Option<DeviceArray<CudaDevice, i32>>;
 
 /// C computed on a CUDA device: its arrays stay there, owned by this
 /// object, and are exported with `__cuda_array_interface__` (version 3)
@@ -104,21 +104,21 @@ type Offsets32 = Option<DeviceArray<CudaDevice, i32>>;
 /// Keep this object alive while they are used.
 #[pyclass(module = "spgemm._spgemm", frozen)]
 pub(crate) struct DeviceCsr {
-    c: AnyGpu,
+    pub(crate) c: AnyGpu,
     /// The row offsets as int32 (the library's narrowing), when they fit.
-    offsets32: Offsets32,
+    pub(crate) offsets32: Offsets32,
     /// The product's times: wall clock of the engine's call, milliseconds,
     /// and the device's own time, known at once or from the events of a
     /// product left running in the caller's stream order.
-    timing: Timing,
+    pub(crate) timing: Timing,
     /// The backend whose context the arrays belong to.
-    backend: Arc<Backend>,
+    pub(crate) backend: Arc<Backend>,
 }
 
 /// Milliseconds of a product: the engine call's wall clock, and the
 /// device's time from its first to its last kernel (or the events that
 /// give it once the product has ended).
-enum Timing {
+pub(crate) enum Timing {
     Done(f64, f64),
     Running(f64, PhaseEvents<CudaDevice>),
 }
@@ -218,7 +218,7 @@ impl DeviceCsr {
 }
 
 /// A `ValueError` unless A's columns equal B's rows.
-fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
+pub(crate) fn check_shapes(a: &DeviceOperand, b: &DeviceOperand) -> PyResult<()> {
     if a.1 != b.0 {
         return Err(PyValueError::new_err(format!(
             "dimension mismatch: A is {}x{} but B is {}x{}",
@@ -287,7 +287,7 @@ pub(crate) fn engine(backend: &Backend) -> PyResult<&GpuEngine<CudaDevice>> {
 
 /// C on the device, its int32 row offsets when they fit, and the
 /// product's timing.
-type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, Timing);
+pub(crate) type Product<T> = (GpuMatrix<CudaDevice, T>, Offsets32, Timing);
 
 /// C = A·B (from `plan` when given) left running in the order of the
 /// caller's `stream` ([`GpuEngine::multiply_ordered`]), with C's int32
@@ -525,81 +525,6 @@ pub(crate) fn matmul_spec_device(
     let (c, offsets32, timing) = py
         .detach(|| {
             by_value_type!(vt, T => spec_product::<T>(e, (a, b), mask, complement, b_transposed, semiring, &extras.prune(), stream))
-        })
-        .map_err(to_py)?;
-    Ok(DeviceCsr {
-        c,
-        offsets32,
-        timing,
-        backend: backend.clone(),
-    })
-}
-
-/// `C = R·A·P` over borrowed device arrays (`r` `None`: `Pᵀ`, formed on
-/// the device by [`GpuEngine::transpose_device`]), `A·P` kept on the
-/// device between the two products, on this thread after the caller's
-/// `stream`; returns when C is complete.
-fn galerkin_product<T: Scalar>(
-    e: &GpuEngine<CudaDevice>,
-    a: DeviceOperand,
-    p: DeviceOperand,
-    r: Option<DeviceOperand>,
-    stream: u64,
-) -> spgemm::Result<Product<T>> {
-    // SAFETY: see `product`; C does not refer to the caller's arrays, and
-    // it is complete when this returns.
-    unsafe {
-        after_caller(e, stream)?;
-        let [ga, gp] = e.borrow_devices([(arrays(a), a.8), (arrays(p), p.8)])?;
-        let t = std::time::Instant::now();
-        let gr = match r {
-            Some(r) => {
-                let [gr] = e.borrow_devices::<T, 1>([(arrays(r), r.8)])?;
-                gr
-            }
-            None => e.transpose_device(&gp)?,
-        };
-        let (ap, _) = e.multiply(&ga, &gp)?;
-        let (c, _) = e.multiply(&gr, &ap)?;
-        let wall = t.elapsed().as_secs_f64() * 1e3;
-        let offsets32 = e.row_offsets_i32(&c)?;
-        Ok((c, offsets32, Timing::Done(wall, wall)))
-    }
-}
-
-/// `galerkin_device(a, p, r, double, device, stream)`: `C = R·A·P` (`r`
-/// `None`: `Pᵀ·A·P`) on CUDA GPU `device` for device operands (see
-/// `DeviceOperand`), values float64 when `double` else float32. Waits for
-/// the caller's `stream` first and returns when C is complete.
-/// `ValueError` for shapes that do not chain.
-#[pyfunction]
-#[pyo3(signature = (a, p, r, double, device, stream))]
-pub(crate) fn galerkin_device(
-    py: Python<'_>,
-    a: DeviceOperand,
-    p: DeviceOperand,
-    r: Option<DeviceOperand>,
-    double: bool,
-    device: usize,
-    stream: u64,
-) -> PyResult<DeviceCsr> {
-    check_shapes(&a, &p)?;
-    let (r_rows, r_cols) = r.map_or((p.1, p.0), |r| (r.0, r.1));
-    if r_cols != a.0 {
-        return Err(PyValueError::new_err(format!(
-            "dimension mismatch: R is {r_rows}x{r_cols} but A is {}x{} (R's columns must equal A's rows)",
-            a.0, a.1
-        )));
-    }
-    let backend = open("cuda", device)?;
-    let e = engine(&backend)?;
-    let (c, offsets32, timing) = py
-        .detach(|| {
-            if double {
-                galerkin_product::<f64>(e, a, p, r, stream).map(|(c, o, t)| (AnyGpu::F64(c), o, t))
-            } else {
-                galerkin_product::<f32>(e, a, p, r, stream).map(|(c, o, t)| (AnyGpu::F32(c), o, t))
-            }
         })
         .map_err(to_py)?;
     Ok(DeviceCsr {

@@ -6,6 +6,7 @@
 mod arrays;
 mod common_case;
 mod device;
+mod device_galerkin;
 mod search;
 #[cfg(feature = "mpi")]
 mod distributed;
@@ -322,7 +323,9 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
     m.add_function(wrap_pyfunction!(device::matmul_spec_device, m)?)?;
-    m.add_function(wrap_pyfunction!(device::galerkin_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device_galerkin::galerkin_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device_galerkin::galerkin_plan_device, m)?)?;
+    m.add_class::<device_galerkin::DeviceGalerkinPlan>()?;
     m.add_function(wrap_pyfunction!(common_case::matmul_cupy, m)?)?;
     m.add_function(wrap_pyfunction!(common_case::matmul_torch, m)?)?;
     m.add_class::<device::DeviceCsr>()?;

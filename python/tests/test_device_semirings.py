@@ -205,3 +205,36 @@ def test_galerkin_products_of_device_matrices(cupy, torch):
         spgemm.rap(to_cupy(r), to_cupy(sp.csr_array(a[:499, :499])), to_cupy(sp.csr_array(p[:499])))
     with pytest.raises(ValueError, match="of one kind"):
         spgemm.ptap(to_cupy(a), p)
+
+
+def test_galerkin_plans_of_device_matrices(cupy, torch):
+    # The plan on CuPy and torch matrices: C, then a re-setup with new
+    # values of A (numeric phases only) on the device; another structure,
+    # another kind and a mix are errors.
+    a = random(500, 500, 0.02, 21)
+    a = sp.csr_array(a + a.T + sp.eye_array(500))
+    p, r = random(500, 60, 0.05, 22), random(45, 500, 0.05, 23)
+    a2 = a.copy()
+    a2.data = 0.5 * a2.data - 2.0
+    plan, c = spgemm.galerkin(to_cupy(a), to_cupy(p))
+    assert isinstance(c, type(to_cupy(a))) and plan.backend == "cuda" and plan.nnz == c.nnz
+    np.testing.assert_allclose(c.get().toarray(), (p.T @ a @ p).toarray(), atol=1e-12)
+    again = plan.numeric(to_cupy(a2))
+    np.testing.assert_allclose(again.get().toarray(), (p.T @ a2 @ p).toarray(), atol=1e-12)
+    with pytest.raises(ValueError, match="A is not the matrix the Galerkin plan was built for"):
+        plan.numeric(to_cupy(sp.csr_array(a + sp.eye_array(500, k=7))))
+    with pytest.raises(TypeError, match="built for cupy matrices, not scipy"):
+        plan.numeric(a2)
+    with pytest.raises(ValueError, match="of one kind"):
+        spgemm.galerkin(to_cupy(a), p)
+    plan, c = spgemm.galerkin(to_torch(torch, a), to_torch(torch, p), to_torch(torch, r))
+    assert c.layout == torch.sparse_csr and c.device.type == "cuda"
+    np.testing.assert_allclose(from_torch(c).toarray(), (r @ a @ p).toarray(), atol=1e-12)
+    again = plan.numeric(to_torch(torch, a2))
+    np.testing.assert_allclose(from_torch(again).toarray(), (r @ a2 @ p).toarray(), atol=1e-12)
+    # float32 values, converted on the device for the re-setup.
+    plan, c = spgemm.galerkin(to_cupy(a.astype(np.float32)), to_cupy(p.astype(np.float32)))
+    assert c.dtype == np.float32
+    again = plan.numeric(to_cupy(a2))
+    assert again.dtype == np.float32
+    np.testing.assert_allclose(again.get().toarray(), (p.T @ a2 @ p).toarray(), rtol=1e-4, atol=1e-4)

@@ -42,8 +42,76 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 },
             ));
         }
+        if kind != BackendKind::Cpu {
+            trials.push(common::trial(
+                kind,
+                format!("{name}::galerkin::plans_of_device_matrices"),
+                move || plans_of_device_matrices(kind),
+            ));
+        }
     }
     trials
+}
+
+/// `GpuEngine::galerkin_device` on matrices already on the device and a
+/// re-setup there (`galerkin_numeric_device`), C left on the device, or
+/// from the host; A of another structure refused.
+fn plans_of_device_matrices(kind: BackendKind) {
+    let (gpu, _) = Backend::select(kind).unwrap();
+    match &gpu {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(m) => plans_on_engine(&m.engines()[0]),
+        #[cfg(feature = "hip")]
+        Backend::Hip(m) => plans_on_engine(&m.engines()[0]),
+        _ => panic!("{kind:?} opened the {} backend", gpu.name()),
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn plans_on_engine<D: spgemm::device::Device>(e: &spgemm::gpu::GpuEngine<D>) {
+    let a: CsrMatrix<f64> = generate::poisson_7(11).unwrap();
+    let p: CsrMatrix<f64> = generate::sa_prolongator(11).unwrap();
+    let r: CsrMatrix<f64> = generate::uniform(70, a.nrows(), 11, 9).unwrap();
+    let pt = p.transpose().unwrap();
+    let up = |m: &CsrMatrix<f64>| e.upload(m).unwrap();
+    let (plan, c) = e.galerkin_device(None, up(&a), up(&p)).unwrap();
+    check(&e.download(&c).unwrap(), &pt, &a, &p);
+    let new_a = a.map(|v| 2.0 * v - 1.0);
+    let ga = e.with_values(plan.a(), new_a.values()).unwrap();
+    let c = e.galerkin_numeric_device(&plan, &ga).unwrap();
+    check(&e.download(&c).unwrap(), &pt, &new_a, &p);
+    // A uploaded again: other arrays, the same structure (compared on
+    // their host copies); A of another structure refused by name.
+    let c = e.galerkin_numeric_device(&plan, &up(&new_a)).unwrap();
+    check(&e.download(&c).unwrap(), &pt, &new_a, &p);
+    let other: CsrMatrix<f64> = generate::erdos_renyi(a.nrows(), 7, 4).unwrap();
+    let err = e.galerkin_numeric_device(&plan, &up(&other)).err().unwrap();
+    let want = "A is not the matrix the Galerkin plan was built for";
+    assert!(err.to_string().contains(want), "{err}");
+    // From the host too: the plan's A came with a host copy.
+    check(
+        &e.galerkin_numeric(&plan, new_a.view()).unwrap(),
+        &pt,
+        &new_a,
+        &p,
+    );
+    let (plan, c) = e.galerkin_device(Some(up(&r)), up(&a), up(&p)).unwrap();
+    assert_eq!(plan.nnz(), c.nnz());
+    check(&e.download(&c).unwrap(), &r, &a, &p);
+    let ga = e.with_values(plan.a(), new_a.values()).unwrap();
+    let c = e.galerkin_numeric_device(&plan, &ga).unwrap();
+    check(&e.download(&c).unwrap(), &r, &new_a, &p);
+    // A computed on the device has no host copy of its structure: a
+    // re-setup from the host is refused, saying why.
+    let (computed, _) = e.multiply(&up(&eye(a.nrows())), &up(&a)).unwrap();
+    let (plan, _) = e.galerkin_device(None, computed, up(&p)).unwrap();
+    let err = e.galerkin_numeric(&plan, a.view()).unwrap_err();
+    assert!(
+        err.to_string().contains("the plan was built on the device"),
+        "{err}"
+    );
+    let err = e.galerkin_device(None, up(&r), up(&p)).err().unwrap();
+    assert!(err.to_string().contains("dimension mismatch"), "{err}");
 }
 
 /// `c` against `r·(a·p)` by the reference, entry by entry within rounding

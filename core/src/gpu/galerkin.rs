@@ -6,17 +6,19 @@
 //! numeric phases.
 
 use super::engine::GpuEngine;
-use super::matrix::{GpuMatrix, GpuPlan};
+use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::Device;
-use crate::error::{try_copied, Error, Result};
+use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
 
 /// Both symbolic phases of `R·A·P` on one device (R `Q×M`, A `M×K`, P
 /// `K×L`, C `Q×L`), with R, A, P and `A·P` in its memory. Built by
-/// [`GpuEngine::galerkin`].
+/// [`GpuEngine::galerkin`] from the host (A's structure then kept on the
+/// host too, to check a re-setup's A) or [`GpuEngine::galerkin_device`]
+/// from matrices on the device.
 pub struct GalerkinPlan<D: Device, T: Scalar> {
     r: GpuMatrix<D, T>,
     a: GpuMatrix<D, T>,
@@ -24,8 +26,6 @@ pub struct GalerkinPlan<D: Device, T: Scalar> {
     ap: GpuMatrix<D, T>,
     ap_plan: GpuPlan<D, T>,
     c_plan: GpuPlan<D, T>,
-    a_offsets: Vec<usize>,
-    a_cols: Vec<u32>,
 }
 
 impl<D: Device, T: Scalar> GalerkinPlan<D, T> {
@@ -38,13 +38,21 @@ impl<D: Device, T: Scalar> GalerkinPlan<D, T> {
     pub fn intermediate_nnz(&self) -> usize {
         self.ap.nnz()
     }
+
+    /// A as the plan holds it: its structure, to give new values to
+    /// ([`GpuEngine::with_values`], `borrow_device_values`) for
+    /// [`GpuEngine::galerkin_numeric_device`].
+    pub fn a(&self) -> &GpuMatrix<D, T> {
+        &self.a
+    }
 }
 
 impl<D: Device> GpuEngine<D> {
     /// `C = R·A·P` (R `Q×M`, A `M×K`, P `K×L`; `r = None` means `Pᵀ`,
-    /// formed on the device from P there: [`GpuEngine::transpose_device`]) with a plan that recomputes
-    /// it for new values of A ([`GpuEngine::galerkin_numeric`]). `A·P`
-    /// stays on the device between the two products.
+    /// formed on the device from P there: [`GpuEngine::transpose_device`])
+    /// with a plan that recomputes it for new values of A
+    /// ([`GpuEngine::galerkin_numeric`]). `A·P` stays on the device between
+    /// the two products.
     ///
     /// # Errors
     /// [`Error::DimensionMismatch`] naming the pair at fault; as
@@ -58,29 +66,117 @@ impl<D: Device> GpuEngine<D> {
         check_dimensions(a.shape(), p.shape())?;
         if let Some(r) = &r {
             check_dimensions(r.shape(), a.shape())?;
-        } else {
-            check_dimensions((p.ncols(), p.nrows()), a.shape())?;
         }
-        let [ga, gp] = self.upload_all([a, p], false)?;
-        let gr = match r {
-            Some(r) => self.upload(r)?,
-            None => self.transpose_device(&gp)?,
+        // A's structure kept on the host as well, to check a re-setup's A
+        // there.
+        let ga = self.upload_with(a, true)?;
+        let gp = self.upload_with(p, false)?;
+        let gr = r.map(|r| self.upload_with(r, false)).transpose()?;
+        let (plan, c) = self.galerkin_device(gr, ga, gp)?;
+        Ok((plan, self.download(&c)?))
+    }
+
+    /// [`GpuEngine::galerkin`] of matrices on the device (`r = None`: `Pᵀ`
+    /// formed here), C left there. The plan holds R, A and P: borrowed
+    /// arrays must outlive it, unchanged but for A's values.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::galerkin`].
+    pub fn galerkin_device<T: Scalar>(
+        &self,
+        r: Option<GpuMatrix<D, T>>,
+        a: GpuMatrix<D, T>,
+        p: GpuMatrix<D, T>,
+    ) -> Result<(GalerkinPlan<D, T>, GpuMatrix<D, T>)> {
+        check_dimensions((a.nrows, a.ncols), (p.nrows, p.ncols))?;
+        let r = match r {
+            Some(r) => {
+                check_dimensions((r.nrows, r.ncols), (a.nrows, a.ncols))?;
+                r
+            }
+            None => {
+                check_dimensions((p.ncols, p.nrows), (a.nrows, a.ncols))?;
+                self.transpose_device(&p)?
+            }
         };
-        let ap_plan = self.symbolic(&ga, &gp)?;
-        let (ap, _) = self.numeric(&ap_plan, &ga, &gp)?;
-        let c_plan = self.symbolic(&gr, &ap)?;
-        let (c, _) = self.numeric(&c_plan, &gr, &ap)?;
+        let ap_plan = self.symbolic(&a, &p)?;
+        let (ap, _) = self.numeric(&ap_plan, &a, &p)?;
+        let c_plan = self.symbolic(&r, &ap)?;
+        let (c, _) = self.numeric(&c_plan, &r, &ap)?;
         let plan = GalerkinPlan {
-            r: gr,
-            a: ga,
-            p: gp,
+            r,
+            a,
+            p,
             ap,
             ap_plan,
             c_plan,
-            a_offsets: try_copied(a.row_offsets(), "row offsets")?,
-            a_cols: try_copied(a.col_indices(), "column indices")?,
         };
-        Ok((plan, self.download(&c)?))
+        Ok((plan, c))
+    }
+
+    /// `R·A·P` again for `a` of the structure `plan` was built for, with
+    /// new values: the two numeric phases only.
+    ///
+    /// # Errors
+    /// [`Error::StructureMismatch`] naming what differs in A; as
+    /// [`GpuEngine::numeric`].
+    pub fn galerkin_numeric<T: Scalar>(
+        &self,
+        plan: &GalerkinPlan<D, T>,
+        a: CsrView<'_, T>,
+    ) -> Result<CsrMatrix<T>> {
+        let Some((offsets, cols)) = &plan.a.structure.host else {
+            return Err(Error::StructureMismatch(
+                "A is not the matrix the Galerkin plan was built for: the plan was built on the device, and takes A there".into(),
+            ));
+        };
+        let built = crate::structure::Structure {
+            nrows: plan.a.nrows,
+            ncols: plan.a.ncols,
+            row_offsets: offsets,
+            col_indices: cols,
+        };
+        // A's structure is checked on the cores while its values cross
+        // the bus; a mismatch discards them.
+        let (differs, ga) = rayon::join(
+            || built.difference(&a.structure()),
+            || self.with_values(&plan.a, a.values()),
+        );
+        if let Some(what) = differs {
+            return Err(Error::StructureMismatch(format!(
+                "A is not the matrix the Galerkin plan was built for: it {what}"
+            )));
+        }
+        let c = self.galerkin_numeric_device(plan, &ga?)?;
+        self.download(&c)
+    }
+
+    /// [`GpuEngine::galerkin_numeric`] for A on the device: `a` shares the
+    /// plan's A structure ([`GalerkinPlan::a`] given new values), C left
+    /// on the device.
+    ///
+    /// # Errors
+    /// [`Error::StructureMismatch`] when `a` has another structure; as
+    /// [`GpuEngine::numeric`].
+    pub fn galerkin_numeric_device<T: Scalar>(
+        &self,
+        plan: &GalerkinPlan<D, T>,
+        a: &GpuMatrix<D, T>,
+    ) -> Result<GpuMatrix<D, T>> {
+        if let Some(what) = GpuMatrixRef::of(&plan.a).difference(a) {
+            return Err(Error::StructureMismatch(format!(
+                "A is not the matrix the Galerkin plan was built for: it {what}"
+            )));
+        }
+        let (ap, _) = self.numeric(&plan.ap_plan, a, &plan.p)?;
+        // The plan's numeric phase writes A·P's columns as its first run
+        // did (sorted rows of the same structure): its values go with the
+        // structure the second plan was built on.
+        let ap = GpuMatrix {
+            structure: plan.ap.structure.clone(),
+            ..ap
+        };
+        Ok(self.numeric(&plan.c_plan, &plan.r, &ap)?.0)
     }
 
     /// `C = R·A·P` as [`GpuEngine::galerkin`] computes it, without a plan:
@@ -112,47 +208,6 @@ impl<D: Device> GpuEngine<D> {
         };
         let (c, _) = self.multiply(&gr, &ap)?;
         drop((gr, ap));
-        self.download(&c)
-    }
-
-    /// `R·A·P` again for `a` of the structure `plan` was built for, with
-    /// new values: the two numeric phases only.
-    ///
-    /// # Errors
-    /// [`Error::StructureMismatch`] naming what differs in A; as
-    /// [`GpuEngine::numeric`].
-    pub fn galerkin_numeric<T: Scalar>(
-        &self,
-        plan: &GalerkinPlan<D, T>,
-        a: CsrView<'_, T>,
-    ) -> Result<CsrMatrix<T>> {
-        let built = crate::structure::Structure {
-            nrows: plan.a.nrows,
-            ncols: plan.a.ncols,
-            row_offsets: &plan.a_offsets,
-            col_indices: &plan.a_cols,
-        };
-        // A's structure is checked on the cores while its values cross
-        // the bus; a mismatch discards them.
-        let (differs, ga) = rayon::join(
-            || built.difference(&a.structure()),
-            || self.with_values(&plan.a, a.values()),
-        );
-        if let Some(what) = differs {
-            return Err(Error::StructureMismatch(format!(
-                "A is not the matrix the Galerkin plan was built for: it {what}"
-            )));
-        }
-        let ga = ga?;
-        let (ap, _) = self.numeric(&plan.ap_plan, &ga, &plan.p)?;
-        // The plan's numeric phase writes A·P's columns as its first run
-        // did (sorted rows of the same structure): its values go with the
-        // structure the second plan was built on.
-        let ap = GpuMatrix {
-            structure: plan.ap.structure.clone(),
-            ..ap
-        };
-        let (c, _) = self.numeric(&plan.c_plan, &plan.r, &ap)?;
         self.download(&c)
     }
 }
