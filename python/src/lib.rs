@@ -194,7 +194,7 @@ impl GalerkinPlan {
     ) -> PyResult<Product<'py>> {
         let a = Operand::extract(a, check)?;
         let a = a.slices()?;
-        let c = py.detach(|| self.plan.numeric(&self.backend, a));
+        let c = py.detach(|| on_pool(|| self.plan.numeric(&self.backend, a)));
         arrays::product(py, c.map_err(to_py)?)
     }
 }
@@ -285,7 +285,7 @@ impl Plan {
         let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
         arrays::same_precision(&a, &b)?;
         let (a, b) = (a.slices()?, b.slices()?);
-        let c = py.detach(|| self.plan.numeric(&self.backend, a, b));
+        let c = py.detach(|| on_pool(|| self.plan.numeric(&self.backend, a, b)));
         arrays::product(py, c.map_err(to_py)?)
     }
 }
@@ -304,7 +304,7 @@ fn symbolic(
     arrays::same_precision(&a, &b)?;
     let (a, b) = (a.slices()?, b.slices()?);
     let plan = py
-        .detach(|| arrays::AnyPlan::build(&be, a, b))
+        .detach(|| on_pool(|| arrays::AnyPlan::build(&be, a, b)))
         .map_err(to_py)?;
     Ok(Plan { backend: be, plan })
 }
