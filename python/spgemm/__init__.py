@@ -118,7 +118,7 @@ def _kind(m) -> str:
         return "torch"
     raise TypeError(
         f"expected a scipy.sparse matrix or array, a cupyx.scipy.sparse matrix or a "
-        f"torch sparse CSR tensor, not {type(m).__module__}.{type(m).__name__}"
+        f"torch sparse CSR or CSC tensor, not {type(m).__module__}.{type(m).__name__}"
     )
 
 

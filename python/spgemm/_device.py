@@ -30,7 +30,18 @@ def is_torch(m) -> bool:
         return False
     import torch
 
-    return isinstance(m, torch.Tensor) and m.layout == torch.sparse_csr
+    return isinstance(m, torch.Tensor) and m.layout in (torch.sparse_csr, torch.sparse_csc)
+
+
+def _csr(kind: str, m):
+    """A torch CSC tensor as CSR (converted on its device); anything else
+    as it is."""
+    if kind == "torch":
+        import torch
+
+        if m.layout == torch.sparse_csc:
+            return m.to_sparse_csr()
+    return m
 
 
 class _Exported:
@@ -105,10 +116,10 @@ def _torch_dtype(dtype):
 
 
 def _torch_operand(a, dtype, check, values=True):
-    """The device operand of a torch sparse CSR tensor, and the tensors to
+    """The device operand of a torch sparse CSR tensor (a CSC one converted
+    to CSR on its device, or a ``_TorchTransposed``), and the tensors to
     keep alive; values as in ``_cupy_operand``."""
-    import torch
-
+    a = _csr("torch", a)
     if a.dim() != 2:
         raise ValueError(f"torch CSR tensors must be two-dimensional (no batches), not {a.dim()}-dimensional")
     if a.device.type != "cuda":
@@ -155,6 +166,31 @@ def _operands(kind: str, a, b, backend: str, dtype, check: bool):
     if dev_a != dev_b:
         raise ValueError(f"A is on GPU {dev_a} but B on GPU {dev_b}")
     return dev_a, oa, ob, (keep_a, keep_b), _stream(kind, dev_a)
+
+
+class _TorchTransposed:
+    """A torch CSC tensor read as its transpose's CSR tensors (the same
+    tensors: CSC's column offsets and row indices are Bᵀ's row offsets and
+    column indices), without converting it."""
+
+    layout = None
+
+    def __init__(self, b):
+        self.shape = (b.shape[1], b.shape[0])
+        self.device = b.device
+        self._b = b
+
+    def dim(self):
+        return 2
+
+    def crow_indices(self):
+        return self._b.ccol_indices()
+
+    def col_indices(self):
+        return self._b.row_indices()
+
+    def values(self):
+        return self._b.values()
 
 
 class _Transposed:
@@ -248,12 +284,11 @@ def matmul_spec(
     the device (``prune`` a threshold or None, ``keep`` at most this many
     entries a row, or a column when ``columns``, or None). Returns once C
     is complete."""
-    # A CuPy CSC matrix B (``x.T`` of a CSR x) under a structural mask is
-    # read as Bᵀ's CSR arrays: nothing converted or transposed.
-    b_transposed = (
-        kind == "cupy" and b is not a and b.format == "csc" and mask is not None and not complement
-    )
-    bt = _Transposed(b) if b_transposed else b
+    # A CSC matrix B (``x.T`` of a CSR x: CuPy's CSC matrix, torch's CSC
+    # tensor) under a structural mask is read as Bᵀ's CSR arrays: nothing
+    # converted or transposed.
+    b_transposed = b is not a and mask is not None and not complement and _is_csc(kind, b)
+    bt = (_Transposed if kind == "cupy" else _TorchTransposed)(b) if b_transposed else b
     device, oa, ob, hold, stream = _operands(kind, a, bt, backend, dtype, check)
     if mask is None or mask is a or (mask is b and not b_transposed):
         om = None if mask is None else oa if mask is a else ob
@@ -326,10 +361,23 @@ def _chain(kind: str, a, p, r, backend: str, dtype, check: bool):
     return device, oa, op, orr, (keep, keep_r), stream
 
 
-def _structure(kind: str, m):
-    """The row offsets and column indices of a device matrix."""
+def _is_csc(kind: str, m) -> bool:
+    """Whether a device matrix is CSC (CuPy's CSC matrix, torch's CSC
+    tensor)."""
     if kind == "cupy":
+        return m.format == "csc"
+    import torch
+
+    return m.layout == torch.sparse_csc
+
+
+def _structure(kind: str, m):
+    """The row offsets and column indices of a device matrix (a CSC one's
+    as CSR, converted)."""
+    if kind == "cupy":
+        m = m.tocsr()
         return m.indptr, m.indices
+    m = _csr(kind, m)
     return m.crow_indices(), m.col_indices()
 
 
@@ -424,14 +472,13 @@ class DevicePlan:
 
 
 def _values(kind: str, m, dtype):
-    """A device matrix's values as a contiguous array of ``dtype``."""
+    """A device matrix's values, in its CSR order, as a contiguous array of
+    ``dtype``."""
     if kind == "cupy":
         import cupy
 
-        return cupy.ascontiguousarray(m.data.astype(dtype, copy=False))
-    import torch
-
-    return m.values().to(_torch_dtype(dtype)).contiguous()
+        return cupy.ascontiguousarray(m.tocsr().data.astype(dtype, copy=False))
+    return _csr(kind, m).values().to(_torch_dtype(dtype)).contiguous()
 
 
 def _address(kind: str, x) -> int:

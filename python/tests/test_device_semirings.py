@@ -91,6 +91,52 @@ def test_cupy_csc_b_is_read_as_its_transpose(cupy, ring):
 
 
 @pytest.mark.parametrize("ring", RINGS)
+def test_torch_csc_b_is_read_as_its_transpose(torch, ring):
+    # B given as x.t() of a torch CSR x (a CSC tensor: Bᵀ's tensors) under
+    # a structural mask, and one row; unmasked and complemented products
+    # convert B to CSR on the device.
+    a, x = random(230, 150, 0.2, 31), random(310, 150, 0.3, 32)
+    tx = to_torch(torch, x).t()
+    assert tx.layout == torch.sparse_csc
+    for rows, mask in ((a, random(230, 310, 0.05, 33)), (a[:1], random(1, 310, 0.5, 34))):
+        for m, complement in ((mask, False), (mask, True), (None, False)):
+            got = spgemm.matmul(
+                to_torch(torch, rows),
+                tx,
+                semiring=ring,
+                mask=None if m is None else to_torch(torch, m),
+                complement=complement,
+            )
+            assert got.layout == torch.sparse_csr
+            want = spgemm.matmul(
+                rows, sp.csr_array(x.T), semiring=ring, mask=m, complement=complement, backend="cpu"
+            )
+            assert_same(from_torch(got), want, ring)
+
+
+def test_torch_csc_operands_elsewhere(torch):
+    # CSC tensors where no transpose is read in place: converted to CSR on
+    # the device, in the plain product, a plan (its structure and values
+    # compared and read in CSR order), a Galerkin product and a search.
+    a, b = random(200, 120, 0.05, 41), random(120, 90, 0.05, 42)
+    ta, tbt = to_torch(torch, a), to_torch(torch, sp.csr_array(b.T)).t()
+    want = spgemm.matmul(a, b, backend="cpu")
+    assert_same(from_torch(spgemm.matmul(ta, tbt)), want, "plus_times")
+    plan = spgemm.symbolic(ta, tbt)
+    b2 = b.copy()
+    b2.data = 3.0 * b2.data
+    tb2t = to_torch(torch, sp.csr_array(b2.T)).t()
+    assert_same(from_torch(plan.numeric(ta, tb2t)), spgemm.matmul(a, b2, backend="cpu"), "plus_times")
+    sq = sp.csr_array(a[:, :120] @ a[:, :120].T + sp.eye_array(200))
+    p = random(200, 30, 0.1, 43)
+    c = spgemm.ptap(to_torch(torch, sq).t(), to_torch(torch, p))
+    np.testing.assert_allclose(from_torch(c).toarray(), (p.T @ sq.T @ p).toarray(), atol=1e-10)
+    levels = spgemm.bfs_levels(to_torch(torch, sq).t(), 0)
+    want = spgemm.bfs_levels(sp.csr_array(sq.T), 0, backend="cpu")
+    np.testing.assert_array_equal(levels.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("ring", RINGS)
 def test_cupy_a_times_its_own_transpose(cupy, ring):
     # A·Aᵀ with B given as A.T, A's own arrays (one operand serves both),
     # rectangular, under a mask of its own.
