@@ -1,5 +1,6 @@
 //! `spgemm ptap`: the Galerkin product `Pᵀ·A·P` (or `R·A·P`) of algebraic
-//! multigrid, its setup and a re-setup with A's values timed apart.
+//! multigrid, its setup, a re-setup with A's values and the product
+//! without a plan timed apart.
 
 use super::source::MatrixSource;
 use super::{duration, ms, open_backend, CliError, Common};
@@ -26,8 +27,9 @@ pub struct PtapArgs {
     pub common: Common,
 }
 
-/// Runs `spgemm ptap`: the setup (both symbolic and numeric phases), then
-/// a re-setup with the same A (numeric phases only), each timed.
+/// Runs `spgemm ptap`: the setup (both symbolic and numeric phases), a
+/// re-setup with the same A (numeric phases only) and the product in one
+/// call without a plan (`Backend::ptap` / `rap`), each timed.
 pub fn run<T: Scalar>(args: &PtapArgs) -> Result<(), CliError> {
     spgemm::files::check_output(&args.output, true)?;
     let backend = open_backend(&args.common, GpuConfig::default(), args.common.verbose)?;
@@ -48,9 +50,15 @@ pub fn run<T: Scalar>(args: &PtapArgs) -> Result<(), CliError> {
     plan.numeric(&backend, &a)?;
     let resetup_ms = ms(t);
     let t = Instant::now();
+    match &r {
+        Some(r) => backend.rap(r, &a, &p)?,
+        None => backend.ptap(&a, &p)?,
+    };
+    let once_ms = ms(t);
+    let t = Instant::now();
     spgemm::files::write(&args.output, &c, None)?;
     eprintln!(
-        "C = {}: {}x{}, nnz(C) {}; read {}, setup {} (symbolic and numeric phases), re-setup {} (numeric phases only), write {}; wrote {}",
+        "C = {}: {}x{}, nnz(C) {}; read {}, setup {} (symbolic and numeric phases), re-setup {} (numeric phases only), one call without a plan {}, write {}; wrote {}",
         if r.is_some() { "R·A·P" } else { "Pᵀ·A·P" },
         c.nrows(),
         c.ncols(),
@@ -58,6 +66,7 @@ pub fn run<T: Scalar>(args: &PtapArgs) -> Result<(), CliError> {
         duration(read_ms),
         duration(setup_ms),
         duration(resetup_ms),
+        duration(once_ms),
         duration(ms(t)),
         args.output.display()
     );

@@ -424,7 +424,9 @@ fn ptap_writes_the_galerkin_product_and_times_a_resetup() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{stderr}");
     assert!(
-        stderr.contains("C = Pᵀ·A·P: 27x27") && stderr.contains("re-setup"),
+        stderr.contains("C = Pᵀ·A·P: 27x27")
+            && stderr.contains("re-setup")
+            && stderr.contains("one call without a plan"),
         "{stderr}"
     );
     let a: spgemm::CsrMatrix<f64> = spgemm::generate::poisson_7(9).unwrap();
