@@ -157,10 +157,8 @@ impl Backend {
                     None => p.transpose()?,
                 };
                 spgemm_core::reference::check_dimensions(r.shape(), a.shape())?;
-                let ap_plan = cpu.symbolic(a, p)?;
-                let ap = cpu.numeric(&ap_plan, a, p)?;
-                let c_plan = cpu.symbolic(&r, &ap)?;
-                let c = cpu.numeric(&c_plan, &r, &ap)?;
+                let (ap_plan, ap) = cpu.multiply_planned(a, p)?;
+                let (c_plan, c) = cpu.multiply_planned(&r, &ap)?;
                 let plan = Inner::Cpu {
                     r,
                     p: p.to_matrix()?,

@@ -290,10 +290,9 @@ pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(len: usize, what: &'static str) 
 /// A copy of `src` in a vector from [`try_zeroed`] (huge pages where the
 /// kernel grants them), written on all cores: one fault per 2 MiB instead
 /// of per 4 KiB, which a copy by `to_vec` pays on hosts with slow faults.
-pub(crate) fn try_copied<T: bytemuck::Pod + Send + Sync>(
-    src: &[T],
-    what: &'static str,
-) -> Result<Vec<T>> {
+/// For the backend crates; not part of the library's interface.
+#[doc(hidden)]
+pub fn try_copied<T: bytemuck::Pod + Send + Sync>(src: &[T], what: &'static str) -> Result<Vec<T>> {
     const BLOCK: usize = 1 << 16;
     let mut v: Vec<T> = try_zeroed(src.len(), what)?;
     v.par_chunks_mut(BLOCK)

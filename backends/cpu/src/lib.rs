@@ -49,6 +49,7 @@ mod intersect;
 mod masked_dot;
 mod one_pass;
 mod per_thread;
+mod planned;
 mod prefetch;
 mod rows;
 mod search;
