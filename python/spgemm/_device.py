@@ -181,7 +181,7 @@ class _TorchTransposed:
         self._b = b
 
     def dim(self):
-        return 2
+        return self._b.dim()
 
     def crow_indices(self):
         return self._b.ccol_indices()

@@ -199,6 +199,26 @@ impl GalerkinPlan {
     }
 }
 
+/// R (when given), A and P of a Galerkin product.
+type Chain<'py> = (Option<Operand<'py>>, Operand<'py>, Operand<'py>);
+
+/// The operands of `galerkin` and `rap` read, all of one precision, or a
+/// `ValueError`.
+fn chain<'py>(
+    r: Option<&Bound<'py, PyAny>>,
+    a: &Bound<'py, PyAny>,
+    p: &Bound<'py, PyAny>,
+    check: bool,
+) -> PyResult<Chain<'py>> {
+    let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
+    arrays::same_precision(&a, &p)?;
+    let r = r.map(|r| Operand::extract(r, check)).transpose()?;
+    if let Some(r) = &r {
+        arrays::same_precision(r, &a)?;
+    }
+    Ok((r, a, p))
+}
+
 /// `galerkin(r, a, p, backend, check)`: `C = R·A·P` (`r` an operand or
 /// `None` for `Pᵀ·A·P`); returns a `GalerkinPlan` and C's
 /// `(indptr, indices, data)`.
@@ -212,12 +232,7 @@ fn galerkin<'py>(
     check: bool,
 ) -> PyResult<(GalerkinPlan, Product<'py>)> {
     let be = self::backend(backend)?;
-    let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
-    arrays::same_precision(&a, &p)?;
-    let r = r.map(|r| Operand::extract(r, check)).transpose()?;
-    if let Some(r) = &r {
-        arrays::same_precision(r, &a)?;
-    }
+    let (r, a, p) = chain(r, a, p, check)?;
     let (a, p) = (a.slices()?, p.slices()?);
     let r = r.as_ref().map(|r| r.slices()).transpose()?;
     let built = py.detach(|| on_pool(|| arrays::AnyGalerkin::build(&be, r, a, p)));
@@ -239,12 +254,7 @@ fn rap<'py>(
     check: bool,
 ) -> PyResult<Product<'py>> {
     let be = self::backend(backend)?;
-    let (a, p) = (Operand::extract(a, check)?, Operand::extract(p, check)?);
-    arrays::same_precision(&a, &p)?;
-    let r = r.map(|r| Operand::extract(r, check)).transpose()?;
-    if let Some(r) = &r {
-        arrays::same_precision(r, &a)?;
-    }
+    let (r, a, p) = chain(r, a, p, check)?;
     let (a, p) = (a.slices()?, p.slices()?);
     let r = r.as_ref().map(|r| r.slices()).transpose()?;
     let c = py.detach(|| on_pool(|| arrays::rap(&be, r, a, p)));

@@ -78,16 +78,14 @@ pub fn run<T: Scalar>(
             None
         };
         let graphblas = match args.compare {
-            Some(_) => {
-                let (ms, library, result) = graphblas::<T>(&a, &a, Semiring::AnyPair, "bfs", args)?;
-                if result != score {
-                    return Err(CliError::Compare(format!(
-                        "{}: GraphBLAS's levels sum to {result}, ours to {score}",
-                        ops.name()
-                    )));
-                }
-                Some(Peer::beside(library, ms, median_ms))
-            }
+            Some(_) => Some(graphblas(
+                (&a, &a),
+                Semiring::AnyPair,
+                "bfs",
+                args,
+                &ops.name(),
+                (score, median_ms),
+            )?),
             None => None,
         };
         let r = Record {

@@ -187,19 +187,10 @@ pub fn run<T: Scalar>(
         } else {
             None
         };
+        let ours = (triangles.unwrap_or(c.nnz() as f64), median_ms);
+        let pair = (&a, if s.triangles { &a } else { b });
         let graphblas = match args.compare {
-            Some(_) => {
-                let (ms, library, result) =
-                    graphblas::<T>(&a, if s.triangles { &a } else { b }, ring, s.mode(), args)?;
-                let ours = triangles.unwrap_or(c.nnz() as f64);
-                if result != ours {
-                    return Err(CliError::Compare(format!(
-                        "{}: GraphBLAS's result {result} differs from ours {ours}",
-                        ops.name()
-                    )));
-                }
-                Some(Peer::beside(library, ms, median_ms))
-            }
+            Some(_) => Some(graphblas(pair, ring, s.mode(), args, &ops.name(), ours)?),
             None => None,
         };
         let r = Record {
@@ -273,10 +264,33 @@ fn strictly_lower<T: Scalar>(a: &CsrMatrix<T>) -> spgemm::Result<CsrMatrix<T>> {
 }
 
 /// SuiteSparse:GraphBLAS's time for the same product (A and B written to
-/// temporary `.npz` files for it): median milliseconds, the library's
-/// name, and nnz(C), the triangle count or a search's Σ (level + 1)
-/// (`mode` as [`python::semiring`] takes it).
+/// temporary `.npz` files for it) beside ours (`median_ms`), its result —
+/// nnz(C), the triangle count or a search's Σ (level + 1), `mode` as
+/// [`python::semiring`] takes it — checked against `ours`.
+///
+/// # Errors
+/// [`CliError::Compare`] naming `name` when the results differ; the
+/// script's and the files' errors.
 pub(super) fn graphblas<T: Scalar>(
+    (a, b): (&CsrMatrix<T>, &CsrMatrix<T>),
+    ring: Semiring,
+    mode: &str,
+    args: &BenchArgs,
+    name: &str,
+    (ours, median_ms): (f64, f64),
+) -> Result<Peer, CliError> {
+    let (ms, library, result) = graphblas_run(a, b, ring, mode, args)?;
+    if result != ours {
+        return Err(CliError::Compare(format!(
+            "{name}: GraphBLAS's result {result} differs from ours {ours}"
+        )));
+    }
+    Ok(Peer::beside(library, ms, median_ms))
+}
+
+/// [`graphblas`]'s run: median milliseconds, the library's name and its
+/// result.
+fn graphblas_run<T: Scalar>(
     a: &CsrMatrix<T>,
     b: &CsrMatrix<T>,
     ring: Semiring,
