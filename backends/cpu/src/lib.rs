@@ -14,7 +14,11 @@
 //! 3. **Scan.** A prefix sum of the counts gives C's row offsets.
 //! 4. **Numeric.** Each row is accumulated again and written sorted into its
 //!    slot of C; when C is wide and A's columns scattered, short rows by
-//!    sorting their products and long ones densely.
+//!    sorting their products and long ones densely. Where the symbolic
+//!    phase counted from B's rows packed into 32-column masks (§3.2 of the
+//!    same paper), a dense row's columns are found from those masks first
+//!    and set to `−0.0`, so each product is added with no test of whether
+//!    it is its column's first.
 //!
 //! Rows with no products, and rows of A with one entry when B's rows are
 //! sorted without repeats, need no accumulator in either phase: their
@@ -55,16 +59,17 @@ mod rows;
 mod search;
 mod semiring;
 mod short_rows;
+mod shortcuts;
 
 use accumulator::{Accumulator, CompressedRows, Dense, Hash, Mixed, Ops, PlusTimes};
 use per_thread::PerThread;
 use rayon::prelude::*;
+use shortcuts::Shortcuts;
 use spgemm_core::csr::split_rows_mut;
 use spgemm_core::error::try_with_capacity;
 use spgemm_core::semiring::ProductSpec;
 use spgemm_core::stats::{product_stats, ProductStats};
 use spgemm_core::{CsrMatrix, CsrView, Error, Result, Scalar};
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// Default largest number of columns of C for the dense accumulator
@@ -115,6 +120,9 @@ pub struct CpuPlan {
     total_nprod: u64,
     /// B's rows sorted without repeats (structural, so the plan keeps it).
     shortcuts: Shortcuts,
+    /// B's packed rows, where the symbolic phase counted with them (the
+    /// numeric phase finds each row's columns from them).
+    compressed: Option<CompressedRows>,
 }
 
 /// The symbolic phase's results: C's row offsets, the row chunks, the
@@ -124,6 +132,8 @@ struct Symbolic {
     chunks: Vec<Range<usize>>,
     total_nprod: u64,
     shortcuts: Shortcuts,
+    /// B's packed rows, where the symbolic phase counted with them.
+    compressed: Option<CompressedRows>,
 }
 
 /// What both ways of computing a product start from: products per row
@@ -349,6 +359,7 @@ impl CpuBackend {
                 chunks: s.chunks,
                 total_nprod: s.total_nprod,
                 shortcuts: s.shortcuts,
+                compressed: s.compressed,
             })
         })
     }
@@ -375,7 +386,16 @@ impl CpuBackend {
         }
         self.run(|| {
             let offsets = plan.c_row_offsets.clone();
-            self.numeric_parts(PlusTimes, a, b, offsets, &plan.chunks, &plan.shortcuts)
+            let (chunks, compressed) = (&plan.chunks, plan.compressed.as_ref());
+            self.numeric_parts(
+                PlusTimes,
+                a,
+                b,
+                offsets,
+                chunks,
+                &plan.shortcuts,
+                compressed,
+            )
         })
     }
 
@@ -416,7 +436,8 @@ impl CpuBackend {
             return one_pass(&setup.chunks);
         }
         let s = self.symbolic_parts(a, b, setup, Shortcuts::of(&a, &b))?;
-        self.numeric_parts(ops, a, b, s.offsets, &s.chunks, &s.shortcuts)
+        let compressed = s.compressed.as_ref();
+        self.numeric_parts(ops, a, b, s.offsets, &s.chunks, &s.shortcuts, compressed)
     }
 
     fn symbolic_parts<T: Scalar>(
@@ -433,6 +454,11 @@ impl CpuBackend {
             ..
         } = setup;
         let mut counts = rows::zeros(a.nrows() + 1, "C row offsets")?;
+        let kind = self.kind(&b, shortcuts.prefetch);
+        let compressed = match kind {
+            Kind::Dense | Kind::Mixed => CompressedRows::of(&b),
+            Kind::Hash => None,
+        };
         {
             let mut slices = Vec::with_capacity(chunks.len());
             let mut rest = &mut counts[1..];
@@ -441,11 +467,6 @@ impl CpuBackend {
                 slices.push(head);
                 rest = tail;
             }
-            let kind = self.kind(&b, shortcuts.prefetch);
-            let compressed = match kind {
-                Kind::Dense | Kind::Mixed => CompressedRows::of(&b),
-                Kind::Hash => None,
-            };
             let accumulators = Accumulators::new(kind, b.ncols());
             chunks.par_iter().zip(slices).for_each(|(r, out)| {
                 accumulators.with(|acc| {
@@ -487,9 +508,14 @@ impl CpuBackend {
             chunks,
             total_nprod: total,
             shortcuts,
+            compressed,
         })
     }
 
+    /// C's columns and values into `offsets`' rows; rows on a dense
+    /// accumulator found from B's packed rows `compressed` first where
+    /// `⊕` has an exact identity ([`Dense::fill_compressed`]).
+    #[allow(clippy::too_many_arguments)]
     fn numeric_parts<T: Scalar, O: Ops<T>>(
         &self,
         ops: O,
@@ -498,6 +524,7 @@ impl CpuBackend {
         offsets: Vec<usize>,
         chunks: &[Range<usize>],
         shortcuts: &Shortcuts,
+        compressed: Option<&CompressedRows>,
     ) -> Result<CsrMatrix<T>> {
         let nnz = *offsets.last().unwrap_or(&0);
         // C's arrays are written once, in parallel, straight into their
@@ -519,15 +546,27 @@ impl CpuBackend {
             .par_iter()
             .zip(parts)
             .map(|(r, (c, v))| {
-                accumulators.with(|acc| match acc {
-                    Either::Dense(acc) => {
-                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                let rows = r.clone();
+                accumulators.with(|acc| match (acc, compressed, ops.exact_identity()) {
+                    (Either::Dense(acc), Some(cb), Some(e)) => {
+                        shortcuts.fill_rows(ops, a, b, rows, &offsets, c, v, |ac, av, c, v| {
+                            acc.fill_compressed(ops, e, ac, av, &b, cb, c, v)
+                        })
                     }
-                    Either::Mixed(acc) => {
-                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                    (Either::Dense(acc), ..) => {
+                        shortcuts.fill_rows(ops, a, b, rows, &offsets, c, v, |ac, av, c, v| {
+                            acc.fill(ops, ac, av, &b, c, v)
+                        })
                     }
-                    Either::Hash(acc) => {
-                        shortcuts.fill_rows(ops, acc, a, b, r.clone(), &offsets, c, v)
+                    (Either::Mixed(acc), ..) => {
+                        shortcuts.fill_rows(ops, a, b, rows, &offsets, c, v, |ac, av, c, v| {
+                            acc.fill(ops, ac, av, &b, c, v)
+                        })
+                    }
+                    (Either::Hash(acc), ..) => {
+                        shortcuts.fill_rows(ops, a, b, rows, &offsets, c, v, |ac, av, c, v| {
+                            acc.fill(ops, ac, av, &b, c, v)
+                        })
                     }
                 })
             })
@@ -615,120 +654,6 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
-}
-
-/// Rows of C computed without an accumulator: rows with no products are
-/// empty and cost nothing past the row's offsets, and a row of A with one
-/// entry selects one row of B, which (when B's rows are sorted without
-/// repeats) is the row of C scaled, so it is counted from its products and
-/// copied, not hashed. On hypersparse inputs, where most rows of A are
-/// empty or single entries, this makes the work proportional to nnz
-/// rather than to the row count times an accumulator's set-up.
-#[derive(Clone, Debug)]
-struct Shortcuts {
-    /// Every row of B is strictly increasing (one parallel pass over B).
-    b_sorted: bool,
-    /// The rows of B are prefetched ahead ([`prefetch::worth_it`]).
-    prefetch: bool,
-    /// ... in the symbolic phase too: only when A's rows have two entries
-    /// or more on average. Counting a row of one entry reads nothing of B
-    /// (its count is its products), so on hypersparse matrices, whose rows
-    /// mostly have one entry or none, prefetching there loads B's row
-    /// offsets and rows for nothing.
-    prefetch_counts: bool,
-}
-
-impl Shortcuts {
-    fn of<T: Scalar>(a: &CsrView<'_, T>, b: &CsrView<'_, T>) -> Self {
-        let b_sorted = (0..b.nrows())
-            .into_par_iter()
-            .with_min_len(4096)
-            .all(|k| b.row(k).0.windows(2).all(|w| w[0] < w[1]));
-        let prefetch = prefetch::worth_it(a);
-        Self {
-            b_sorted,
-            prefetch,
-            prefetch_counts: prefetch && a.nnz() >= 2 * a.nrows(),
-        }
-    }
-
-    /// C's row counts of `rows`: rows without products or of one entry
-    /// from their products, short rows by sorting, the others by `count`
-    /// (A's columns and the row's products); B's rows fetched ahead when
-    /// `prefetch`.
-    #[allow(clippy::too_many_arguments)]
-    fn count_rows<T: Scalar>(
-        &self,
-        a: CsrView<'_, T>,
-        b: CsrView<'_, T>,
-        rows: Range<usize>,
-        nprod: &[u64],
-        out: &mut [usize],
-        prefetch: bool,
-        mut count: impl FnMut(&[u32], usize) -> usize,
-    ) {
-        let aoff = a.row_offsets();
-        let end = aoff[rows.end];
-        for (i, o) in rows.zip(out) {
-            if prefetch {
-                prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, false);
-            }
-            let acols = a.row(i).0;
-            let p = nprod[i] as usize;
-            *o = if p == 0 || (acols.len() == 1 && self.b_sorted) {
-                p
-            } else if p <= short_rows::SHORT_ROW {
-                short_rows::count(acols, &b)
-            } else {
-                count(acols, p)
-            };
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn fill_rows<T: Scalar, O: Ops<T>>(
-        &self,
-        ops: O,
-        acc: &mut impl Accumulator<T>,
-        a: CsrView<'_, T>,
-        b: CsrView<'_, T>,
-        rows: Range<usize>,
-        offsets: &[usize],
-        cols: &mut [MaybeUninit<u32>],
-        vals: &mut [MaybeUninit<T>],
-    ) -> usize {
-        let base = offsets[rows.start];
-        let mut written = 0;
-        let aoff = a.row_offsets();
-        let end = aoff[rows.end];
-        for i in rows {
-            if self.prefetch {
-                prefetch::rows_ahead(&a, &b, aoff[i]..aoff[i + 1], end, true);
-            }
-            let r = offsets[i] - base..offsets[i + 1] - base;
-            if r.is_empty() {
-                continue;
-            }
-            let (ac, av) = a.row(i);
-            let (c, v) = (&mut cols[r.clone()], &mut vals[r.clone()]);
-            let n = if ac.len() == 1 && self.b_sorted {
-                let (bc, bv) = b.row(ac[0] as usize);
-                for ((&j, &x), (cj, vj)) in bc.iter().zip(bv).zip(c.iter_mut().zip(v.iter_mut())) {
-                    cj.write(j);
-                    vj.write(ops.times(av[0], x));
-                }
-                bc.len()
-            } else if r.len() <= short_rows::SHORT_ROW
-                && accumulator::row_products(ac, &b) <= short_rows::SHORT_ROW
-            {
-                short_rows::fill(ops, ac, av, &b, c, v)
-            } else {
-                acc.fill(ops, ac, av, &b, c, v)
-            };
-            written += n.min(r.len());
-        }
-        written
-    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ impl CpuBackend {
         self.run(|| {
             let setup = Setup::of(a, b)?;
             let shortcuts = Shortcuts::of(&a, &b);
-            let (c_row_offsets, chunks, total_nprod, shortcuts, c) =
+            let (c_row_offsets, chunks, total_nprod, shortcuts, compressed, c) =
                 if one_pass::short(setup.max_nprod) {
                     let prefetch = prefetch::worth_it(&a);
                     let accumulators = Accumulators::new(self.kind(&b, prefetch), b.ncols());
@@ -44,13 +44,28 @@ impl CpuBackend {
                         prefetch,
                     )?;
                     let offsets = try_copied(c.row_offsets(), "C row offsets")?;
-                    (offsets, setup.chunks, setup.total_nprod, shortcuts, c)
+                    (offsets, setup.chunks, setup.total_nprod, shortcuts, None, c)
                 } else {
                     let s = self.symbolic_parts(a, b, setup, shortcuts)?;
                     let offsets = try_copied(&s.offsets, "C row offsets")?;
-                    let c =
-                        self.numeric_parts(PlusTimes, a, b, s.offsets, &s.chunks, &s.shortcuts)?;
-                    (offsets, s.chunks, s.total_nprod, s.shortcuts, c)
+                    let (chunks, compressed) = (&s.chunks, s.compressed.as_ref());
+                    let c = self.numeric_parts(
+                        PlusTimes,
+                        a,
+                        b,
+                        s.offsets,
+                        chunks,
+                        &s.shortcuts,
+                        compressed,
+                    )?;
+                    (
+                        offsets,
+                        s.chunks,
+                        s.total_nprod,
+                        s.shortcuts,
+                        s.compressed,
+                        c,
+                    )
                 };
             let plan = CpuPlan {
                 a: Structure::of(a),
@@ -59,6 +74,7 @@ impl CpuBackend {
                 chunks,
                 total_nprod,
                 shortcuts,
+                compressed,
             };
             Ok((plan, c))
         })
