@@ -121,8 +121,9 @@ pub struct CpuPlan {
     /// B's rows sorted without repeats (structural, so the plan keeps it).
     shortcuts: Shortcuts,
     /// B's packed rows, where the symbolic phase counted with them (the
-    /// numeric phase finds each row's columns from them).
-    compressed: Option<CompressedRows>,
+    /// numeric phase finds each row's columns from them; boxed, so that a
+    /// plan stays small where it has none).
+    compressed: Option<Box<CompressedRows>>,
 }
 
 /// The symbolic phase's results: C's row offsets, the row chunks, the
@@ -359,7 +360,7 @@ impl CpuBackend {
                 chunks: s.chunks,
                 total_nprod: s.total_nprod,
                 shortcuts: s.shortcuts,
-                compressed: s.compressed,
+                compressed: s.compressed.map(Box::new),
             })
         })
     }
@@ -386,7 +387,7 @@ impl CpuBackend {
         }
         self.run(|| {
             let offsets = plan.c_row_offsets.clone();
-            let (chunks, compressed) = (&plan.chunks, plan.compressed.as_ref());
+            let (chunks, compressed) = (&plan.chunks, plan.compressed.as_deref());
             self.numeric_parts(
                 PlusTimes,
                 a,

@@ -63,7 +63,7 @@ impl CpuBackend {
                         s.chunks,
                         s.total_nprod,
                         s.shortcuts,
-                        s.compressed,
+                        s.compressed.map(Box::new),
                         c,
                     )
                 };
