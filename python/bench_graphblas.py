@@ -20,8 +20,9 @@ run, each a warm-up then the median of --reps, milliseconds:
 
 - triangles: ``C<L> = L plus_pair L.T`` summed (L the strictly lower
   triangle; ours takes ``L.T``, SciPy's or CuPy's CSC view of L, read
-  as L's rows, as GraphBLAS takes L with its transposing descriptor), the
-  counts compared;
+  as L's rows, as GraphBLAS takes L with its transposing descriptor; C's
+  values summed, ``C.data.sum()``, which on CuPy costs 0.2-0.4 ms less
+  than CuPy's sparse ``sum()``), the counts compared;
 - min_plus: ``C = A min_plus A``;
 - masked: ``C<A> = A plus_times A``;
 - complement: ``C<!A> = A any_pair A`` (vertices two hops away and not
@@ -116,7 +117,7 @@ def products(a, cupy, on_device):
         a, lower, front, seen = (m[k] for k in ("a", "lower", "front", "seen"))
         return {
             "triangles": lambda: float(
-                spgemm.matmul(lower, lower.T, semiring="plus_pair", mask=lower, backend=be).sum()
+                spgemm.matmul(lower, lower.T, semiring="plus_pair", mask=lower, backend=be).data.sum()
             ),
             "min_plus": lambda: spgemm.matmul(a, a, semiring="min_plus", backend=be).nnz,
             "masked": lambda: spgemm.matmul(a, a, mask=a, backend=be).nnz,
