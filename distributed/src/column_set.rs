@@ -21,21 +21,19 @@ impl Marks {
         Self((0..ncols.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
     }
 
-    /// Marks column `c` (below `ncols`).
+    /// Marks column `c` (below `ncols`): an atomic OR only when the bit
+    /// is not yet seen set (a column met again, the common case in a
+    /// product's C, costs a plain load).
     pub(crate) fn mark(&self, c: u64) {
-        self.0[(c / 64) as usize].fetch_or(1 << (c % 64), Ordering::Relaxed);
+        let (word, bit) = (&self.0[(c / 64) as usize], 1u64 << (c % 64));
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
     }
 
     /// The marked columns.
     pub(crate) fn finish(self) -> ColumnSet {
-        let bits: Vec<u64> = self.0.into_iter().map(AtomicU64::into_inner).collect();
-        let mut before = Vec::with_capacity(bits.len());
-        let mut len = 0u64;
-        for w in &bits {
-            before.push(len);
-            len += u64::from(w.count_ones());
-        }
-        ColumnSet { bits, before, len }
+        ColumnSet::of_bits(self.0.into_iter().map(AtomicU64::into_inner).collect())
     }
 }
 
@@ -48,6 +46,18 @@ pub(crate) struct ColumnSet {
 }
 
 impl ColumnSet {
+    /// The set whose columns are the set bits of `bits` (bit `c % 64` of
+    /// word `c / 64` for column `c`).
+    pub(crate) fn of_bits(bits: Vec<u64>) -> ColumnSet {
+        let mut before = Vec::with_capacity(bits.len());
+        let mut len = 0u64;
+        for w in &bits {
+            before.push(len);
+            len += u64::from(w.count_ones());
+        }
+        ColumnSet { bits, before, len }
+    }
+
     /// Columns in the set.
     pub(crate) fn len(&self) -> u64 {
         self.len

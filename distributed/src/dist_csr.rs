@@ -1,6 +1,6 @@
 //! A CSR matrix distributed by rows over the ranks of a communicator.
 
-use crate::column_set::{bitmap_pays, Marks};
+use crate::column_set::{bitmap_pays, ColumnSet, Marks};
 use crate::comm::{self, agree, Traffic};
 use crate::partition::Partition;
 use crate::wire::{self, Reader};
@@ -80,6 +80,68 @@ pub(crate) fn compact(
             }
         });
     Ok((local, map))
+}
+
+/// `c`'s columns (below its `ncols`, which fits a `u32`) renamed in place
+/// to their positions among the distinct ones, and that sorted list: a
+/// product's C with global columns as a rank's part. Where C uses every
+/// column the names stay and the list is `0..ncols`.
+pub(crate) fn compact_columns<T: Scalar>(c: CsrMatrix<T>) -> (CsrMatrix<T>, Vec<u64>) {
+    const CHUNK: usize = 1 << 15;
+    let (nrows, ncols, offsets, mut cols, values) = c.into_parts();
+    let map: Vec<u64> = if bitmap_pays(ncols as u64, cols.len()) {
+        // A bitmap per thread, ORed together, where they are few words
+        // beside the entries (no atomic per entry); else one shared.
+        let words = ncols.div_ceil(64);
+        let threads = rayon::current_num_threads();
+        let set = if words * threads <= cols.len() / 4 {
+            let bits = cols
+                .par_chunks(cols.len().div_ceil(threads))
+                .map(|chunk| {
+                    let mut bits = vec![0u64; words];
+                    for &c in chunk {
+                        bits[(c / 64) as usize] |= 1 << (c % 64);
+                    }
+                    bits
+                })
+                .reduce(
+                    || vec![0u64; words],
+                    |mut x, y| {
+                        x.iter_mut().zip(y).for_each(|(w, v)| *w |= v);
+                        x
+                    },
+                );
+            ColumnSet::of_bits(bits)
+        } else {
+            let marks = Marks::new(ncols as u64);
+            cols.par_chunks(CHUNK).for_each(|chunk| {
+                for &c in chunk {
+                    marks.mark(u64::from(c));
+                }
+            });
+            marks.finish()
+        };
+        if set.len() < ncols as u64 {
+            cols.par_chunks_mut(CHUNK).for_each(|chunk| {
+                for c in chunk {
+                    *c = set.position(u64::from(*c));
+                }
+            });
+        }
+        set.columns()
+    } else {
+        let mut map: Vec<u32> = cols.clone();
+        map.par_sort_unstable();
+        map.dedup();
+        cols.par_iter_mut()
+            .for_each(|c| *c = map.partition_point(|m| m < c) as u32);
+        map.into_iter().map(u64::from).collect()
+    };
+    // SAFETY: renaming each column by its rank among the distinct columns
+    // keeps every row's order and puts each below `map.len()`; offsets and
+    // values are C's own.
+    let c = unsafe { CsrMatrix::new_unchecked(nrows, map.len(), offsets, cols, values) };
+    (c, map)
 }
 
 fn too_many_columns(n: u64) -> Error {

@@ -6,7 +6,9 @@
 //! single-process engine ([`LocalProduct`]), and two algorithms:
 //!
 //! - **1D rows** ([`one_d`]): each rank fetches the rows of B its rows of
-//!   A reference, as PETSc's MPIAIJ product does;
+//!   A reference, as PETSc's MPIAIJ product does, or, on the ranks of one
+//!   node, reads all of B in place from shared-memory windows
+//!   ([`Fetch`]);
 //! - **2D sparse SUMMA** ([`two_d`], Buluç and Gilbert 2012) on a `q × q`
 //!   grid, for products where 1D must fetch most of B.
 //!
@@ -63,6 +65,8 @@ pub mod resident;
 #[cfg(feature = "mpi")]
 mod run;
 #[cfg(feature = "mpi")]
+mod shared_rows;
+#[cfg(feature = "mpi")]
 pub mod two_d;
 
 #[cfg(feature = "mpi")]
@@ -73,4 +77,4 @@ pub use local::LocalProduct;
 #[cfg(feature = "mpi")]
 pub use mpi;
 #[cfg(feature = "mpi")]
-pub use run::{multiply, Choice, Options, RunStats};
+pub use run::{multiply, Choice, Fetch, Options, RunStats};

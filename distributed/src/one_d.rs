@@ -9,9 +9,10 @@
 
 use crate::assemble::{b_hat, columns_as_rows};
 use crate::comm;
-use crate::dist_csr::{rows_message, DistCsr};
+use crate::dist_csr::{compact_columns, rows_message, DistCsr};
 use crate::local::{product, LocalProduct};
 use crate::run::{elapsed_ms, RunStats};
+use crate::shared_rows::SharedRows;
 use crate::wire::{Reader, Writer};
 use crate::{Algorithm, Error, Result};
 use mpi::topology::SimpleCommunicator;
@@ -36,6 +37,75 @@ pub fn multiply<T: Scalar>(
     let mut stats = RunStats::new(Algorithm::OneD);
     let replies = ask(comm, a, b, &mut stats)?;
     finish(comm, a, b, backend, replies, stats, start)
+}
+
+/// `C = A·B` by the 1D algorithm with B's rows read in place from the
+/// node's shared memory ([`crate::Fetch::Shared`]): each rank writes
+/// its rows of B into the windows, renames its columns of A as B's global
+/// rows and multiplies by the whole of B; C's columns are then compacted
+/// as a rank's part. Collective.
+///
+/// # Errors
+/// On every rank, the same: A's columns not B's rows, partitions not of
+/// the communicator's size, ranks on more than one node, B with 2³² rows
+/// or columns or more, a local product's failure (naming the rank).
+pub fn multiply_shared<T: Scalar>(
+    comm: &SimpleCommunicator,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+    backend: &dyn LocalProduct<T>,
+) -> Result<(DistCsr<T>, RunStats)> {
+    let start = Instant::now();
+    crate::run::check_shapes(comm, a, b)?;
+    if !crate::shared_rows::on_one_node(comm) {
+        return Err(Error::Argument(
+            "B's rows are read in place only by the ranks of one node; these run on several (fetch them in messages)".into(),
+        ));
+    }
+    let mut stats = RunStats::new(Algorithm::OneD);
+    stats.shared_rows = true;
+    let t = Instant::now();
+    let shared = comm::agree(comm, SharedRows::share(comm, b))?;
+    stats.fetch_ms += elapsed_ms(t);
+    let t = Instant::now();
+    let local = a.local();
+    // The rows of B between the first and the last that A references:
+    // A's columns renamed from there, so that a rank whose rows reference
+    // B near its own rows (a mesh) multiplies by a B of about its rows,
+    // not the whole (whose rows it would never read, but whose every row
+    // the local product's passes over B would visit).
+    let need = a.col_map();
+    let window = match (need.first(), need.last()) {
+        (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
+        _ => 0..0,
+    };
+    let rows: Vec<usize> = need.iter().map(|&g| g as usize - window.start).collect();
+    let b_rows = shared.rows(window.clone());
+    let renamed = columns_as_rows(local, &rows, window.len());
+    let a_hat = match &renamed {
+        Some(cols) => CsrView::new(
+            local.nrows(),
+            window.len(),
+            local.row_offsets(),
+            cols,
+            local.values(),
+        ),
+        None => Ok(local.view()),
+    };
+    let a_hat = comm::agree(comm, a_hat.map_err(Error::from))?;
+    stats.merge_ms += elapsed_ms(t);
+    let t = Instant::now();
+    let c = comm::agree(comm, product(backend, a_hat, b_rows.view()))?;
+    drop(b_rows);
+    stats.local_ms += elapsed_ms(t);
+    drop(shared);
+    let t = Instant::now();
+    let (c, map) = compact_columns(c);
+    stats.merge_ms += elapsed_ms(t);
+    let r = comm.rank() as usize;
+    let c = DistCsr::from_product(b.ncols(), a.row_partition().clone(), r, c, map);
+    stats.total_ms = elapsed_ms(start);
+    Ok((c, stats))
 }
 
 /// The first of A's column indices each rank owns as a row of B, per

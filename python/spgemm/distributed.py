@@ -45,8 +45,8 @@ def _arrays(m, name: str):
     )
 
 
-def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
-           devices: tuple[int, ...] = (0,)):
+def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
+           backend: str = "auto", devices: tuple[int, ...] = (0,)):
     """This rank's block of ``C = A @ B`` over the ranks of ``comm``.
 
     Collective: every rank of the mpi4py communicator ``comm`` calls it.
@@ -54,7 +54,10 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
     (``rows x ncols(B)``), SciPy CSR (other formats are converted; values
     as float64). ``algorithm`` is "auto", "1d" (each rank fetches the rows
     of B its rows of A reference) or "2d" (sparse SUMMA on a square number
-    of ranks); ``backend`` "auto", "cpu", "cuda" or "hip"; a rank's GPU is
+    of ranks). ``fetch`` is how 1D reads other ranks' rows of B:
+    "messages" (fetched and assembled) or "shared" (read in place from the
+    node's shared memory, every rank on one node; 1D under "auto").
+    ``backend`` is "auto", "cpu", "cuda" or "hip"; a rank's GPU is
     ``devices[node-local rank % len(devices)]``.
 
     Returns ``(c, algorithm_run)``: this rank's rows of C
@@ -62,7 +65,8 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
     otherwise, and the algorithm that ran.
 
     Raises ValueError (bad blocks, shapes that do not fit, a 2D run on a
-    number of ranks that is not a square), MemoryError or RuntimeError
+    number of ranks that is not a square, shared rows on ranks of several
+    nodes, an unknown ``algorithm`` or ``fetch``), MemoryError or RuntimeError
     (backend, device) on every rank alike, naming the first rank that
     failed; RuntimeError when the package was built without ``mpi``.
     """
@@ -81,7 +85,7 @@ def matmul(comm, a, b, *, algorithm: str = "auto", backend: str = "auto",
     b_ncols, bp, bi, bd = _arrays(b, "b")
     indptr, indices, data, run = _spgemm.distributed_matmul(
         MPI._handleof(comm), a_ncols, ap, ai, ad, b_ncols, bp, bi, bd,
-        algorithm, backend, device,
+        algorithm, fetch, backend, device,
     )
     c = _sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, b_ncols))
     if a_cupy:

@@ -443,7 +443,11 @@ pub(crate) fn multiply_spec(
 /// Each vertex's level in a breadth-first search of A's graph from
 /// `source` on `backend` ([`Backend::bfs_levels`]), A in its own value
 /// type (its values are not read).
-pub(crate) fn bfs_levels(backend: &Backend, a: Slices<'_>, source: usize) -> spgemm::Result<Vec<i32>> {
+pub(crate) fn bfs_levels(
+    backend: &Backend,
+    a: Slices<'_>,
+    source: usize,
+) -> spgemm::Result<Vec<i32>> {
     match a.data {
         ValueSlice::F32(v) => backend.bfs_levels(&a.csr(v)?, source),
         ValueSlice::F64(v) => backend.bfs_levels(&a.csr(v)?, source),

@@ -245,11 +245,17 @@ pub(crate) fn galerkin_plan_device(
         let (g, c) = py
             .detach(|| plan_on::<f64>(e, a, p, r, stream))
             .map_err(to_py)?;
-        Ok((plan(AnyGalerkin::F64(g)), device_csr(&backend, Ok(c), AnyGpu::F64)?))
+        Ok((
+            plan(AnyGalerkin::F64(g)),
+            device_csr(&backend, Ok(c), AnyGpu::F64)?,
+        ))
     } else {
         let (g, c) = py
             .detach(|| plan_on::<f32>(e, a, p, r, stream))
             .map_err(to_py)?;
-        Ok((plan(AnyGalerkin::F32(g)), device_csr(&backend, Ok(c), AnyGpu::F32)?))
+        Ok((
+            plan(AnyGalerkin::F32(g)),
+            device_csr(&backend, Ok(c), AnyGpu::F32)?,
+        ))
     }
 }

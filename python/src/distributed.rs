@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::distributed::mpi::raw::FromRaw;
 use spgemm::distributed::mpi::topology::SimpleCommunicator;
-use spgemm::distributed::{multiply, Choice, DistCsr, Options};
+use spgemm::distributed::{multiply, Choice, DistCsr, Fetch, Options};
 use std::mem::ManuallyDrop;
 
 /// A communicator handle used while the GIL is released: the product
@@ -77,7 +77,7 @@ type Block<'py> = (
 /// its rows of C back. Collective; every rank's error is every rank's.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (comm, a_ncols, a_indptr, a_indices, a_data, b_ncols, b_indptr, b_indices, b_data, algorithm, backend, device))]
+#[pyo3(signature = (comm, a_ncols, a_indptr, a_indices, a_data, b_ncols, b_indptr, b_indices, b_data, algorithm, fetch, backend, device))]
 pub fn distributed_matmul<'py>(
     py: Python<'py>,
     comm: usize,
@@ -90,10 +90,12 @@ pub fn distributed_matmul<'py>(
     b_indices: PyReadonlyArray1<'py, i64>,
     b_data: PyReadonlyArray1<'py, f64>,
     algorithm: &str,
+    fetch: &str,
     backend: &str,
     device: usize,
 ) -> PyResult<Block<'py>> {
     let algorithm: Choice = algorithm.parse().map_err(PyValueError::new_err)?;
+    let fetch: Fetch = fetch.parse().map_err(PyValueError::new_err)?;
     type RawComm = spgemm::distributed::mpi::ffi::MPI_Comm;
     const _: () = assert!(std::mem::size_of::<RawComm>() <= std::mem::size_of::<usize>());
     // SAFETY: `comm` is mpi4py's handle of a live communicator, an
@@ -115,7 +117,7 @@ pub fn distributed_matmul<'py>(
     let b = block(comm, b_ncols, &b_indptr, &b_indices, &b_data)?;
     let shared = Borrowed(comm);
     let (c, stats) = py
-        .detach(|| multiply(shared.get(), &a, &b, &*be, Options { algorithm }))
+        .detach(|| multiply(shared.get(), &a, &b, &*be, Options { algorithm, fetch }))
         .map_err(|e| crate::to_py(e.into()))?;
     let local = c.local();
     let indptr: Vec<i64> = local.row_offsets().iter().map(|&o| o as i64).collect();

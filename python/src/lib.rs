@@ -7,9 +7,9 @@ mod arrays;
 mod common_case;
 mod device;
 mod device_galerkin;
-mod search;
 #[cfg(feature = "mpi")]
 mod distributed;
+mod search;
 
 use arrays::{Operand, Product};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};

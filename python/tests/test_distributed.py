@@ -42,14 +42,22 @@ SCRIPT = textwrap.dedent(
     def block(m):
         cuts = np.linspace(0, m.shape[0], p + 1).astype(int)
         return m[cuts[r]:cuts[r + 1]]
-    for algorithm in ["1d", "auto"] + (["2d"] if int(p ** 0.5) ** 2 == p else []):
-        c, run = distributed.matmul(comm, block(a), block(b), algorithm=algorithm, backend="cpu")
+    runs = [("1d", "messages"), ("1d", "shared"), ("auto", "messages"), ("auto", "shared")]
+    runs += [("2d", "messages")] if int(p ** 0.5) ** 2 == p else []
+    for algorithm, fetch in runs:
+        c, run = distributed.matmul(comm, block(a), block(b), algorithm=algorithm, fetch=fetch,
+                                    backend="cpu")
         whole = comm.gather(c, root=0)
         if r == 0:
             got = sp.vstack(whole).tocsr()
             want = (a @ b).tocsr()
             assert got.shape == want.shape, (got.shape, want.shape)
-            assert abs(got - want).max() <= 1e-9 * max(1.0, abs(want).max()), algorithm
+            assert abs(got - want).max() <= 1e-9 * max(1.0, abs(want).max()), (algorithm, fetch)
+    try:
+        distributed.matmul(comm, block(a), block(b), fetch="carrier pigeon", backend="cpu")
+        raise SystemExit("no error")
+    except ValueError as e:
+        assert "unknown fetch 'carrier pigeon'" in str(e), str(e)
     # CuPy blocks in, CuPy C out, where CuPy and a GPU are present.
     try:
         import cupy, cupyx.scipy.sparse as csp
@@ -89,7 +97,7 @@ SCRIPT = textwrap.dedent(
     try:
         dist._spgemm.distributed_matmul(
             MPI._handleof(comm), *dist._arrays(bad_a, "a"), *dist._arrays(block(b), "b"),
-            "auto", "cpu", 0)
+            "auto", "messages", "cpu", 0)
         raise SystemExit("no error for a negative column")
     except ValueError as e:
         assert f"rank {p - 1} of {p}" in str(e) and "negative" in str(e), str(e)

@@ -65,6 +65,11 @@ pub struct BenchArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     pub(super) algorithm: spgemm::distributed::Choice,
+    /// With --distributed, 1D rows: messages or shared (B read in place
+    /// from the node's shared memory; every rank on one node).
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value = "messages")]
+    pub(super) fetch: spgemm::distributed::Fetch,
     /// With --distributed: A, B and C stay on the ranks' GPUs (1D rows,
     /// B's rows moved GPU to GPU), timed beside rank 0's GPU alone and all
     /// --devices in one process, operands on the devices.

@@ -209,11 +209,12 @@ pub fn multiply<T: Scalar>(args: &MultiplyArgs) -> Result<(), CliError> {
     }
     let options = Options {
         algorithm: args.algorithm,
+        fetch: args.fetch,
     };
     let (c, stats) = spgemm::distributed::multiply(&world, &da, db, &backend, options)
         .map_err(spgemm::Error::from)?;
     let columns = gather_stats(&world, &stats);
-    let how = stats.algorithm.to_string();
+    let how = stats.algorithm.to_string() + shared_note(&stats);
     write_c(&world, args, &c, (read_ms, &how, &backend), || {
         print_ranks(&columns)
     })
@@ -296,6 +297,7 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
     let backend = rank_backend(&world, &args.common, GpuConfig::default())?;
     let options = Options {
         algorithm: args.algorithm,
+        fetch: args.fetch,
     };
     let mut rows = Vec::new();
     for ops in &files {
@@ -364,9 +366,10 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
             let single = single.expect("rank 0 timed alone");
             let gflops = |ms: f64| 2.0 * *nprod as f64 / (ms * 1e6);
             eprintln!(
-                "{} ({what}): {} on {ranks} ranks ({}) {time:.2} ms, {:.2} GFLOPS; rank 0 alone {single:.2} ms, {:.2} GFLOPS: {:.2}x{}",
+                "{} ({what}): {}{} on {ranks} ranks ({}) {time:.2} ms, {:.2} GFLOPS; rank 0 alone {single:.2} ms, {:.2} GFLOPS: {:.2}x{}",
                 ops.name(),
                 stats.algorithm,
+                shared_note(&stats),
                 backend.name(),
                 gflops(time),
                 gflops(single),
@@ -391,6 +394,7 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
                 "what": what,
                 "ranks": ranks,
                 "algorithm": stats.algorithm,
+                "shared_rows": stats.shared_rows,
                 "backend": backend.name(),
                 "device": backend.device(),
                 "nprod": nprod,
@@ -408,6 +412,16 @@ pub fn bench<T: Scalar>(args: &BenchArgs) -> Result<(), CliError> {
         })?;
     }
     write_json(&world, args, rows)
+}
+
+/// What a run's algorithm is followed by when B's rows were read in
+/// place from shared memory.
+fn shared_note(stats: &RunStats) -> &'static str {
+    if stats.shared_rows {
+        " (B's rows read in place from the node's shared memory)"
+    } else {
+        ""
+    }
 }
 
 /// Writes `rows` to `--json` on rank 0, if given.

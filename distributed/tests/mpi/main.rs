@@ -12,7 +12,7 @@ use mpi::traits::*;
 use spgemm_core::{CsrMatrix, CsrView};
 use spgemm_cpu::CpuBackend;
 use spgemm_distributed::{
-    multiply, Choice, DistCsr, Error, LocalProduct, Model, Options, Partition,
+    multiply, Choice, DistCsr, Error, Fetch, LocalProduct, Model, Options, Partition,
 };
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,9 +26,21 @@ mod resident;
 type Case = fn(&SimpleCommunicator) -> Result<(), String>;
 
 const CASES: &[(&str, Case)] = &[
-    ("real_matrices_1d", |c| real_matrices(c, Choice::OneD)),
-    ("real_matrices_2d", |c| real_matrices(c, Choice::TwoD)),
-    ("real_matrices_auto", |c| real_matrices(c, Choice::Auto)),
+    ("real_matrices_1d", |c| {
+        real_matrices(c, Choice::OneD, Fetch::Messages)
+    }),
+    ("real_matrices_1d_shared_rows", |c| {
+        real_matrices(c, Choice::OneD, Fetch::Shared)
+    }),
+    ("real_matrices_2d", |c| {
+        real_matrices(c, Choice::TwoD, Fetch::Shared)
+    }),
+    ("real_matrices_auto", |c| {
+        real_matrices(c, Choice::Auto, Fetch::Messages)
+    }),
+    ("real_matrices_auto_shared_rows", |c| {
+        real_matrices(c, Choice::Auto, Fetch::Shared)
+    }),
     ("random_rectangular_uneven_partitions", random_rectangular),
     ("more_ranks_than_rows", more_ranks_than_rows),
     ("model_predicts_bytes_moved", model_predicts_bytes_moved),
@@ -236,7 +248,10 @@ fn real_operands(comm: &SimpleCommunicator, name: &str) -> Result<Operands, Stri
     Ok((a, b, da, db))
 }
 
-fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), String> {
+/// The real matrices multiplied over the ranks, checked against the
+/// reference; with shared rows (1D, or auto, which then runs 1D) nothing
+/// of B moves in messages; 2D sends its blocks whatever the fetch.
+fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice, fetch: Fetch) -> Result<(), String> {
     let p = comm.size() as usize;
     let cpu = CpuBackend::new();
     for name in [
@@ -248,9 +263,18 @@ fn real_matrices(comm: &SimpleCommunicator, algorithm: Choice) -> Result<(), Str
         "Goodwin_010",
     ] {
         let (a, b, da, db) = real_operands(comm, name)?;
-        let options = Options { algorithm };
+        let options = Options { algorithm, fetch };
         match multiply(comm, &da, &db, &cpu, options) {
-            Ok((c, _)) => check(comm, &a, &b, &c, name)?,
+            Ok((c, stats)) => {
+                let shared = algorithm != Choice::TwoD && fetch == Fetch::Shared;
+                if stats.shared_rows != shared || (shared && stats.inputs.sent != 0) {
+                    return Err(format!(
+                        "{name}: {algorithm:?} {fetch:?}: B's rows shared {}, {} bytes sent",
+                        stats.shared_rows, stats.inputs.sent
+                    ));
+                }
+                check(comm, &a, &b, &c, name)?
+            }
             Err(e) if algorithm == Choice::TwoD && (p == 2 || p == 3) => {
                 let text = e.to_string();
                 if !text.contains("square number of ranks") {
@@ -287,29 +311,34 @@ fn random_rectangular(comm: &SimpleCommunicator) -> Result<(), String> {
     let b = spgemm_core::generate::uniform::<f64>(170, 230, 5, 12).unwrap();
     let da = distribute(comm, &a, &uneven(300, p, 1))?;
     let db = distribute(comm, &b, &uneven(170, p, 2))?;
-    let mut runs = vec![Choice::OneD, Choice::Auto];
+    // Uneven parts (some empty) read in place too: empty segments of the
+    // shared windows.
+    let mut runs = vec![
+        (Choice::OneD, Fetch::Messages),
+        (Choice::Auto, Fetch::Messages),
+        (Choice::OneD, Fetch::Shared),
+    ];
     if spgemm_distributed::model::grid_side(p).is_some() {
-        runs.push(Choice::TwoD);
+        runs.push((Choice::TwoD, Fetch::Messages));
     }
-    for algorithm in runs {
-        let (c, _) =
-            multiply(comm, &da, &db, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
+    for (algorithm, fetch) in runs {
+        let options = Options { algorithm, fetch };
+        let (c, _) = multiply(comm, &da, &db, &cpu, options).map_err(|e| e.to_string())?;
         if c.row_partition() != da.row_partition() {
             return Err("C is not split as A".into());
         }
-        check(comm, &a, &b, &c, &format!("{algorithm:?}"))?;
+        check(comm, &a, &b, &c, &format!("{algorithm:?} {fetch:?}"))?;
         // C as the A of a second product (its column list comes from the
         // first product's rows of B).
         let b2 = spgemm_core::generate::uniform::<f64>(230, 90, 3, 13).unwrap();
         let db2 = distribute(comm, &b2, &uneven(230, p, 3))?;
-        let (d, _) =
-            multiply(comm, &c, &db2, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
+        let (d, _) = multiply(comm, &c, &db2, &cpu, options).map_err(|e| e.to_string())?;
         let whole_c = c.gather(comm, 0).map_err(|e| e.to_string())?;
         let whole_d = d.gather(comm, 0).map_err(|e| e.to_string())?;
         if let (Some(wc), Some(wd)) = (whole_c, whole_d) {
             spgemm_core::verify::check_product(&wc, &b2, &wd)
                 .map_err(|e| e.to_string())?
-                .map_err(|m| format!("(A·B)·B2 {algorithm:?}: {m}"))?;
+                .map_err(|m| format!("(A·B)·B2 {algorithm:?} {fetch:?}: {m}"))?;
         }
     }
     Ok(())
@@ -320,9 +349,12 @@ fn more_ranks_than_rows(comm: &SimpleCommunicator) -> Result<(), String> {
     let a = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 2.0, 3.0]).unwrap();
     let da = distribute(comm, &a, &Partition::even(2, p).unwrap())?;
     for algorithm in [Choice::OneD, Choice::Auto] {
-        let (c, _) = multiply(comm, &da, &da, &CpuBackend::new(), Options { algorithm })
-            .map_err(|e| e.to_string())?;
-        check(comm, &a, &a, &c, "2x2")?;
+        for fetch in [Fetch::Messages, Fetch::Shared] {
+            let options = Options { algorithm, fetch };
+            let (c, _) =
+                multiply(comm, &da, &da, &CpuBackend::new(), options).map_err(|e| e.to_string())?;
+            check(comm, &a, &a, &c, &format!("2x2 {fetch:?}"))?;
+        }
     }
     Ok(())
 }
@@ -357,8 +389,11 @@ fn model_predicts_bytes_moved(comm: &SimpleCommunicator) -> Result<(), String> {
             algorithms.push(Choice::TwoD);
         }
         for algorithm in algorithms {
-            let (_, stats) =
-                multiply(comm, &da, &da, &cpu, Options { algorithm }).map_err(|e| e.to_string())?;
+            let options = Options {
+                algorithm,
+                fetch: Fetch::Messages,
+            };
+            let (_, stats) = multiply(comm, &da, &da, &cpu, options).map_err(|e| e.to_string())?;
             let predicted = match algorithm {
                 Choice::TwoD => model.two_d(&rows, &rows),
                 _ => model.one_d(&rows, &rows),
@@ -606,7 +641,16 @@ fn dimension_mismatch(comm: &SimpleCommunicator) -> Result<(), String> {
     let da = distribute(comm, &a, &Partition::even(40, p).unwrap())?;
     let db = distribute(comm, &b, &Partition::even(31, p).unwrap())?;
     for algorithm in [Choice::OneD, Choice::TwoD, Choice::Auto] {
-        let r = multiply(comm, &da, &db, &CpuBackend::new(), Options { algorithm });
+        let r = multiply(
+            comm,
+            &da,
+            &db,
+            &CpuBackend::new(),
+            Options {
+                algorithm,
+                ..Options::default()
+            },
+        );
         expect_error(r, "A is 40x30 and B 31x20")?;
     }
     Ok(())
@@ -643,12 +687,15 @@ fn local_failure_on_one_rank(comm: &SimpleCommunicator) -> Result<(), String> {
     let last = p - 1;
     let a = spgemm_core::generate::uniform::<f64>(60, 60, 4, 3).unwrap();
     let da = distribute(comm, &a, &Partition::even(60, p).unwrap())?;
-    let mut algorithms = vec![Choice::OneD];
+    let mut runs = vec![
+        (Choice::OneD, Fetch::Messages),
+        (Choice::OneD, Fetch::Shared),
+    ];
     if spgemm_distributed::model::grid_side(p).is_some() {
-        algorithms.push(Choice::TwoD);
+        runs.push((Choice::TwoD, Fetch::Messages));
     }
-    for algorithm in algorithms {
-        let r = multiply(comm, &da, &da, &FailsOn(last), Options { algorithm });
+    for (algorithm, fetch) in runs {
+        let r = multiply(comm, &da, &da, &FailsOn(last), Options { algorithm, fetch });
         expect_error(
             r,
             &format!("rank {last} of {p}: local product: device out of memory (simulated)"),
