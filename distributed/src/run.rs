@@ -51,15 +51,18 @@ pub enum Fetch {
     #[default]
     Messages,
     /// Read in place: each rank writes its rows of B into shared-memory
-    /// windows of the node (MPI-3 `MPI_Win_allocate_shared`), and every
-    /// rank multiplies by the rows of B between the first and the last
-    /// its rows of A reference, where they lie, none copied; 1D even under
+    /// windows of the node (MPI-3 `MPI_Win_allocate_shared`), then either
+    /// multiplies by the rows of B its rows of A span, where they lie
+    /// (where C will not be much larger than those rows: random
+    /// matrices), or copies the rows it references into a compact B̂
+    /// (meshes, power-law graphs); no row is sent. 1D even under
     /// [`Choice::Auto`]. Every rank must run on one node, and B must have
     /// fewer than 2³² rows and columns. Measured on 16 cores of one host
-    /// (4 ranks × 4 threads): faster than messages on a random matrix
-    /// whose rows every rank needs (Erdős–Rényi 2²⁰ × 8: 278 against 421
-    /// ms), slower on a 27-point stencil (105 against 89 ms) and R-MAT 16
-    /// (433 against 288 ms), so not the default.
+    /// (4 ranks × 4 threads, one call): Erdős–Rényi 2²⁰ × 8 327–346
+    /// against 444–448 ms with messages, R-MAT 16 318–341 against
+    /// 335–346, a 27-point stencil 92–101 against 79–86 (writing all of B
+    /// into the windows costs more than its few fetched rows), so not the
+    /// default.
     Shared,
 }
 

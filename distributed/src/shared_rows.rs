@@ -7,6 +7,7 @@
 //! rows its rows of A reference where they lie: no message, no copy, no
 //! assembly of B̂.
 
+use crate::column_set::Marks;
 use crate::dist_csr::DistCsr;
 use crate::{Error, Result};
 use mpi::ffi;
@@ -14,7 +15,7 @@ use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use rayon::prelude::*;
-use spgemm_core::{CsrView, Scalar};
+use spgemm_core::{CsrMatrix, CsrView, Scalar};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -234,20 +235,83 @@ impl<T: Scalar> SharedRows<'_, T> {
         })
     }
 
-    /// B's rows `rows` (global, consecutive), read in place: their
-    /// columns and values where they lie, their row offsets copied to
-    /// start from 0.
-    pub(crate) fn rows(&self, rows: Range<usize>) -> RowsOfB<'_, T> {
+    /// B's offsets, columns and values, all ranks' rows.
+    fn arrays(&self) -> (&[usize], &[u32], &[T]) {
         // SAFETY: the windows hold `nrows + 1` offsets, `nnz` columns and
         // values back to back (checked in `share`), written before the
         // fences and not written again while `self` lives.
-        let (offsets, cols, values) = unsafe {
+        unsafe {
             (
                 std::slice::from_raw_parts(self.offsets, self.nrows + 1),
                 std::slice::from_raw_parts(self.cols, self.nnz),
                 std::slice::from_raw_parts(self.values, self.nnz),
             )
-        };
+        }
+    }
+
+    /// B's row offsets (global rows, `nrows + 1`).
+    pub(crate) fn row_offsets(&self) -> &[usize] {
+        self.arrays().0
+    }
+
+    /// B's rows `need` (global, ascending, distinct) copied into one CSR
+    /// matrix, row `k` being row `need[k]`, over the sorted list of the
+    /// distinct columns they use (returned with it): the 1D algorithm's
+    /// B̂, copied from the windows rather than received.
+    pub(crate) fn gather(&self, need: &[u64]) -> (CsrMatrix<T>, Vec<u64>) {
+        const ROWS: usize = 1 << 12;
+        let (offsets, cols, values) = self.arrays();
+        let row = |g: u64| offsets[g as usize]..offsets[g as usize + 1];
+        let mut hat = Vec::with_capacity(need.len() + 1);
+        hat.push(0usize);
+        for &g in need {
+            hat.push(hat[hat.len() - 1] + row(g).len());
+        }
+        let nnz = hat[need.len()];
+        let marks = Marks::new(self.ncols as u64);
+        need.par_chunks(ROWS).for_each(|rows| {
+            for &g in rows {
+                for &c in &cols[row(g)] {
+                    marks.mark(u64::from(c));
+                }
+            }
+        });
+        let set = marks.finish();
+        let (mut hat_cols, mut hat_values) = (vec![0u32; nnz], vec![T::ZERO; nnz]);
+        let mut jobs = Vec::with_capacity(need.len().div_ceil(ROWS));
+        let (mut c_rest, mut v_rest) = (&mut hat_cols[..], &mut hat_values[..]);
+        for (k, rows) in need.chunks(ROWS).enumerate() {
+            let n = hat[k * ROWS + rows.len()] - hat[k * ROWS];
+            let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
+            let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
+            (c_rest, v_rest) = (c_next, v_next);
+            jobs.push((rows, c, v));
+        }
+        jobs.into_par_iter().for_each(|(rows, c, v)| {
+            let mut at = 0;
+            for &g in rows {
+                let r = row(g);
+                for (o, &x) in c[at..at + r.len()].iter_mut().zip(&cols[r.clone()]) {
+                    *o = set.position(u64::from(x));
+                }
+                v[at..at + r.len()].copy_from_slice(&values[r.clone()]);
+                at += r.len();
+            }
+        });
+        let map = set.columns();
+        // SAFETY: offsets from 0 adding each row's length; every column is
+        // its position among the marked columns of these same rows, in the
+        // rows' order.
+        let m =
+            unsafe { CsrMatrix::new_unchecked(need.len(), map.len(), hat, hat_cols, hat_values) };
+        (m, map)
+    }
+
+    /// B's rows `rows` (global, consecutive), read in place: their
+    /// columns and values where they lie, their row offsets copied to
+    /// start from 0.
+    pub(crate) fn rows(&self, rows: Range<usize>) -> RowsOfB<'_, T> {
+        let (offsets, cols, values) = self.arrays();
         let (first, last) = (offsets[rows.start], offsets[rows.end]);
         RowsOfB {
             ncols: self.ncols,
