@@ -48,6 +48,37 @@ enum Piece<'a, T> {
 /// Entries per parallel task.
 const CHUNK: usize = 1 << 15;
 
+/// The rows `rows` (each `row(r)`'s columns and values) copied back to
+/// back into `cols` and `values`, which hold exactly their entries, each
+/// column renamed `rename(column)`; in parallel over chunks of rows.
+pub(crate) fn copy_rows<'m, R: Sync, T: Scalar>(
+    rows: &[R],
+    row: impl Fn(&R) -> (&'m [u32], &'m [T]) + Sync,
+    rename: impl Fn(u32) -> u32 + Sync,
+    mut cols: &mut [u32],
+    mut values: &mut [T],
+) {
+    let mut jobs = Vec::with_capacity(rows.len().div_ceil(CHUNK / 8 + 1));
+    for chunk in rows.chunks(CHUNK / 8 + 1) {
+        let n: usize = chunk.iter().map(|r| row(r).0.len()).sum();
+        let (c, c_next) = std::mem::take(&mut cols).split_at_mut(n);
+        let (v, v_next) = std::mem::take(&mut values).split_at_mut(n);
+        (cols, values) = (c_next, v_next);
+        jobs.push((chunk, c, v));
+    }
+    jobs.into_par_iter().for_each(|(chunk, c, v)| {
+        let mut at = 0;
+        for r in chunk {
+            let (rc, rv) = row(r);
+            for (o, &x) in c[at..at + rc.len()].iter_mut().zip(rc) {
+                *o = rename(x);
+            }
+            v[at..at + rv.len()].copy_from_slice(rv);
+            at += rc.len();
+        }
+    });
+}
+
 /// B̂: rows `own` of `b`'s part (`own[k]` is a local row) in the place
 /// of rank `rank`, the rows `fetched[q]` holds (`counts[q]` of them) in
 /// the place of rank `q`, over the sorted list of global columns they use
@@ -149,26 +180,7 @@ pub(crate) fn b_hat<'b, T: Scalar>(
                 let (v_out, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
                 (c_rest, v_rest) = (c_next, v_next);
                 let remap: Vec<u32> = b.col_map().par_iter().map(|&g| position(g)).collect();
-                let mut jobs = Vec::new();
-                let (mut c_out, mut v_out) = (c_out, v_out);
-                for chunk in rows.chunks(CHUNK / 8 + 1) {
-                    let m: usize = chunk.iter().map(|&i| local.row_nnz(i)).sum();
-                    let (c, c_next) = std::mem::take(&mut c_out).split_at_mut(m);
-                    let (v, v_next) = std::mem::take(&mut v_out).split_at_mut(m);
-                    (c_out, v_out) = (c_next, v_next);
-                    jobs.push((chunk, c, v));
-                }
-                jobs.into_par_iter().for_each(|(chunk, c, v)| {
-                    let mut at = 0;
-                    for &i in chunk {
-                        let (rc, rv) = local.row(i);
-                        for (o, &x) in c[at..at + rc.len()].iter_mut().zip(rc) {
-                            *o = remap[x as usize];
-                        }
-                        v[at..at + rv.len()].copy_from_slice(rv);
-                        at += rc.len();
-                    }
-                });
+                copy_rows(rows, |&i| local.row(i), |x| remap[x as usize], c_out, v_out);
             }
             Piece::Fetched(f) => {
                 let n = f.values.len();

@@ -7,6 +7,7 @@
 //! rows its rows of A reference where they lie: no message, no copy, no
 //! assembly of B̂.
 
+use crate::assemble::copy_rows;
 use crate::column_set::Marks;
 use crate::dist_csr::DistCsr;
 use crate::{Error, Result};
@@ -33,11 +34,11 @@ struct Window {
 }
 
 impl Window {
-    /// This rank's segment of `bytes` bytes of a new window over `comm`,
-    /// and the window. Collective.
-    fn allocate(comm: &SimpleCommunicator, bytes: usize, what: &str) -> Result<(Self, *mut u8)> {
-        let size = ffi::MPI_Aint::try_from(bytes)
-            .map_err(|_| Error::Argument(format!("{what}: {bytes} bytes exceed MPI's sizes")))?;
+    /// This rank's segment of `size` bytes of a new window over `comm`,
+    /// the window and MPI's return code (a failure aborts every rank
+    /// under MPI's default error handler; under one that returns, the
+    /// caller agrees on the codes, since every rank took part). Collective.
+    fn allocate(comm: &SimpleCommunicator, size: ffi::MPI_Aint) -> (Self, *mut u8, c_int) {
         let mut base: *mut u8 = std::ptr::null_mut();
         // SAFETY: MPI writes the window handle and this rank's base
         // address into the two out-pointers, which point to live locals;
@@ -54,12 +55,7 @@ impl Window {
             );
             (code, win)
         };
-        if code != ffi::MPI_SUCCESS as c_int {
-            return Err(Error::Argument(format!(
-                "{what}: MPI_Win_allocate_shared of {bytes} bytes failed (MPI error {code})"
-            )));
-        }
-        Ok((Self { win }, base))
+        (Self { win }, base, code)
     }
 
     /// The first byte of rank `rank`'s segment and its length in bytes;
@@ -96,6 +92,10 @@ impl Drop for Window {
     fn drop(&mut self) {
         // SAFETY: the window is live and freed once; every rank drops its
         // windows at the same point of the same collective sequence.
+        // SAFETY: reading MPI's constant handle for no window.
+        if self.win == unsafe { ffi::RSMPI_WIN_NULL } {
+            return;
+        }
         unsafe {
             ffi::MPI_Win_free(&mut self.win);
         }
@@ -143,12 +143,40 @@ impl<T: Scalar> SharedRows<'_, T> {
         let nnz: u64 = nnz_all.iter().sum();
         // Row offsets: the last rank also writes the final one.
         let own_offsets = local.nrows() + usize::from(r + 1 == p);
-        let unit = |n: usize, size: usize| n.saturating_mul(size);
-        let (wo, po) = Window::allocate(comm, unit(own_offsets, 8), "B's row offsets")?;
-        let (wc, pc) = Window::allocate(comm, unit(local.nnz(), 4), "B's columns")?;
+        // Every size checked, and the checks agreed, before the first
+        // (collective) allocation.
         let vb = std::mem::size_of::<T>();
-        let (wv, pv) = Window::allocate(comm, unit(local.nnz(), vb), "B's values")?;
+        let bytes = [
+            own_offsets.checked_mul(std::mem::size_of::<usize>()),
+            local.nnz().checked_mul(4),
+            local.nnz().checked_mul(vb),
+        ];
+        let sizes = bytes
+            .iter()
+            .map(|b| b.and_then(|b| ffi::MPI_Aint::try_from(b).ok()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                Error::Argument(format!(
+                    "this rank's {} rows of B exceed MPI's window sizes",
+                    local.nrows()
+                ))
+            });
+        let sizes = crate::comm::agree(comm, sizes)?;
+        let (wo, po, co) = Window::allocate(comm, sizes[0]);
+        let (wc, pc, cc) = Window::allocate(comm, sizes[1]);
+        let (wv, pv, cv) = Window::allocate(comm, sizes[2]);
         let windows = [wo, wc, wv];
+        let allocated = match [co, cc, cv]
+            .into_iter()
+            .find(|&c| c != ffi::MPI_SUCCESS as c_int)
+        {
+            None => Ok(()),
+            Some(code) => Err(Error::Argument(format!(
+                "MPI_Win_allocate_shared for this rank's rows of B failed (MPI error {code})"
+            ))),
+        };
+        // The windows are freed (collectively) on every rank if this fails.
+        crate::comm::agree(comm, allocated)?;
         // SAFETY: each segment was allocated above with room for exactly
         // these elements; MPI aligns a segment's start for any type (as
         // malloc does: checked below for the first, which the others
@@ -278,26 +306,13 @@ impl<T: Scalar> SharedRows<'_, T> {
         });
         let set = marks.finish();
         let (mut hat_cols, mut hat_values) = (vec![0u32; nnz], vec![T::ZERO; nnz]);
-        let mut jobs = Vec::with_capacity(need.len().div_ceil(ROWS));
-        let (mut c_rest, mut v_rest) = (&mut hat_cols[..], &mut hat_values[..]);
-        for (k, rows) in need.chunks(ROWS).enumerate() {
-            let n = hat[k * ROWS + rows.len()] - hat[k * ROWS];
-            let (c, c_next) = std::mem::take(&mut c_rest).split_at_mut(n);
-            let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(n);
-            (c_rest, v_rest) = (c_next, v_next);
-            jobs.push((rows, c, v));
-        }
-        jobs.into_par_iter().for_each(|(rows, c, v)| {
-            let mut at = 0;
-            for &g in rows {
-                let r = row(g);
-                for (o, &x) in c[at..at + r.len()].iter_mut().zip(&cols[r.clone()]) {
-                    *o = set.position(u64::from(x));
-                }
-                v[at..at + r.len()].copy_from_slice(&values[r.clone()]);
-                at += r.len();
-            }
-        });
+        copy_rows(
+            need,
+            |&g| (&cols[row(g)], &values[row(g)]),
+            |c| set.position(u64::from(c)),
+            &mut hat_cols,
+            &mut hat_values,
+        );
         let map = set.columns();
         // SAFETY: offsets from 0 adding each row's length; every column is
         // its position among the marked columns of these same rows, in the
