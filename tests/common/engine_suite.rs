@@ -447,6 +447,7 @@ macro_rules! engine_suite {
                 SortVariant::CondenseBitonic,
                 SortVariant::Register,
                 SortVariant::RegisterHash,
+                SortVariant::GlobalValues,
             ] {
                 let eng = $open(0).unwrap().with_config(GpuConfig {
                     sort,
