@@ -110,7 +110,7 @@ pub enum SortVariant {
     /// adds by a global atomic into a block's own values (the grid strides
     /// over the bin, so that they stay few and L2-resident), the condensed
     /// keys carry their slots, and the rank sort reads each value back.
-    /// Not in [`SortVariant::Auto`]: measured 1.5–2.3× slower on an H200
+    /// Not in [`SortVariant::Auto`]: measured 1.6–2.7× slower on an H200
     /// on the mesh products, level elsewhere
     /// (`docs/benchmarks/global-values-h200-2026-11-29.md`). On tables of
     /// 64-wide wavefronts (AMD) it is [`SortVariant::Auto`]: HIP adds
