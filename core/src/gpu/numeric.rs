@@ -216,7 +216,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         blocks: u32,
     ) -> Result<(u32, DeviceArray<D, T>)> {
         let l = &self.launcher;
-        let blocks = (blocks as usize).min(l.sms() * bin.min_blocks as usize).max(1);
+        let blocks = (blocks as usize)
+            .min(l.sms() * bin.min_blocks as usize)
+            .max(1);
         let n = blocks * bin.rows_per_block() as usize * bin.table_size as usize;
         let values = l.alloc::<T>(stream, n, "numeric values in global memory")?;
         let args = FillIdentityArgs {
