@@ -18,7 +18,9 @@ use spgemm_core::{CsrMatrix, CsrView, Scalar};
 /// point into a sorted list of the global columns its rows use
 /// ([`DistCsr::col_map`], as PETSc's MPIAIJ keeps its off-diagonal
 /// columns): local column indices stay 32-bit while global ones may need
-/// 64. A rank's rows may use at most 2³² − 1 distinct columns.
+/// 64. A rank's rows may use at most 2³² − 1 distinct columns. A
+/// product's C may list a few columns its rows do not use (see
+/// [`DistCsr::col_map`]).
 #[derive(Clone, Debug)]
 pub struct DistCsr<T> {
     ncols: u64,
@@ -390,7 +392,10 @@ impl<T: Scalar> DistCsr<T> {
         &self.local
     }
 
-    /// The global column of each local column, ascending.
+    /// The global column of each local column, ascending: every column
+    /// the rank's rows use, and for a product's C possibly others (a
+    /// product reading B in place that lists every column of B where C
+    /// has at least 4 entries per column; a backend that drops entries).
     pub fn col_map(&self) -> &[u64] {
         &self.col_map
     }
