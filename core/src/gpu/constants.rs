@@ -44,6 +44,27 @@ pub(crate) const SORT_TILE: usize = 2048;
 /// entries (`SPGEMM_DISTINCT_PER_LANE`).
 pub(crate) const DISTINCT_PER_LANE: u32 = 8;
 
+/// Numeric binning of a product of few rows
+/// ([`PROMOTE_ROWS_PER_MULTIPROCESSOR`]): a row of up to the short-row
+/// bins' entries takes the bin of a row 2^this longer
+/// (`SPGEMM_PROMOTE_SHIFT`), so that more lanes share it.
+pub(crate) const PROMOTE_SHIFT: u32 = 3;
+
+/// Rows of a product per multiprocessor up to which the numeric phase
+/// bins its short rows as longer ones ([`PROMOTE_SHIFT`]): with a few
+/// rows per multiprocessor, the short-row bins (8–64 lanes a row) leave
+/// most of the device idle and each row's chain of loads bounds them.
+/// Measured on an H200 (`docs/benchmarks/few-rows-h200-2026-11-29.md`):
+/// the numeric phase of products of about a thousand rows 1.05–1.95×
+/// faster where rows were promoted (collins_15NN 0.068 -> 0.053 ms).
+pub(crate) const PROMOTE_ROWS_PER_MULTIPROCESSOR: usize = 16;
+
+/// Products of a row (estimated from its entries of A and the typical
+/// row of B) from which [`PROMOTE_ROWS_PER_MULTIPROCESSOR`]'s rows are
+/// binned as longer ones: rows of fewer products gained nothing on an
+/// H200 (494_bus, 13 a row: 0.88×; cage8, 128: 0.95×).
+pub(crate) const PROMOTE_MIN_PRODUCTS: usize = 256;
+
 /// Fault words of the structure checks of another library's arrays
 /// that a product with pending checks reads (`SPGEMM_FAULT_WORDS`): two
 /// per operand (`checks.cuh`), two operands.
@@ -73,6 +94,7 @@ pub(crate) fn defines() -> String {
         ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
         ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
         ("SPGEMM_REG_PER_LANE", format!("{REG_PER_LANE}u")),
+        ("SPGEMM_PROMOTE_SHIFT", format!("{PROMOTE_SHIFT}u")),
         ("SPGEMM_FAULT_WORDS", format!("{FAULT_WORDS}u")),
         ("SPGEMM_EMPTY", format!("{EMPTY:#x}u")),
     ] {
@@ -95,6 +117,7 @@ mod tests {
             "DENSE_SYMBOLIC_BLOCKS",
             "SORT_TILE",
             "DISTINCT_PER_LANE",
+            "PROMOTE_SHIFT",
             "FAULT_WORDS",
             "EMPTY",
         ] {

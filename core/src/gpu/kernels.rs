@@ -569,7 +569,10 @@ kernel_args! {
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
     /// A may be copied directly, and (numeric phase) the distinct-row bits
     /// with the most entries a row of the distinct bin may have and the
-    /// most a row of the ranked bin may have (0: none).
+    /// most a row of the ranked bin may have (0: none), and the most
+    /// entries of a row binned as a longer one (0: none; `PROMOTE_SHIFT`
+    /// of the shared constants says how much longer) with the fewest
+    /// entries of A it must have.
     BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
@@ -578,6 +581,8 @@ kernel_args! {
         distinct_rows: DevicePtr = "const u32*",
         distinct_max: u32 = "u32",
         ranked_max: u32 = "u32",
+        promote_max: u32 = "u32",
+        promote_min_a: u32 = "u32",
     }
     /// [`Kernel::BinCount`].
     BinCountArgs [rows: BinnedRows] {

@@ -11,7 +11,7 @@ use super::kernels::{
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use super::product::{bounds_at, Product};
+use super::product::{bounds_at, NumericBinning, Product};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -99,7 +99,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let crpt = out.crpt;
         let table = l.table();
         let nbins = table.numeric.len();
-        self.fill_bins(&meta, crpt, Phase::Numeric, Some(out.distinct))?;
+        let binning = NumericBinning {
+            distinct: out.distinct,
+            typical,
+        };
+        self.fill_bins(&meta, crpt, Phase::Numeric, Some(binning))?;
         l.fork()?;
         let offsets = counts.offsets();
         let rows = |i: usize| NumericRows {

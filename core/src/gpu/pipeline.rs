@@ -10,7 +10,7 @@ use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::numeric::COut;
-use super::product::Product;
+use super::product::{NumericBinning, Product};
 use super::symbolic::{distinct_rows, repeat_rows, Offsets};
 use crate::device::Device;
 use crate::error::Result;
@@ -48,8 +48,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             Some(p) => {
                 let before_numeric = dev.record(s0)?;
                 let meta = Meta::new(&self.launcher, self.m(), nbins)?;
-                let distinct = Some(distinct_rows(&p.crpt, self.m()));
-                let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, distinct)?;
+                let binning = NumericBinning {
+                    distinct: distinct_rows(&p.crpt, self.m()),
+                    typical: p.typical,
+                };
+                let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, Some(binning))?;
                 counts.nnz = p.nnz as u64;
                 let (ccol, cval, nnz) = self.numeric_into(&p.crpt, p.typical, meta, counts)?;
                 (p.crpt.clone(), ccol, cval, nnz, None, before_numeric)
@@ -71,8 +74,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     let before_numeric = dev.record(s0)?;
                     // Numeric binning counts and nnz(C) come back in one read.
                     let meta = Meta::new(&self.launcher, self.m(), nbins)?;
-                    let distinct = Some(distinct_rows(&crpt, self.m()));
-                    self.launch_count_bins(&meta, &crpt, Phase::Numeric, distinct)?;
+                    let binning = NumericBinning {
+                        distinct: distinct_rows(&crpt, self.m()),
+                        typical,
+                    };
+                    self.launch_count_bins(&meta, &crpt, Phase::Numeric, Some(binning))?;
                     meta.copy_nnz(&self.launcher, &crpt)?;
                     let counts = meta.read(&self.launcher)?;
                     let crpt = Arc::new(crpt);

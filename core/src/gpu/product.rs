@@ -7,7 +7,7 @@
 use super::checks::PendingChecks;
 use super::config::GpuConfig;
 use super::config::{Accumulator, SliceSplit};
-use super::constants::DISTINCT_PER_LANE;
+use super::constants::{DISTINCT_PER_LANE, PROMOTE_MIN_PRODUCTS, PROMOTE_ROWS_PER_MULTIPROCESSOR};
 use super::kernels::{
     BinCountArgs, BinFillArgs, BinnedRows, DevicePtr, Kernel, Phase, SliceBoundsArgs,
 };
@@ -61,6 +61,15 @@ pub(super) fn too_large(what: &'static str, value: usize) -> Error {
         value: value as u128,
         limit: u32::MAX as u128,
     }
+}
+
+/// What the numeric phase's binning knows beyond the symbolic phase's:
+/// the rows' distinct-row bits and the typical length of the rows of B
+/// that products come from (setup's histogram).
+#[derive(Clone, Copy)]
+pub(super) struct NumericBinning {
+    pub(super) distinct: DevicePtr,
+    pub(super) typical: usize,
 }
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
@@ -190,15 +199,15 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2) for `phase`: counts
     /// rows per bin of `crpt`'s values and reads the counters back. In the
-    /// numeric phase, `distinct` holds the rows' distinct-row bits.
+    /// numeric phase, `numeric` says more of the rows.
     pub(super) fn count_bins(
         &self,
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
-        distinct: Option<DevicePtr>,
+        numeric: Option<NumericBinning>,
     ) -> Result<Counts> {
-        self.launch_count_bins(meta, crpt, phase, distinct)?;
+        self.launch_count_bins(meta, crpt, phase, numeric)?;
         meta.read(&self.launcher)
     }
 
@@ -208,10 +217,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
-        distinct: Option<DevicePtr>,
+        numeric: Option<NumericBinning>,
     ) -> Result<()> {
         let args = BinCountArgs {
-            rows: self.binned_rows(crpt, distinct),
+            rows: self.binned_rows(crpt, numeric),
             sizes: meta.sizes(),
             max_value: meta.max_value(),
         };
@@ -227,10 +236,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
         phase: Phase,
-        distinct: Option<DevicePtr>,
+        numeric: Option<NumericBinning>,
     ) -> Result<()> {
         let args = BinFillArgs {
-            rows: self.binned_rows(crpt, distinct),
+            rows: self.binned_rows(crpt, numeric),
             sizes: meta.sizes(),
             cursor: meta.cursors(),
             bins: meta.bins(0),
@@ -240,18 +249,46 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// The arguments both binning passes start with, binning `crpt`'s
-    /// values; with `distinct` (the numeric phase's distinct-row bits),
-    /// rows for the distinct and the ranked bins too.
-    fn binned_rows(&self, crpt: &DeviceArray<D, u64>, distinct: Option<DevicePtr>) -> BinnedRows {
+    /// values; with `numeric` (the numeric phase), rows for the distinct
+    /// and the ranked bins too, and short rows of many products binned as
+    /// longer ones in a product of few rows.
+    fn binned_rows(
+        &self,
+        crpt: &DeviceArray<D, u64>,
+        numeric: Option<NumericBinning>,
+    ) -> BinnedRows {
+        let (promote_max, promote_min_a) = numeric.map_or((0, 0), |n| self.promotion(n.typical));
         BinnedRows {
             crpt: crpt.ptr(),
             arpt: self.a.structure.rpt.ptr(),
             m: self.m() as u32,
             direct_ok: self.direct_ok(),
-            distinct_rows: distinct.unwrap_or(DevicePtr(0)),
-            distinct_max: distinct.map_or(0, |_| self.distinct_max()),
-            ranked_max: distinct.map_or(0, |_| self.ranked_long_max()),
+            distinct_rows: numeric.map_or(DevicePtr(0), |n| n.distinct),
+            distinct_max: numeric.map_or(0, |_| self.distinct_max()),
+            ranked_max: numeric.map_or(0, |_| self.ranked_long_max()),
+            promote_max,
+            promote_min_a,
         }
+    }
+
+    /// Which rows the numeric binning takes for longer ones
+    /// ([`PROMOTE_SHIFT`](super::constants::PROMOTE_SHIFT)): those of at
+    /// most the short-row bins' entries (several rows a block) and at
+    /// least the entries of A that make [`PROMOTE_MIN_PRODUCTS`] products
+    /// with rows of B of `typical` entries, in a product of at most
+    /// [`PROMOTE_ROWS_PER_MULTIPROCESSOR`] rows per multiprocessor; (0, 0)
+    /// for none.
+    fn promotion(&self, typical: usize) -> (u32, u32) {
+        if self.m() > PROMOTE_ROWS_PER_MULTIPROCESSOR * self.launcher.sms() {
+            return (0, 0);
+        }
+        let table = self.launcher.table();
+        let short = table.numeric.iter().take_while(|b| b.rows_per_block() > 1);
+        let max = short
+            .last()
+            .map_or(0, |b| b.max.min(u64::from(u32::MAX)) as u32);
+        let min_a = PROMOTE_MIN_PRODUCTS.div_ceil(typical.max(1)).max(1);
+        (max, min_a as u32)
     }
 
     /// The most entries a row of the distinct bin may have

@@ -13,7 +13,7 @@ use super::matrix::{GpuMatrix, RowsOf, Structure};
 use super::memory::DeviceArray;
 use super::meta::Meta;
 use super::numeric::COut;
-use super::product::Product;
+use super::product::{NumericBinning, Product};
 use super::staging::{bytes_of, uninit_bytes_of, Staging};
 use super::symbolic::{distinct_rows, repeat_rows, Offsets};
 use crate::csr::{check_columns, check_offsets, CsrMatrix};
@@ -298,8 +298,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);
                     let repeat = repeat.add((rows.start / 8) as u64);
+                    let binning = NumericBinning { distinct, typical };
                     let counts =
-                        chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(distinct))?;
+                        chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(binning))?;
                     let out = COut {
                         crpt: &crpt_rows,
                         distinct,

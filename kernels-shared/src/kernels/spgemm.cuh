@@ -277,19 +277,26 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
 // have different columns (their bit in `distinct_rows`) go to the extra
 // "distinct" bin NBINS + 1 (`spgemm_numeric_distinct`), and rows past the
 // last shared table of at most `ranked_max` entries to the extra "ranked"
-// bin NBINS + 2 (`spgemm_numeric_ranked`).
+// bin NBINS + 2 (`spgemm_numeric_ranked`). Rows of at most `promote_max`
+// entries (0: none; products of few rows) and at least `promote_min_a`
+// entries of A take the bin of a row 2^SPGEMM_PROMOTE_SHIFT times longer,
+// at most the last shared one: more lanes share each row, where a few
+// hundred rows would leave the device idle and each row's chain of loads
+// bound the kernel.
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
                                        const u32* distinct_rows, u32 distinct_max, u32 ranked_max,
-                                       const u64* maxes, u64* value) {
+                                       u32 promote_max, u32 promote_min_a, const u64* maxes, u64* value) {
     const u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
     *value = v;
     if (v == 0) return -1;
     if (direct_ok && arpt[i + 1] - arpt[i] == 1) return NUMERIC ? NBINS : -1;
     if (NUMERIC && v <= distinct_max && (distinct_rows[i / SPGEMM_WORD_BITS] >> (i % SPGEMM_WORD_BITS) & 1u))
         return NBINS + 1;
+    const u64 s = v <= promote_max && arpt[i + 1] - arpt[i] >= promote_min_a ? v << SPGEMM_PROMOTE_SHIFT : v;
     for (int b = 0; b < NBINS - 1; ++b)
-        if (v <= maxes[b]) return b;
+        if (s <= maxes[b]) return b;
+    if (s != v && v <= maxes[NBINS - 2]) return NBINS - 2;
     return NUMERIC && v <= ranked_max ? NBINS + 2 : NBINS - 1;
 }
 
@@ -299,7 +306,8 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
 // direct, the distinct and the ranked bins), then the max (u64).
 template <int NBINS, bool NUMERIC>
 __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                          u32 distinct_max, u32 ranked_max, const u64* maxes, u32* sizes, u64* max_value) {
+                          u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a,
+                          const u64* maxes, u32* sizes, u64* max_value) {
     __shared__ u32 s_size[NBINS + 3];
     __shared__ u64 s_max;
     for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_size[b] = 0;
@@ -309,7 +317,7 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         u64 v;
         const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, ranked_max,
-                                              maxes, &v);
+                                              promote_max, promote_min_a, maxes, &v);
         if (b >= 0) atomicAdd(&s_size[b], 1u);
         if (b >= 0 && (b < NBINS || b == NBINS + 2)) local_max = v > local_max ? v : local_max;
     }
@@ -326,8 +334,8 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
 // one global atomic per bin; `cursor` starts at zero.
 template <int NBINS, bool NUMERIC>
 __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                         u32 distinct_max, u32 ranked_max, const u64* maxes, const u32* sizes, u32* cursor,
-                         u32* bins) {
+                         u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a,
+                         const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
     __shared__ u32 s_count[NBINS + 3];
     __shared__ u32 s_base[NBINS + 3];
     const u32 chunk = blockDim.x;
@@ -337,7 +345,7 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
         const u32 i = start + threadIdx.x;
         u64 v;
         const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max,
-                                                       ranked_max, maxes, &v)
+                                                       ranked_max, promote_max, promote_min_a, maxes, &v)
                             : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
