@@ -18,7 +18,7 @@ use crate::{Algorithm, Error, Result};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use rayon::prelude::*;
-use spgemm_core::{CsrView, Scalar};
+use spgemm_core::{CsrMatrix, CsrView, Scalar};
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -130,17 +130,7 @@ pub fn multiply_shared<T: Scalar>(
         let rows: Vec<usize> = need.iter().map(|&g| g as usize - window.start).collect();
         let b_rows = shared.rows(window.clone());
         let renamed = columns_as_rows(local, &rows, window.len());
-        let a_hat = match &renamed {
-            Some(cols) => CsrView::new(
-                local.nrows(),
-                window.len(),
-                local.row_offsets(),
-                cols,
-                local.values(),
-            )
-            .map_err(Error::from),
-            None => Ok(local.view()),
-        };
+        let a_hat = renamed_view(local, renamed.as_deref(), window.len());
         stats.merge_ms += elapsed_ms(t);
         let t = Instant::now();
         let c = a_hat.and_then(|a_hat| product(backend, a_hat, b_rows.view()));
@@ -259,17 +249,7 @@ pub(crate) fn finish<T: Scalar>(
     let (renamed, b_hat, map) = comm::agree(comm, operands)?;
     drop(fetched);
     let local = a.local();
-    let a_hat = match &renamed {
-        Some(cols) => CsrView::new(
-            local.nrows(),
-            b_hat.nrows(),
-            local.row_offsets(),
-            cols,
-            local.values(),
-        ),
-        None => Ok(local.view()),
-    };
-    let a_hat = comm::agree(comm, a_hat.map_err(Error::from))?;
+    let a_hat = comm::agree(comm, renamed_view(local, renamed.as_deref(), b_hat.nrows()))?;
     stats.merge_ms += elapsed_ms(t);
     let t = Instant::now();
     let c = comm::agree(comm, product(backend, a_hat, b_hat.view()))?;
@@ -277,4 +257,24 @@ pub(crate) fn finish<T: Scalar>(
     let c = DistCsr::from_product(b.ncols(), a.row_partition().clone(), r, c, map);
     stats.total_ms = elapsed_ms(start);
     Ok((c, stats))
+}
+
+/// `local` (A's rows) as the A of the local product: with its columns
+/// `renamed` (from [`columns_as_rows`]) as rows of a B̂ of `nrows_b` rows,
+/// or as it is.
+fn renamed_view<'a, T: Scalar>(
+    local: &'a CsrMatrix<T>,
+    renamed: Option<&'a [u32]>,
+    nrows_b: usize,
+) -> Result<CsrView<'a, T>> {
+    match renamed {
+        Some(cols) => Ok(CsrView::new(
+            local.nrows(),
+            nrows_b,
+            local.row_offsets(),
+            cols,
+            local.values(),
+        )?),
+        None => Ok(local.view()),
+    }
 }

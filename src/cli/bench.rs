@@ -103,8 +103,7 @@ pub struct BenchArgs {
     /// short rows in both phases: no hash table, a sorting network in
     /// registers; auto elsewhere), register-hash (the register-aware
     /// reg-hash: each lane inserts an even share of a short row's products
-    /// from registers; auto elsewhere), global-values (auto, with the
-    /// rank-sorted bins' values in global memory, added by global atomics).
+    /// from registers; auto elsewhere).
     #[arg(long, default_value = "auto")]
     sort: SortVariant,
     /// GPU backends: also run the product within this device-memory budget

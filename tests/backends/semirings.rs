@@ -122,7 +122,6 @@ fn unmasked_semirings_by_the_product_kernels(kind: BackendKind) {
         (LongRows::Dense, SortVariant::Register),
         (LongRows::SortedHash, SortVariant::Bitonic),
         (LongRows::InPlaceHash, SortVariant::CondenseRank),
-        (LongRows::Auto, SortVariant::GlobalValues),
     ] {
         let config = GpuConfig {
             long_rows,

@@ -447,7 +447,6 @@ macro_rules! engine_suite {
                 SortVariant::CondenseBitonic,
                 SortVariant::Register,
                 SortVariant::RegisterHash,
-                SortVariant::GlobalValues,
             ] {
                 let eng = $open(0).unwrap().with_config(GpuConfig {
                     sort,

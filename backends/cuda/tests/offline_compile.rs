@@ -109,7 +109,6 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
         SortVariant::CondenseBitonic,
         SortVariant::Register,
         SortVariant::RegisterHash,
-        SortVariant::GlobalValues,
     ];
     for value_bytes in [4usize, 8] {
         // sm_90: the Hopper table with every sort, and the DCU paper's table

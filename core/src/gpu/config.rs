@@ -103,21 +103,6 @@ pub enum SortVariant {
     /// [`SortVariant::Auto`]: measured slower on an H100
     /// (`docs/benchmarks/register-sort-h100-2026-11-25.md`).
     RegisterHash,
-    /// As [`SortVariant::Auto`], but the bins it rank-sorts keep their
-    /// values in global memory and only the keys in shared memory (the
-    /// placement of Ocean, ICS 2026, where a shared-memory `f64` add is a
-    /// compare-and-swap loop and a global one is native): each product
-    /// adds by a global atomic into a block's own values (the grid strides
-    /// over the bin, so that they stay few and L2-resident), the condensed
-    /// keys carry their slots, and the rank sort reads each value back.
-    /// Not in [`SortVariant::Auto`]: measured 1.6–2.7× slower on an H200
-    /// on the mesh products, level elsewhere
-    /// (`docs/benchmarks/global-values-h200-2026-11-29.md`). On tables of
-    /// 64-wide wavefronts (AMD) it is [`SortVariant::Auto`]: HIP adds
-    /// floating-point values in global memory by compare-and-swap loops
-    /// there (its native adds need unsafe atomics), so the placement would
-    /// gain nothing.
-    GlobalValues,
 }
 
 /// Products a lane holds in the register sort of
@@ -127,10 +112,6 @@ pub enum SortVariant {
 /// §3.4, halved for the 32 registers a thread of the short-row bins
 /// has).
 pub const REG_PER_LANE: u32 = 4;
-
-/// The sort code ([`SortVariant::code`]) of the bins whose values are in
-/// global memory ([`SortVariant::GlobalValues`]).
-pub(crate) const GLOBAL_VALUES: u32 = 5;
 
 /// Largest nnz of a row that [`SortVariant::Auto`] rank-sorts.
 pub const RANK_MAX_NNZ: u64 = 1024;
@@ -165,9 +146,6 @@ impl SortVariant {
             SortVariant::Register if self.registers(table, bin, false) => 3,
             SortVariant::RegisterHash if self.registers(table, bin, false) => 4,
             _ if table.whole_table_sort => 0,
-            SortVariant::GlobalValues if bin.max <= RANK_MAX_NNZ && table.warp_width == 32 => {
-                GLOBAL_VALUES
-            }
             _ if bin.max <= RANK_MAX_NNZ => 1,
             _ => 2,
         };
@@ -187,7 +165,6 @@ crate::choices::named_choices!(SortVariant, "sort", {
     Auto => "auto",
     Register => "register",
     RegisterHash => "register-hash",
-    GlobalValues => "global-values",
 });
 
 /// How the rows past the last shared-memory table are computed.

@@ -676,14 +676,10 @@ kernel_args! {
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
     }
-    /// [`Kernel::NumericBin`]: `values`, under
-    /// [`SortVariant::GlobalValues`](super::SortVariant::GlobalValues),
-    /// the table size's values for each row of each block of the grid, all
-    /// the semiring's identity (else null).
+    /// [`Kernel::NumericBin`].
     NumericBinArgs [rows: NumericRows] {
         g: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
-        values: DevicePtr = "value_t*",
     }
     /// [`Kernel::NumericDenseShared`].
     NumericDenseSharedArgs [rows: NumericRows] {

@@ -1,7 +1,7 @@
 //! Numeric binning and the numeric kernels into C's arrays (OpSparse §5.5,
 //! §5.6.2; DCU §5.3–5.4).
 
-use super::config::{LongRows, GLOBAL_VALUES};
+use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
@@ -16,7 +16,6 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::semiring::Semiring;
-use crate::table::Bin;
 
 /// Rows per multiprocessor up to which [`LongRows::Auto`] takes the sorted
 /// global hash (DCU kernel 8) rather than the in-place one (kernel 9). The
@@ -154,7 +153,6 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             )?;
         }
         let mut scratch = Vec::new();
-        let mut values_scratch = Vec::new();
         for (order, (i, bin)) in table.numeric.iter().enumerate().rev().enumerate() {
             let n = counts.sizes[i] as usize;
             if n == 0 {
@@ -185,53 +183,18 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let shared = kernels::numeric_shared_bytes(table, i, l.kernels.sort);
-                let (blocks, values) = if l.kernels.sort.code(table, bin) == GLOBAL_VALUES {
-                    let (blocks, values) = self.global_values(stream, bin, blocks)?;
-                    (blocks, Some(values))
-                } else {
-                    (blocks, None)
-                };
                 let args = NumericBinArgs {
                     rows: rows(i),
                     g,
                     distinct_rows: out.distinct,
-                    values: values.as_ref().map_or(DevicePtr(0), |v| v.ptr()),
                 };
                 let grid = shape(blocks, bin.block_threads, shared);
                 l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
-                values_scratch.extend(values);
             }
         }
         l.join()?;
         drop(scratch);
-        drop(values_scratch);
         Ok(())
-    }
-
-    /// The grid and the values of a shared numeric bin whose values are in
-    /// global memory ([`SortVariant::GlobalValues`](super::SortVariant::GlobalValues)):
-    /// at most as many blocks as are resident at once (the bin's blocks a
-    /// multiprocessor, on every one), each with the table's values for
-    /// each of its rows, all set to the semiring's identity.
-    fn global_values(
-        &self,
-        stream: usize,
-        bin: &Bin,
-        blocks: u32,
-    ) -> Result<(u32, DeviceArray<D, T>)> {
-        let l = &self.launcher;
-        let blocks = (blocks as usize)
-            .min(l.sms() * bin.min_blocks as usize)
-            .max(1);
-        let n = blocks * bin.rows_per_block() as usize * bin.table_size as usize;
-        let values = l.alloc::<T>(stream, n, "numeric values in global memory")?;
-        let args = FillIdentityArgs {
-            vals: values.ptr(),
-            n: n as u64,
-        };
-        let grid = shape(l.grid(n, BLOCK as usize), BLOCK, 0);
-        l.launch(stream, Kernel::FillIdentity, grid, &args)?;
-        Ok((blocks as u32, values))
     }
 
     /// The longest rows, the `rows.nrows` of `rows` with at most `max_nnz`

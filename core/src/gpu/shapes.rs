@@ -5,7 +5,7 @@
 //! catalogue (`kernels.rs`), the program builder and the resource checks
 //! all take them from here.
 
-use super::config::{SortVariant, GLOBAL_VALUES};
+use super::config::SortVariant;
 use crate::table::{Bin, KernelTable};
 
 /// Whether the kernel of symbolic bin `i` counts by the register sort or
@@ -47,7 +47,7 @@ pub fn symbolic_bin(table: &KernelTable, i: usize, sort: SortVariant) -> Bin {
 /// Numeric bin `i` as its kernel is compiled under `sort`.
 pub fn numeric_bin(table: &KernelTable, i: usize, sort: SortVariant) -> Bin {
     let bin = table.numeric[i];
-    if matches!(sort.code(table, &bin), 3 | 4) {
+    if sort.code(table, &bin) >= 3 {
         register_bin(table, bin)
     } else {
         bin
@@ -90,13 +90,8 @@ pub fn symbolic_packed_fits(table: &KernelTable, i: usize) -> bool {
 }
 
 /// Dynamic shared memory of the kernel of numeric bin `i` with `sort`,
-/// bytes: its tables (a key and a value an entry, or a key and its slot
-/// where the values are in global memory), and a counter per row when the
-/// sort condenses.
+/// bytes: its tables, and a counter per row when the sort condenses.
 pub fn numeric_shared_bytes(table: &KernelTable, i: usize, sort: SortVariant) -> usize {
     let bin = &table.numeric[i];
-    match sort.code(table, bin) {
-        GLOBAL_VALUES => bin.shared_bytes(8, true),
-        code => bin.shared_bytes(table.numeric_entry_bytes(), code != 0),
-    }
+    bin.shared_bytes(table.numeric_entry_bytes(), sort.code(table, bin) != 0)
 }

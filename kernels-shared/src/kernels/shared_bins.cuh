@@ -190,10 +190,8 @@ __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, 
 // lanes of one row) reserve their positions with a single shared atomic,
 // found from a ballot (DCU Alg. 2 style warp aggregation). Positions of a
 // round lie below the end of its slots, all read before the barrier.
-// `out[pos]` receives `load(t)` of the slot `t` moved to `pos`: its value,
-// or the slot itself where the values stay in global memory.
-template <u32 ROW_THREADS, typename V, typename Load>
-__device__ __forceinline__ void condense_into(u32* keys, V* out, u32 size, u32 lane, u32* counter, Load load) {
+template <u32 ROW_THREADS>
+__device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32 lane, u32* counter) {
     constexpr u32 SEG = ROW_THREADS < SPGEMM_WARP_SIZE ? ROW_THREADS : SPGEMM_WARP_SIZE;
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
     lane_mask_t seg_mask = SPGEMM_FULL_MASK;
@@ -202,7 +200,7 @@ __device__ __forceinline__ void condense_into(u32* keys, V* out, u32 size, u32 l
     for (u32 base = 0; base < size; base += ROW_THREADS) {
         const u32 t = base + lane;
         const u32 key = t < size ? keys[t] : SPGEMM_EMPTY;
-        const V v = t < size ? load(t) : V(0);
+        const value_t v = t < size ? vals[t] : value_t(0);
         __syncthreads();
         const lane_mask_t bal = SPGEMM_BALLOT(key != SPGEMM_EMPTY) & seg_mask;
         const int leader = bal ? SPGEMM_FFS(bal) - 1 : (int)wl;
@@ -212,15 +210,10 @@ __device__ __forceinline__ void condense_into(u32* keys, V* out, u32 size, u32 l
         if (key != SPGEMM_EMPTY) {
             const u32 pos = first + SPGEMM_POPC(bal & below);
             keys[pos] = key;
-            out[pos] = v;
+            vals[pos] = v;
         }
         __syncthreads();
     }
-}
-
-template <u32 ROW_THREADS>
-__device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32 lane, u32* counter) {
-    condense_into<ROW_THREADS>(keys, vals, size, lane, counter, [&](u32 t) { return vals[t]; });
 }
 
 // Writes the `nnz` distinct keys at the front of `keys` (16-byte aligned)
@@ -228,11 +221,9 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
 // the number of smaller keys (the rank sort of OpSparse §5.6.2). Each of
 // `nthreads` threads ranks two entries per pass over the keys, read four at
 // a time (one broadcast 16-byte load): the loads were most of the
-// shared-memory traffic of rows of tens of entries. `value(t)` is the value
-// of the entry at `t`.
-template <typename Value>
-__device__ __forceinline__ void rank_sort_by(const u32* keys, u32 nnz, u32 lane, u32 nthreads, u32* ccol,
-                                             value_t* cval, Value value) {
+// shared-memory traffic of rows of tens of entries.
+__device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* vals, u32 nnz, u32 lane,
+                                              u32 nthreads, u32* ccol, value_t* cval) {
     const uint4* keys4 = (const uint4*)keys;
     for (u32 t = lane; t < nnz; t += 2 * nthreads) {
         const u32 t2 = t + nthreads;
@@ -248,70 +239,11 @@ __device__ __forceinline__ void rank_sort_by(const u32* keys, u32 nnz, u32 lane,
             r1 += keys[q] < k1;
         }
         ccol[r0] = k0;
-        cval[r0] = value(t);
+        cval[r0] = vals[t];
         if (t2 < nnz) {
             ccol[r1] = k1;
-            cval[r1] = value(t2);
+            cval[r1] = vals[t2];
         }
-    }
-}
-
-__device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* vals, u32 nnz, u32 lane,
-                                              u32 nthreads, u32* ccol, value_t* cval) {
-    rank_sort_by(keys, nnz, lane, nthreads, ccol, cval, [&](u32 t) { return vals[t]; });
-}
-
-// Numeric step with the keys in shared memory and the values in global
-// memory (the placement Ocean takes where a shared-memory f64 add is a
-// compare-and-swap loop and a global one native; measured against the
-// shared values by `--sort global-values`): each row of a block has
-// TSIZE values at `gvals` (a block's rows, TSIZE each, at its index), all
-// starting at the identity; the grid strides over the bin so that they
-// stay few (L2-resident). Products add by the global atomic, the keys are
-// condensed with their slots, the rank sort reads each value through L2
-// (a volatile load: the atomics bypass L1) and puts the identity back.
-template <u32 TSIZE, u32 ROW_THREADS, bool HUBS>
-__device__ void numeric_global_values(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
-                                      const u32* bcol, const value_t* bval, const u32* bins, u32 nrows,
-                                      const u64* crpt, u32* ccol, value_t* cval, u32 g, const u32* distinct_rows,
-                                      value_t* gvals) {
-    extern __shared__ u64 smem_gv[];
-    constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
-    constexpr u32 KSTRIDE = (TSIZE + 3) & ~3u;
-    const u32 rows_per_block = blockDim.x / ROW_THREADS;
-    const u32 local = threadIdx.x / ROW_THREADS, lane = threadIdx.x % ROW_THREADS;
-    u32* keys_all = (u32*)smem_gv;
-    u32* slots_all = keys_all + rows_per_block * KSTRIDE;
-    u32* counter = slots_all + rows_per_block * TSIZE;
-    u32* keys = keys_all + local * KSTRIDE;
-    u32* slots = slots_all + local * TSIZE;
-    // A 32-bit offset, not a pointer, stays live through the products.
-    const u32 own = (blockIdx.x * rows_per_block + local) * TSIZE;
-    constexpr bool STORE_DISTINCT = TSIZE <= 128;
-    for (u32 first = blockIdx.x * rows_per_block; first < nrows; first += gridDim.x * rows_per_block) {
-        for (u32 t = threadIdx.x; t < rows_per_block * KSTRIDE; t += blockDim.x) keys_all[t] = SPGEMM_EMPTY;
-        if (threadIdx.x < rows_per_block) counter[threadIdx.x] = 0;
-        __syncthreads();
-        const u32 idx = first + local;
-        const bool active = idx < nrows;
-        const u32 row = active ? bins[idx] : 0;
-        const bool distinct = STORE_DISTINCT && active &&
-                              (distinct_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u);
-        if (active)
-            for_products<HUBS>(arpt, acol, aval, brpt, bcol, bval, row, lane, ROW_THREADS, g,
-                               [&](u32 col, value_t v) { insert_pair(keys, gvals + own, TSIZE, POW2, col, v, distinct); });
-        __syncthreads();
-        const u64 start = active ? crpt[row] : 0;
-        const u32 nnz = active ? (u32)(crpt[row + 1] - start) : 0;
-        condense_into<ROW_THREADS>(keys, slots, TSIZE, lane, &counter[local], [](u32 t) { return t; });
-        volatile value_t* vals = gvals + own;
-        rank_sort_by(keys, nnz, lane, ROW_THREADS, ccol + start, cval + start, [&](u32 t) {
-            const u32 s = slots[t];
-            const value_t v = vals[s];
-            vals[s] = SPGEMM_IDENTITY;
-            return v;
-        });
-        __syncthreads();
     }
 }
 
@@ -331,17 +263,10 @@ __device__ void numeric_global_values(const u64* arpt, const u32* acol, const va
 // the others. SORT 4 (`--sort register-hash`): as SORT 1, but blocks whose
 // rows all fit insert from the lanes' even shares of each row's products
 // in registers (`expand_and_load`, reg-hash) instead of walking B.
-// SORT 5 (`--sort global-values`): as SORT 1 with the values in global
-// memory (`numeric_global_values`).
 template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
-                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, value_t* gvals) {
-    if (SORT == 5) {
-        numeric_global_values<TSIZE, ROW_THREADS, HUBS>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol,
-                                                        cval, g, distinct_rows, gvals);
-        return;
-    }
+                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows) {
     extern __shared__ u64 smem_num[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     // Keys first, each row's padded to a multiple of four (16-byte aligned
