@@ -43,10 +43,11 @@ pub trait DeviceExchange<D: Device> {
 
     /// As [`DeviceExchange::exchange`], but may return while the pieces
     /// are still moving: they are in place once [`Started::ready`] has
-    /// completed on the device (at once when `None`). Every start is
-    /// followed by [`DeviceExchange::finish`] before the received pieces
-    /// are read by the host, freed or reused, or another exchange starts.
-    /// This one waits for the moves: exchanges that can leave them running
+    /// completed on the device (at once when `None`). Starts may follow
+    /// one another, their moves in order; [`DeviceExchange::finish`]
+    /// follows them before the received pieces are read by the host,
+    /// freed or reused, or [`DeviceExchange::exchange`] is called. This
+    /// one waits for the moves: exchanges that can leave them running
     /// override it.
     ///
     /// # Errors
@@ -60,9 +61,9 @@ pub trait DeviceExchange<D: Device> {
         })
     }
 
-    /// Waits for the moves of the last [`DeviceExchange::start`]: the
-    /// device milliseconds they took, where the exchange measures them.
-    /// Collective.
+    /// Waits for the moves of every [`DeviceExchange::start`] since the
+    /// last finish: the device milliseconds from the first's start to the
+    /// last's end, where the exchange measures them. Collective.
     ///
     /// # Errors
     /// Device or transport errors of the moves, on every rank.

@@ -91,8 +91,8 @@ pub struct Grouped<'c, L: GroupLibrary> {
     comm: &'c SimpleCommunicator,
     library: L,
     stream: <L::Device as Device>::Stream,
-    /// Events before and after the moves of the exchange started last,
-    /// until it is finished.
+    /// Events before the moves of the first exchange started and after
+    /// those of the last, until they are finished.
     under_way: Mutex<Option<[Event<L>; 2]>>,
 }
 
@@ -160,7 +160,8 @@ impl<L: GroupLibrary> DeviceExchange<L::Device> for Grouped<'_, L> {
     }
 
     /// Posts every send and receive in one group on the exchange's stream
-    /// and returns: the moves run beside the caller's kernels.
+    /// and returns: the moves run beside the caller's kernels, after those
+    /// of earlier starts.
     fn start(
         &self,
         device: &L::Device,
@@ -204,7 +205,14 @@ impl<L: GroupLibrary> DeviceExchange<L::Device> for Grouped<'_, L> {
             let ready = device
                 .record(&self.stream)
                 .map_err(spgemm_core::Error::from)?;
-            *self.under_way.lock().unwrap_or_else(|e| e.into_inner()) = Some([before, after]);
+            // After another start not yet finished, the moves are timed
+            // from the first's start.
+            let mut under_way = self.under_way.lock().unwrap_or_else(|e| e.into_inner());
+            let first = match under_way.take() {
+                Some([first, _]) => first,
+                None => before,
+            };
+            *under_way = Some([first, after]);
             Ok(ready)
         })();
         let ready = agree(self.comm, posted)?;

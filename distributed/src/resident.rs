@@ -14,7 +14,7 @@
 //! One device product `A_local · B̂` follows (the single-GPU engine's).
 
 use crate::comm::{self, agree, Traffic};
-use crate::device_exchange::{DeviceExchange, Piece};
+use crate::device_exchange::{DeviceExchange, Piece, Started};
 use crate::run::{check_dims, elapsed_ms};
 use crate::{DistCsr, Error, Partition, Result};
 use mpi::topology::SimpleCommunicator;
@@ -176,16 +176,18 @@ pub struct ResidentStats {
     pub runs: u64,
     /// Asking for the runs and learning their sizes.
     pub plan_ms: f64,
-    /// Moving the runs' row ends and columns and copying the rank's own
-    /// rows into B̂ (with host staging, the values too: they move before
+    /// Starting the moves of the runs (row ends and columns, then values)
+    /// and the copies of the rank's own rows into B̂, until the structure
+    /// is in place (with host staging, the values too: they move before
     /// the product).
     pub fetch_ms: f64,
-    /// Device time of the values' moves where they run beside the
-    /// product's symbolic phase (NCCL), 0 where not measured.
-    pub values_device_ms: f64,
+    /// Device time of the moves, from the structure's start to the
+    /// values' end, where the exchange measures it (NCCL), else 0.
+    pub moves_device_ms: f64,
     /// B̂'s row offsets placed and its structure checked.
     pub assemble_ms: f64,
-    /// Starting the values' moves and the local product `A_local · B̂`.
+    /// The local product `A_local · B̂`, whose numeric phase waits for
+    /// the values.
     pub local_ms: f64,
     /// The whole product on this rank.
     pub total_ms: f64,
@@ -368,9 +370,9 @@ pub fn multiply<D: Device, T: Scalar>(
     )?;
     let size = std::mem::size_of::<T>() as u64;
     let (rpt, col, val) = b.matrix.device_pointers();
-    // Row ends and columns move first; the values follow while B̂ is
-    // assembled and the product's symbolic phase runs, which read only
-    // B̂'s structure.
+    // Row ends and columns move first; the values follow at once on the
+    // exchange's stream, landing while B̂ is assembled and the product's
+    // first kernels run, which read only B̂'s structure.
     let (mut sends, mut value_sends) = (Vec::new(), Vec::new());
     for (q, words) in asked.iter().enumerate() {
         for run in words.chunks(2) {
@@ -422,13 +424,38 @@ pub fn multiply<D: Device, T: Scalar>(
     let copies = dev.create_copy_stream().map_err(spgemm_core::Error::from)?;
     let values_copies = dev.create_copy_stream().map_err(spgemm_core::Error::from)?;
     let mut borrowed = Vec::new();
-    let copying = copy_spans(dev, &copies, &own, &mut borrowed);
-    let copying = agree(comm, copying);
-    let exchanged = copying.and_then(|()| exchange.exchange(dev, &sends, &recvs));
-    // Whatever happened, nothing is left writing into B̂'s arrays.
-    let copied = dev.synchronize(&copies).map_err(spgemm_core::Error::from);
-    stats.device = exchanged?;
-    agree(comm, copied.map_err(Error::from))?;
+    let copying = copy_spans(dev, &copies, &own, &mut borrowed)
+        .and_then(|()| copy_spans(dev, &values_copies, &own_values, &mut borrowed));
+    // Whatever fails, nothing is left writing into B̂'s arrays before the
+    // error returns (every rank fails alike: the errors are agreed).
+    let fail = |e: Error| {
+        let _ = exchange.finish(dev);
+        let _ = dev.synchronize(&copies);
+        let _ = dev.synchronize(&values_copies);
+        e
+    };
+    let (structure, values) = agree(comm, copying)
+        .and_then(|()| {
+            let structure = exchange.start(dev, &sends, &recvs)?;
+            Ok((structure, exchange.start(dev, &value_sends, &value_recvs)?))
+        })
+        .map_err(fail)?;
+    // The values' copies wait for the received values (the product's
+    // numeric phase waits for them); the host for the structure.
+    let after = |stream, started: &Started<D>| match &started.ready {
+        Some(ready) => dev.wait(stream, ready),
+        None => Ok(()),
+    };
+    let values_ready = after(&values_copies, &values).and_then(|()| dev.record(&values_copies));
+    let landed = after(&copies, &structure).and_then(|()| dev.synchronize(&copies));
+    let values_ready = landed
+        .and(values_ready)
+        .map_err(|e| Error::from(spgemm_core::Error::from(e)));
+    let values_ready = agree(comm, values_ready).map_err(fail)?;
+    stats.device = Traffic {
+        sent: structure.traffic.sent + values.traffic.sent,
+        received: structure.traffic.received + values.traffic.received,
+    };
     stats.fetched_rows = runs
         .iter()
         .filter(|(_, p)| p.is_some())
@@ -443,35 +470,19 @@ pub fn multiply<D: Device, T: Scalar>(
     // every rank's are.
     let sorted = comm::sum(comm, u64::from(!b.matrix.sorted_rows())) == 0;
     let assembled = engine.assemble(assembly, &row_runs, Some(sorted));
-    let b_hat = agree(comm, assembled.map_err(Error::from))?;
+    let b_hat = agree(comm, assembled.map_err(Error::from)).map_err(fail)?;
     stats.assemble_ms = elapsed_ms(t);
     let t = Instant::now();
-    // The values, received and own, land while the product's symbolic
-    // phase runs; its numeric phase waits for them on the device.
-    let product = (|| {
-        let started = exchange.start(dev, &value_sends, &value_recvs)?;
-        stats.device.sent += started.traffic.sent;
-        stats.device.received += started.traffic.received;
-        let moved = (|| {
-            copy_spans(dev, &values_copies, &own_values, &mut borrowed)?;
-            if let Some(received) = &started.ready {
-                dev.wait(&values_copies, received)
-                    .map_err(spgemm_core::Error::from)?;
-            }
-            Ok(dev
-                .record(&values_copies)
-                .map_err(spgemm_core::Error::from)?)
-        })();
-        let ready = agree(comm, moved)?;
-        let product = engine.multiply_values_after(&a.matrix, &b_hat, &ready);
-        product.map_err(|e| Error::Local(e.to_string()))
-    })();
+    // The product's numeric phase waits for the values on the device.
+    let product = engine
+        .multiply_values_after(&a.matrix, &b_hat, &values_ready)
+        .map_err(|e| Error::Local(e.to_string()));
     // B̂ lives until the values have landed, whatever the product did.
     let moved = exchange.finish(dev);
     let copied = dev.synchronize(&values_copies);
     drop(b_hat);
     drop(borrowed);
-    stats.values_device_ms = moved?.unwrap_or(0.0);
+    stats.moves_device_ms = moved?.unwrap_or(0.0);
     agree(
         comm,
         copied.map_err(|e| Error::from(spgemm_core::Error::from(e))),

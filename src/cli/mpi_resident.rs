@@ -347,7 +347,7 @@ pub(super) fn gather(world: &SimpleCommunicator, stats: &ResidentStats) -> serde
         "runs": every(stats.runs as f64),
         "plan_ms": every(stats.plan_ms),
         "fetch_ms": every(stats.fetch_ms),
-        "values_device_ms": every(stats.values_device_ms),
+        "moves_device_ms": every(stats.moves_device_ms),
         "assemble_ms": every(stats.assemble_ms),
         "local_ms": every(stats.local_ms),
         "total_ms": every(stats.total_ms),
@@ -368,14 +368,14 @@ pub(super) fn print_ranks(per_rank: &serde_json::Value) {
         "runs",
         "plan_ms",
         "fetch_ms",
-        "values_device_ms",
+        "moves_device_ms",
         "assemble_ms",
         "local_ms",
         "total_ms",
     ];
     let cols: Vec<Vec<f64>> = names.iter().map(|k| col(k)).collect();
     eprintln!(
-        "rank   recv MiB  fetched rows  runs   plan ms  fetch ms  values ms  assemble ms  local ms  total ms"
+        "rank   recv MiB  fetched rows  runs   plan ms  fetch ms   moves ms  assemble ms  local ms  total ms"
     );
     for r in 0..cols[0].len() {
         let v: Vec<f64> = cols.iter().map(|c| c[r]).collect();
