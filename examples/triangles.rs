@@ -5,7 +5,8 @@
 //! LAGraph's triangle count; Wolf, Deveci, Berry, Hammond and
 //! Rajamanickam, "Fast linear algebra-based triangle counting with
 //! KokkosKernels", IEEE HPEC 2017, §III). The mask keeps the product to
-//! the edges of L: no other entry of `L·Lᵀ` is ever accumulated.
+//! the edges of L: no other entry of `L·Lᵀ` is ever accumulated, and
+//! `Backend::reduce_spec` sums C's entries (`⊕` over C).
 //!
 //! ```sh
 //! cargo run --release --example triangles [graph.mtx.gz]
@@ -13,7 +14,7 @@
 //! (default: the bundled collaboration network ca-GrQc, 48,260 triangles).
 
 use spgemm::semiring::{ProductSpec, Semiring};
-use spgemm::{CpuBackend, CsrMatrix};
+use spgemm::{Backend, CpuBackend, CsrMatrix, Transposed};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
@@ -26,9 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .semiring(Semiring::PlusPair)
         .mask(lower.view(), false);
     // Lᵀ is read from L's rows where the dot products use it: nothing is
-    // transposed.
-    let c = CpuBackend::new().multiply_spec_transposed_b(&lower, &lower, &spec)?;
-    let triangles: f64 = c.values().iter().sum();
+    // transposed; C's entries summed (on a GPU backend, under this mask,
+    // summed on the device without forming C).
+    let backend = Backend::Cpu(CpuBackend::new());
+    let triangles = backend.reduce_spec(&lower, &lower, &spec, Some(Transposed::B))?;
     println!(
         "{path}: {} vertices, {} edges, {triangles} triangles ({:.1} ms)",
         g.nrows(),

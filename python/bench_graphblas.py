@@ -4,7 +4,7 @@ python-graphblas, its matrices converted from SciPy once, before timing),
 in one process, on all the host's cores, on the same matrices.
 
     python python/bench_graphblas.py [--reps 5] [--backends cpu,cuda] [--cupy]
-        [--products triangles,min_plus,masked,complement,bfs,search] [--json out.json] G.mtx [G2.mtx ...]
+        [--products triangles,reduced,min_plus,masked,complement,bfs,search] [--json out.json] G.mtx [G2.mtx ...]
 
 Each of ``--backends`` (default ``cpu``) runs every product it runs (a GPU
 backend skips those it refuses: see ``spgemm.matmul``); the backend name
@@ -23,6 +23,9 @@ run, each a warm-up then the median of --reps, milliseconds:
   as L's rows, as GraphBLAS takes L with its transposing descriptor; C's
   values summed, ``C.data.sum()``, which on CuPy costs 0.2-0.4 ms less
   than CuPy's sparse ``sum()``), the counts compared;
+- reduced: the same count as one value, ``spgemm.matmul_reduce(L, L.T,
+  semiring="plus_pair", mask=L)`` (on a GPU the dot products reduced on
+  the device, C never formed), beside the same GraphBLAS and CuPy counts;
 - min_plus: ``C = A min_plus A``;
 - masked: ``C<A> = A plus_times A``;
 - complement: ``C<!A> = A any_pair A`` (vertices two hops away and not
@@ -119,6 +122,9 @@ def products(a, cupy, on_device):
             "triangles": lambda: float(
                 spgemm.matmul(lower, lower.T, semiring="plus_pair", mask=lower, backend=be).data.sum()
             ),
+            "reduced": lambda: float(
+                spgemm.matmul_reduce(lower, lower.T, semiring="plus_pair", mask=lower, backend=be)
+            ),
             "min_plus": lambda: spgemm.matmul(a, a, semiring="min_plus", backend=be).nnz,
             "masked": lambda: spgemm.matmul(a, a, mask=a, backend=be).nnz,
             "complement": lambda: spgemm.matmul(
@@ -148,6 +154,7 @@ def products(a, cupy, on_device):
 
     theirs = {
         "triangles": lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
+        "reduced": lambda: gl.mxm(gl.T, gb.semiring.plus_pair).new(mask=gl.S).reduce_scalar().value,
         "min_plus": lambda: ga.mxm(ga, gb.semiring.min_plus).new().nvals,
         "masked": lambda: ga.mxm(ga, gb.semiring.plus_times).new(mask=ga.S).nvals,
         "complement": lambda: ga.mxm(ga, gb.semiring.any_pair).new(mask=~ga.S).nvals,
@@ -155,7 +162,8 @@ def products(a, cupy, on_device):
         "search": search,
     }
     return {
-        name: ((lambda be, name=name: ours(be)[name]()), f, cupy_triangles if name == "triangles" else None)
+        name: ((lambda be, name=name: ours(be)[name]()), f,
+               cupy_triangles if name in ("triangles", "reduced") else None)
         for name, f in theirs.items()
     }
 
@@ -166,7 +174,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--backends", default="cpu")
     ap.add_argument("--cupy", action="store_true")
-    ap.add_argument("--products", default="triangles,min_plus,masked,complement,bfs,search")
+    ap.add_argument("--products", default="triangles,reduced,min_plus,masked,complement,bfs,search")
     ap.add_argument("--json")
     args = ap.parse_args()
     backends = args.backends.split(",")

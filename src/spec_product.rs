@@ -157,3 +157,87 @@ impl Backend {
         }
     }
 }
+
+impl Backend {
+    /// `⊕` over the entries of `C⟨M⟩ = op(A) ⊕.⊗ op(B)` as
+    /// [`Backend::multiply_spec_transposed`] would form C (`transposed`
+    /// `None`: neither operand transposed): one scalar, GraphBLAS's reduce
+    /// to a scalar with the semiring's monoid ([`Semiring::reduce`]; `⊕`'s
+    /// identity for a C without entries). Triangle counting is
+    /// `Σ C⟨L⟩, C = L ⊕.pair Lᵀ`. A GPU backend under a structural mask,
+    /// without pruning and without `op(A)`, reduces the dot products on its
+    /// first device and never forms C
+    /// ([`spgemm_core::gpu::GpuEngine::masked_reduce`]); every other case
+    /// forms C and reduces its values. Floating-point sums on the GPU meet
+    /// the entries in no fixed order.
+    ///
+    /// ```
+    /// use spgemm::semiring::{ProductSpec, Semiring};
+    /// use spgemm::{Backend, CpuBackend, CsrMatrix, Transposed};
+    /// // A triangle 0-1-2: L its strict lower triangle.
+    /// let l = CsrMatrix::new(3, 3, vec![0, 0, 1, 3], vec![0, 0, 1], vec![1.0f64; 3])?;
+    /// let spec = ProductSpec::new()
+    ///     .semiring(Semiring::PlusPair)
+    ///     .mask(l.view(), false);
+    /// let cpu = Backend::Cpu(CpuBackend::new());
+    /// assert_eq!(cpu.reduce_spec(&l, &l, &spec, Some(Transposed::B))?, 1.0);
+    /// # Ok::<(), spgemm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Backend::multiply_spec_transposed`].
+    pub fn reduce_spec<'a, 'b, T: Scalar>(
+        &self,
+        a: impl Into<CsrView<'a, T>>,
+        b: impl Into<CsrView<'b, T>>,
+        spec: &ProductSpec<'_, T>,
+        transposed: Option<Transposed>,
+    ) -> Result<T> {
+        let (a, b) = (a.into(), b.into());
+        let on_device = !matches!(transposed, Some(Transposed::A | Transposed::Both))
+            && spec.prune.is_none()
+            && spec.mask.is_some_and(|m| !m.complement());
+        if let (true, Some(mask)) = (on_device, spec.mask) {
+            let bt = transposed.is_some();
+            if let Some(total) = self.reduce_on_gpu(a, b, mask, spec.semiring, bt) {
+                return total;
+            }
+        }
+        let c = match transposed {
+            Some(t) => self.multiply_spec_transposed(a, b, spec, t)?,
+            None => self.multiply_spec(a, b, spec)?,
+        };
+        Ok(spec.semiring.reduce(c.values()))
+    }
+}
+
+impl Backend {
+    /// [`spgemm_core::gpu::GpuEngine::masked_reduce`] on a GPU backend's
+    /// first device; `None` on the CPU backend.
+    // Only the CPU variant exists without the GPU features.
+    #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
+    fn reduce_on_gpu<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        mask: Mask<'_>,
+        semiring: Semiring,
+        b_transposed: bool,
+    ) -> Option<Result<T>> {
+        match self {
+            Backend::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) => Some(
+                m.engines()[0]
+                    .masked_reduce(mask, a, b, semiring, b_transposed)
+                    .map_err(Into::into),
+            ),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) => Some(
+                m.engines()[0]
+                    .masked_reduce(mask, a, b, semiring, b_transposed)
+                    .map_err(Into::into),
+            ),
+        }
+    }
+}

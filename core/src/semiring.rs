@@ -121,6 +121,19 @@ impl Semiring {
         }
     }
 
+    /// `⊕` over `values` ([`Semiring::identity`] when there are none):
+    /// the reduction of a product's entries to one scalar, GraphBLAS's
+    /// `GrB_reduce` to a scalar with the semiring's monoid (a masked
+    /// `plus_pair` product's total counts triangles). The identity for no
+    /// values.
+    pub fn reduce<T: Scalar>(self, values: &[T]) -> T {
+        values
+            .iter()
+            .copied()
+            .reduce(|acc, v| self.plus(acc, v))
+            .unwrap_or_else(|| self.identity())
+    }
+
     /// The semiring for the GPU kernels on values of type `T`, as C:
     /// `semiring_times(x, y)` and
     /// `semiring_plus(x, y)` on `value_t` (defined before this text), as
@@ -506,6 +519,20 @@ mod tests {
                 assert_eq!(r.plus(x, r.identity::<f64>()), x, "{r}");
             }
         }
+    }
+
+    #[test]
+    fn reduce_folds_from_the_identity() {
+        let v = [3.0f64, -1.0, 2.0];
+        assert_eq!(Semiring::PlusTimes.reduce(&v), 4.0);
+        assert_eq!(Semiring::PlusPair.reduce(&v), 4.0);
+        assert_eq!(Semiring::MinPlus.reduce(&v), -1.0);
+        assert_eq!(Semiring::MaxTimes.reduce(&v), 3.0);
+        assert_eq!(Semiring::OrAnd.reduce(&[0.0f64, 1.0]), 1.0);
+        assert_eq!(Semiring::AnyPair.reduce(&[1i32, 1]), 1);
+        assert_eq!(Semiring::MinPlus.reduce::<f64>(&[]), f64::INFINITY);
+        assert_eq!(Semiring::MinPlus.reduce::<i32>(&[]), i32::MAX);
+        assert_eq!(Semiring::PlusTimes.reduce::<i64>(&[]), 0);
     }
 
     #[test]

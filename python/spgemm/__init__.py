@@ -21,6 +21,7 @@ __version__: str = _spgemm.__version__
 
 __all__ = [
     "matmul",
+    "matmul_reduce",
     "ptap",
     "rap",
     "galerkin",
@@ -291,9 +292,57 @@ def matmul(
     return _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
-def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns):
-    """``matmul`` with a semiring, mask or pruning: SciPy matrices on any
-    backend; CuPy and torch matrices on their GPU."""
+def matmul_reduce(
+    a,
+    b=None,
+    *,
+    backend: str = "auto",
+    precision=None,
+    check=True,
+    semiring: str = "plus_times",
+    mask=None,
+    complement: bool = False,
+    prune=None,
+    keep=None,
+    prune_columns: bool = False,
+):
+    """The (+)-reduction of C<M> = A (+).(x) B to one value: C's entries
+    combined by the semiring's monoid, as GraphBLAS's reduce to a scalar
+    (python-graphblas's ``C.reduce_scalar()``) gives it. Triangle
+    counting is ``matmul_reduce(L, L.T, semiring="plus_pair", mask=L)``.
+
+    Takes exactly :func:`matmul`'s arguments and reads them as it does.
+    Under a structural mask (no complement, no pruning) a GPU reduces the
+    mask's dot products on the device and C is never formed: nothing of C
+    is allocated, compacted or copied, one value comes back. Otherwise C
+    is formed as :func:`matmul` forms it and its values reduced (on the
+    host, after C's values are copied there for device matrices).
+
+    Returns
+    -------
+    A Python float (an int for int32 and int64 values): the sum for
+    "plus_times" and "plus_pair", the least value for "min_plus", the
+    greatest for "max_plus" and "max_times" (NaN values skipped), 1 or 0
+    for "lor_land" and "any_pair"; the monoid's identity when C has no
+    entries (0, +inf, -inf; the type's largest or smallest value for
+    integers). Floating-point sums on a GPU combine the entries in no
+    fixed order, so they may differ from run to run in their last bits.
+
+    Raises
+    ------
+    As :func:`matmul`.
+    """
+    if b is None:
+        b = a
+    extras = (semiring, mask, complement, prune, keep, prune_columns)
+    return _matmul_spec(a, b, backend, precision, check, *extras, reduce=True)
+
+
+def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns,
+                 reduce=False):
+    """``matmul`` with a semiring, mask or pruning (``matmul_reduce`` with
+    ``reduce``): SciPy matrices on any backend; CuPy and torch matrices on
+    their GPU."""
     kind = _kinds(a, b)
     if mask is not None and _kind(mask) != kind:
         raise TypeError(f"the mask must be of A's kind ({kind}), not {_kind(mask)}")
@@ -303,9 +352,16 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     dtype = _precision(*dtypes, precision, integers=kind != "cupy")
     if kind != "scipy":
         check = _native_check(check, kind)
-        return _device.matmul_spec(
+        if reduce and mask is not None and not complement and prune is None and keep is None:
+            return _device.matmul_reduce(kind, a, b, mask, backend, dtype, check, semiring)
+        c = _device.matmul_spec(
             kind, a, b, mask, complement, backend, dtype, check, semiring, prune, keep, columns
         )
+        if not reduce:
+            return c
+        # C formed on the device, its values reduced on the host.
+        values = c.data.get() if kind == "cupy" else c.values().cpu().numpy()
+        return _spgemm.reduce_values(values, str(semiring))
     oa = _host_operand(a, dtype)
     # A CSC matrix B (``x.T`` of a CSR x) holds Bᵀ's CSR arrays: read as
     # they are, not converted.
@@ -316,7 +372,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     om = oa if mask is a else ob if mask is b and not b_transposed else None
     if om is None and mask is not None:
         om = _host_operand(mask, dtype, values=False)
-    c = _spgemm.matmul_spec(
+    c = (_spgemm.matmul_reduce if reduce else _spgemm.matmul_spec)(
         oa,
         ob,
         om,
@@ -329,7 +385,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         bool(columns),
         b_transposed,
     )
-    return _host_result(a, (a.shape[0], b.shape[1]), c)
+    return c if reduce else _host_result(a, (a.shape[0], b.shape[1]), c)
 
 
 class GalerkinPlan:

@@ -39,6 +39,25 @@ def matmul(
     semiring, unmasked or under a mask of their kind or its complement, on
     their GPU (no pruning)."""
 
+def matmul_reduce(
+    a: _M,
+    b: Optional[_M] = None,
+    *,
+    backend: _Backend = "auto",
+    precision: _Precision = None,
+    check: _Check = True,
+    semiring: str = "plus_times",
+    mask: Optional[_M] = None,
+    complement: bool = False,
+    prune: Optional[float] = None,
+    keep: Optional[int] = None,
+    prune_columns: bool = False,
+) -> Union[float, int]:
+    """The semiring's (+) over the entries of C<M> = A (+).(x) B (matmul's
+    arguments): a float, or an int for integer values; the monoid's
+    identity when C has no entries. Under a structural mask a GPU reduces
+    the dot products on the device without forming C. Raises as matmul."""
+
 class Plan:
     """The symbolic phase of A @ B for SciPy, CuPy or PyTorch matrices."""
 

@@ -284,20 +284,7 @@ def matmul_spec(
     the device (``prune`` a threshold or None, ``keep`` at most this many
     entries a row, or a column when ``columns``, or None). Returns once C
     is complete."""
-    # A CSC matrix B (``x.T`` of a CSR x: CuPy's CSC matrix, torch's CSC
-    # tensor) under a structural mask is read as Bᵀ's CSR arrays: nothing
-    # converted or transposed.
-    b_transposed = b is not a and mask is not None and not complement and _is_csc(kind, b)
-    bt = (_Transposed if kind == "cupy" else _TorchTransposed)(b) if b_transposed else b
-    device, oa, ob, hold, stream = _operands(kind, a, bt, backend, dtype, check)
-    if mask is None or mask is a or (mask is b and not b_transposed):
-        om = None if mask is None else oa if mask is a else ob
-        hold_m = None
-    else:
-        operand = _cupy_operand if kind == "cupy" else _torch_operand
-        om, hold_m, dev_m = operand(mask, dtype, check, values=False)
-        if dev_m != device:
-            raise ValueError(f"the mask is on GPU {dev_m} but A on GPU {device}")
+    device, oa, ob, om, b_transposed, hold, stream = _spec_operands(kind, a, b, mask, complement, backend, dtype, check)
     name = np.dtype(dtype).name
     c = _spgemm.matmul_spec_device(
         oa,
@@ -313,8 +300,41 @@ def matmul_spec(
         bool(columns),
         b_transposed,
     )
-    del hold, hold_m
+    del hold
     return _result(kind, c, device)
+
+
+def matmul_reduce(kind: str, a, b, mask, backend: str, dtype, check: bool, semiring: str):
+    """(+) over the entries of C<M> = A (+).(x) B for CuPy or torch CSR
+    matrices on one CUDA device under the structural mask ``mask`` (of the
+    same kind), reduced on the device without forming C: a float, or an
+    int for integer values."""
+    device, oa, ob, om, b_transposed, hold, stream = _spec_operands(kind, a, b, mask, False, backend, dtype, check)
+    name = np.dtype(dtype).name
+    total = _spgemm.matmul_reduce_device(oa, ob, om, name, device, str(semiring), stream, b_transposed)
+    del hold
+    return total
+
+
+def _spec_operands(kind: str, a, b, mask, complement: bool, backend: str, dtype, check: bool):
+    """A, B and the mask as device operands on one device: ``(device, oa,
+    ob, om, b_transposed, hold, stream)``, ``om`` A's or B's operand when
+    the mask is A or B, None without a mask."""
+    # A CSC matrix B (``x.T`` of a CSR x: CuPy's CSC matrix, torch's CSC
+    # tensor) under a structural mask is read as Bᵀ's CSR arrays: nothing
+    # converted or transposed.
+    b_transposed = b is not a and mask is not None and not complement and _is_csc(kind, b)
+    bt = (_Transposed if kind == "cupy" else _TorchTransposed)(b) if b_transposed else b
+    device, oa, ob, hold, stream = _operands(kind, a, bt, backend, dtype, check)
+    if mask is None or mask is a or (mask is b and not b_transposed):
+        om = None if mask is None else oa if mask is a else ob
+        hold_m = None
+    else:
+        operand = _cupy_operand if kind == "cupy" else _torch_operand
+        om, hold_m, dev_m = operand(mask, dtype, check, values=False)
+        if dev_m != device:
+            raise ValueError(f"the mask is on GPU {dev_m} but A on GPU {device}")
+    return device, oa, ob, om, b_transposed, (hold, hold_m), stream
 
 
 def bfs_levels(kind: str, a, source: int, backend: str, check: bool):

@@ -371,6 +371,29 @@ pub(crate) struct Extras {
 }
 
 impl Extras {
+    /// The extras of Python's keywords: `semiring` a GraphBLAS name
+    /// (`ValueError` otherwise), `prune` a threshold of magnitude, `keep`
+    /// at most this many entries a row (or column, with `columns`).
+    pub fn parse(
+        semiring: &str,
+        complement: bool,
+        below: Option<f64>,
+        keep: Option<usize>,
+        columns: bool,
+        b_transposed: bool,
+    ) -> pyo3::PyResult<Self> {
+        Ok(Extras {
+            semiring: semiring
+                .parse()
+                .map_err(pyo3::exceptions::PyValueError::new_err)?,
+            complement,
+            below,
+            keep,
+            columns,
+            b_transposed,
+        })
+    }
+
     /// The pruning in values of `T`: a threshold of an integer type rounded
     /// up (an integer's magnitude is at least `t` exactly when it is at
     /// least `⌈t⌉`).
@@ -394,37 +417,115 @@ pub(crate) fn multiply_spec(
     mask: Option<Slices<'_>>,
     extras: &Extras,
 ) -> spgemm::Result<AnyCsr> {
+    match spec_product(backend, a, b, mask, extras, false)? {
+        Outcome::Csr(c) => Ok(c),
+        Outcome::Reduced(_) => unreachable!("a product asked for C returns C"),
+    }
+}
+
+/// `⊕` over the entries of `C⟨M⟩ = A ⊕.⊗ B` on `backend`
+/// ([`Backend::reduce_spec`]), as `extras` say.
+pub(crate) fn reduce_spec(
+    backend: &Backend,
+    a: Slices<'_>,
+    b: Slices<'_>,
+    mask: Option<Slices<'_>>,
+    extras: &Extras,
+) -> spgemm::Result<Reduced> {
+    match spec_product(backend, a, b, mask, extras, true)? {
+        Outcome::Reduced(r) => Ok(r),
+        Outcome::Csr(_) => unreachable!("a reduced product returns one value"),
+    }
+}
+
+/// One value of any precision: floats as `f64`, integers as `i64`
+/// (exactly).
+pub(crate) enum Reduced {
+    Float(f64),
+    Integer(i64),
+}
+
+impl Reduced {
+    /// `v` as a Python number's value.
+    pub fn of<T: Scalar>(v: T) -> Self {
+        match (T::INTEGER, std::mem::size_of::<T>()) {
+            (false, _) => Reduced::Float(v.to_f64()),
+            (true, 8) => Reduced::Integer(bytemuck::cast::<T, i64>(v)),
+            (true, _) => Reduced::Integer(i64::from(bytemuck::cast::<T, i32>(v))),
+        }
+    }
+}
+
+impl<'py> pyo3::IntoPyObject<'py> for Reduced {
+    type Target = pyo3::PyAny;
+    type Output = pyo3::Bound<'py, pyo3::PyAny>;
+    type Error = std::convert::Infallible;
+    fn into_pyobject(self, py: pyo3::Python<'py>) -> Result<Self::Output, Self::Error> {
+        Ok(match self {
+            Reduced::Float(x) => x.into_pyobject(py)?.into_any(),
+            Reduced::Integer(x) => x.into_pyobject(py)?.into_any(),
+        })
+    }
+}
+
+/// C, or C reduced to one value.
+enum Outcome {
+    Csr(AnyCsr),
+    Reduced(Reduced),
+}
+
+/// C (or, with `reduce`, `⊕` over its entries) as `extras` say.
+fn spec_product(
+    backend: &Backend,
+    a: Slices<'_>,
+    b: Slices<'_>,
+    mask: Option<Slices<'_>>,
+    extras: &Extras,
+    reduce: bool,
+) -> spgemm::Result<Outcome> {
     fn run<T: Scalar>(
         backend: &Backend,
         a: &CsrCow<'_, T>,
         b: &CsrCow<'_, T>,
         mask: Option<&CsrCow<'_, T>>,
         x: &Extras,
-    ) -> spgemm::Result<CsrMatrix<T>> {
+        reduce: bool,
+    ) -> spgemm::Result<Result<CsrMatrix<T>, T>> {
         let mut spec = ProductSpec::new().semiring(x.semiring);
         if let Some(m) = mask {
             spec = spec.mask(m.view(), x.complement);
         }
         spec.prune = x.prune();
-        match x.b_transposed {
-            true => backend.multiply_spec_transposed(a, b, &spec, Transposed::B),
-            false => backend.multiply_spec(a, b, &spec),
+        let t = x.b_transposed.then_some(Transposed::B);
+        if reduce {
+            return backend.reduce_spec(a, b, &spec, t).map(Err);
         }
+        match t {
+            Some(t) => backend.multiply_spec_transposed(a, b, &spec, t),
+            None => backend.multiply_spec(a, b, &spec),
+        }
+        .map(Ok)
     }
     struct Op<'a, 'x> {
         backend: &'x Backend,
         mask: Option<Slices<'a>>,
         mask_is_a: bool,
         extras: &'x Extras,
+        reduce: bool,
     }
-    impl ForEachType<AnyCsr> for Op<'_, '_> {
-        fn run<T: Precision>(self, a: &CsrCow<'_, T>, b: &CsrCow<'_, T>) -> spgemm::Result<AnyCsr>
+    impl ForEachType<Outcome> for Op<'_, '_> {
+        fn run<T: Precision>(self, a: &CsrCow<'_, T>, b: &CsrCow<'_, T>) -> spgemm::Result<Outcome>
         where
             AnyCsr: From<CsrMatrix<T>>,
         {
             let m = third::<T>(self.mask, "the mask")?;
             let m = if self.mask_is_a { Some(a) } else { m.as_ref() };
-            run(self.backend, a, b, m, self.extras).map(AnyCsr::from)
+            Ok(
+                match run(self.backend, a, b, m, self.extras, self.reduce)? {
+                    Ok(c) => Outcome::Csr(AnyCsr::from(c)),
+                    Err(v) => Outcome::Reduced(Reduced::of(v)),
+                },
+            )
         }
     }
     // A mask that is A's arrays (C⟨A⟩ = A·B, triangle counting) is A's
@@ -436,6 +537,7 @@ pub(crate) fn multiply_spec(
         mask,
         mask_is_a,
         extras,
+        reduce,
     };
     dispatch(a, b, op)
 }

@@ -429,27 +429,7 @@ fn spec_product<T: Scalar>(
     // it is complete when this returns.
     unsafe {
         after_caller(e, stream)?;
-        // A mask of its own is checked with A and B: one wait for all.
-        let own_mask = mask.filter(|m| *m != a && *m != b);
-        let operand = |o: DeviceOperand| (arrays(o), o.8);
-        let (ga, gb, gm) = match (a == b, own_mask) {
-            (true, None) => {
-                let [ga] = e.borrow_devices([operand(a)])?;
-                (ga, None, None)
-            }
-            (false, None) => {
-                let [ga, gb] = e.borrow_devices([operand(a), operand(b)])?;
-                (ga, Some(gb), None)
-            }
-            (true, Some(m)) => {
-                let [ga, gm] = e.borrow_devices([operand(a), operand(m)])?;
-                (ga, None, Some(gm))
-            }
-            (false, Some(m)) => {
-                let [ga, gb, gm] = e.borrow_devices([operand(a), operand(b), operand(m)])?;
-                (ga, Some(gb), Some(gm))
-            }
-        };
+        let (ga, gb, gm) = borrow_spec_operands::<T>(e, a, b, mask)?;
         let gb = gb.as_ref().unwrap_or(&ga);
         let t = std::time::Instant::now();
         let masked = |gm: &GpuMatrix<CudaDevice, T>| {
@@ -472,6 +452,116 @@ fn spec_product<T: Scalar>(
         let offsets32 = e.row_offsets_i32(&c)?;
         Ok((c, offsets32, Timing::Done(wall, wall)))
     }
+}
+
+/// A, B (`None` when it is A's arrays) and a mask of its own (`None` when
+/// there is none or it is A's or B's arrays) borrowed and checked, one
+/// wait for all.
+///
+/// # Safety
+/// As `product`'s borrowing: the arrays live and stay unchanged until the
+/// borrowed matrices are dropped.
+unsafe fn borrow_spec_operands<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    mask: Option<DeviceOperand>,
+) -> spgemm::Result<Borrowed<T>> {
+    let own_mask = mask.filter(|m| *m != a && *m != b);
+    let operand = |o: DeviceOperand| (arrays(o), o.8);
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        Ok(match (a == b, own_mask) {
+            (true, None) => {
+                let [ga] = e.borrow_devices([operand(a)])?;
+                (ga, None, None)
+            }
+            (false, None) => {
+                let [ga, gb] = e.borrow_devices([operand(a), operand(b)])?;
+                (ga, Some(gb), None)
+            }
+            (true, Some(m)) => {
+                let [ga, gm] = e.borrow_devices([operand(a), operand(m)])?;
+                (ga, None, Some(gm))
+            }
+            (false, Some(m)) => {
+                let [ga, gb, gm] = e.borrow_devices([operand(a), operand(b), operand(m)])?;
+                (ga, Some(gb), Some(gm))
+            }
+        })
+    }
+}
+
+/// A borrowed device matrix.
+type Gpu<T> = GpuMatrix<CudaDevice, T>;
+
+/// A, B (`None`: A's arrays) and a mask of its own (`None`: none, or A's
+/// or B's arrays), borrowed.
+type Borrowed<T> = (Gpu<T>, Option<Gpu<T>>, Option<Gpu<T>>);
+
+/// `⊕` over the entries of `C⟨M⟩ = A ⊕.⊗ B` (structural mask; `b` is Bᵀ
+/// with `b_transposed`) over borrowed device arrays after the caller's
+/// `stream`, reduced on the device without forming C
+/// ([`GpuEngine::masked_reduce_device`]).
+fn reduce_product<T: Scalar>(
+    e: &GpuEngine<CudaDevice>,
+    (a, b): (DeviceOperand, DeviceOperand),
+    mask: DeviceOperand,
+    b_transposed: bool,
+    semiring: Semiring,
+    stream: u64,
+) -> spgemm::Result<crate::arrays::Reduced> {
+    // SAFETY: see `product`; nothing returned refers to the caller's
+    // arrays, and the value is read back when this returns.
+    unsafe {
+        after_caller(e, stream)?;
+        let (ga, gb, gm) = borrow_spec_operands::<T>(e, a, b, Some(mask))?;
+        let gb = gb.as_ref().unwrap_or(&ga);
+        let gm = match &gm {
+            Some(gm) => gm,
+            None if mask == a => &ga,
+            None => gb,
+        };
+        let v = e.masked_reduce_device(gm, &ga, gb, semiring, b_transposed)?;
+        Ok(crate::arrays::Reduced::of(v))
+    }
+}
+
+/// `matmul_reduce_device(a, b, mask, dtype, device, semiring, stream,
+/// b_transposed)`: `⊕` over the entries of `C⟨M⟩ = A ⊕.⊗ B` under the
+/// structural mask `mask` on CUDA GPU `device` for device operands (as
+/// `matmul_spec_device` takes them), reduced on the device without
+/// forming C: a float, or an int for integer values. Waits for the
+/// caller's `stream` first. `ValueError` as `matmul_spec_device`'s.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_reduce_device(
+    py: Python<'_>,
+    a: DeviceOperand,
+    b: DeviceOperand,
+    mask: DeviceOperand,
+    dtype: &str,
+    device: usize,
+    semiring: &str,
+    stream: u64,
+    b_transposed: bool,
+) -> PyResult<crate::arrays::Reduced> {
+    if b_transposed {
+        check_shapes(&a, &(b.1, b.0, b.2, b.3, b.4, b.5, b.6, b.7, b.8))?;
+    } else {
+        check_shapes(&a, &b)?;
+    }
+    let vt = ValueType::parse(dtype)?;
+    let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    let backend = open("cuda", device)?;
+    let e = engine(&backend)?;
+    py.detach(|| match vt {
+        ValueType::F32 => reduce_product::<f32>(e, (a, b), mask, b_transposed, semiring, stream),
+        ValueType::F64 => reduce_product::<f64>(e, (a, b), mask, b_transposed, semiring, stream),
+        ValueType::I32 => reduce_product::<i32>(e, (a, b), mask, b_transposed, semiring, stream),
+        ValueType::I64 => reduce_product::<i64>(e, (a, b), mask, b_transposed, semiring, stream),
+    })
+    .map_err(to_py)
 }
 
 /// `matmul_spec_device(a, b, mask, complement, dtype, device, semiring,

@@ -11,7 +11,7 @@ mod device_galerkin;
 mod distributed;
 mod search;
 
-use arrays::{Operand, Product};
+use arrays::{Operand, Product, Slices};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use spgemm::{Backend, BackendKind};
@@ -143,23 +143,104 @@ fn matmul_spec<'py>(
     prune_columns: bool,
     b_transposed: bool,
 ) -> PyResult<Product<'py>> {
-    let semiring: spgemm::semiring::Semiring = semiring.parse().map_err(PyValueError::new_err)?;
-    let be = self::backend(backend)?;
-    let extras = arrays::Extras {
+    let extras = arrays::Extras::parse(
         semiring,
         complement,
-        below: prune,
+        prune,
         keep,
-        columns: prune_columns,
+        prune_columns,
         b_transposed,
-    };
+    )?;
+    let c = with_spec_operands(py, (a, b, mask), backend, check, |be, a, b, m| {
+        arrays::multiply_spec(be, a, b, m, &extras)
+    })?;
+    arrays::product(py, c)
+}
+
+/// `f` on `backend` for the operands `a`, `b` and `mask` (of one
+/// precision; the mask's values not read), with the GIL released.
+fn with_spec_operands<'py, R: Send>(
+    py: Python<'py>,
+    (a, b, mask): (
+        &Bound<'py, PyAny>,
+        &Bound<'py, PyAny>,
+        Option<&Bound<'py, PyAny>>,
+    ),
+    backend: &str,
+    check: bool,
+    f: impl FnOnce(&Backend, Slices<'_>, Slices<'_>, Option<Slices<'_>>) -> spgemm::Result<R> + Send,
+) -> PyResult<R> {
+    let be = self::backend(backend)?;
     let (a, b) = (Operand::extract(a, check)?, Operand::extract(b, check)?);
     arrays::same_precision(&a, &b)?;
     let m = mask.map(|m| Operand::extract(m, false)).transpose()?;
     let (a, b) = (a.slices()?, b.slices()?);
     let m = m.as_ref().map(|m| m.slices()).transpose()?;
-    let c = py.detach(|| on_pool(|| arrays::multiply_spec(&be, a, b, m, &extras)));
-    arrays::product(py, c.map_err(to_py)?)
+    py.detach(|| on_pool(|| f(&be, a, b, m))).map_err(to_py)
+}
+
+/// `matmul_reduce(a, b, mask, backend, check, semiring, complement, prune,
+/// keep, prune_columns, b_transposed)`: `⊕` over the entries of
+/// `C⟨M⟩ = A ⊕.⊗ B` as `matmul_spec` would form C
+/// ([`spgemm::Backend::reduce_spec`]): a float, or an int for integer
+/// values.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // one keyword of Python's matmul each
+fn matmul_reduce<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    mask: Option<&Bound<'py, PyAny>>,
+    backend: &str,
+    check: bool,
+    semiring: &str,
+    complement: bool,
+    prune: Option<f64>,
+    keep: Option<usize>,
+    prune_columns: bool,
+    b_transposed: bool,
+) -> PyResult<arrays::Reduced> {
+    let extras = arrays::Extras::parse(
+        semiring,
+        complement,
+        prune,
+        keep,
+        prune_columns,
+        b_transposed,
+    )?;
+    with_spec_operands(py, (a, b, mask), backend, check, |be, a, b, m| {
+        arrays::reduce_spec(be, a, b, m, &extras)
+    })
+}
+
+/// `reduce_values(values, semiring)`: `⊕` over a NumPy array of float32,
+/// float64, int32 or int64 values ([`spgemm::semiring::Semiring::reduce`];
+/// the identity for none): a float, or an int for integers. `ValueError`
+/// for another dtype or an unknown semiring.
+#[pyfunction]
+fn reduce_values(values: &Bound<'_, PyAny>, semiring: &str) -> PyResult<arrays::Reduced> {
+    use numpy::PyReadonlyArray1;
+    let semiring: spgemm::semiring::Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    fn of<T: spgemm::Scalar + numpy::Element>(
+        v: &Bound<'_, PyAny>,
+        ring: spgemm::semiring::Semiring,
+    ) -> Option<PyResult<arrays::Reduced>> {
+        let v = v.extract::<PyReadonlyArray1<'_, T>>().ok()?;
+        Some(
+            v.as_slice()
+                .map(|s| arrays::Reduced::of(ring.reduce(s)))
+                .map_err(|e| PyValueError::new_err(e.to_string())),
+        )
+    }
+    of::<f64>(values, semiring)
+        .or_else(|| of::<f32>(values, semiring))
+        .or_else(|| of::<i64>(values, semiring))
+        .or_else(|| of::<i32>(values, semiring))
+        .unwrap_or_else(|| {
+            Err(PyValueError::new_err(
+                "values to reduce must be a 1-D array of float32, float64, int32 or int64",
+            ))
+        })
 }
 
 /// Both symbolic phases of a Galerkin product `R·A·P`, kept to recompute
@@ -326,6 +407,8 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(matmul_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce_values, m)?)?;
     m.add_function(wrap_pyfunction!(galerkin, m)?)?;
     m.add_function(wrap_pyfunction!(rap, m)?)?;
     m.add_class::<GalerkinPlan>()?;
@@ -333,6 +416,7 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_function(wrap_pyfunction!(device::matmul_device, m)?)?;
     m.add_function(wrap_pyfunction!(device::matmul_spec_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device::matmul_reduce_device, m)?)?;
     m.add_function(wrap_pyfunction!(device_galerkin::galerkin_device, m)?)?;
     m.add_function(wrap_pyfunction!(device_galerkin::galerkin_plan_device, m)?)?;
     m.add_class::<device_galerkin::DeviceGalerkinPlan>()?;

@@ -284,3 +284,41 @@ def test_galerkin_plans_of_device_matrices(cupy, torch):
     again = plan.numeric(to_cupy(a2))
     assert again.dtype == np.float32
     np.testing.assert_allclose(again.get().toarray(), (p.T @ a2 @ p).toarray(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("ring", RINGS)
+def test_cupy_reduced_products_match_the_cpu(cupy, ring):
+    # Reduced on the device without forming C under a structural mask
+    # (B as x.T read as Bᵀ, and as B), against the CPU's reduction; under
+    # the complement C is formed and reduced.
+    a, x = random(230, 150, 0.2, 41), random(310, 150, 0.3, 42)
+    mask = random(230, 310, 0.2, 43)
+    ac, xc, mc = to_cupy(a), to_cupy(x), to_cupy(mask)
+    for complement in (False, True):
+        want = spgemm.matmul_reduce(a, x.T, semiring=ring, mask=mask, complement=complement, backend="cpu")
+        for b in (xc.T, to_cupy(sp.csr_array(x.T))):
+            got = spgemm.matmul_reduce(ac, b, semiring=ring, mask=mc, complement=complement)
+            assert got == pytest.approx(want, rel=1e-12), (ring, complement)
+
+
+def test_cupy_reduced_triangles(cupy):
+    g = random(600, 600, 0.03, 4, lo=0.0)
+    g = sp.lil_array(((g + g.T) != 0).astype(np.float64))
+    g.setdiag(0)
+    low = sp.csr_array(sp.tril(sp.csr_array(g), k=-1))
+    lc = to_cupy(low)
+    want = spgemm.matmul(low, low.T, mask=low, semiring="plus_pair", backend="cpu").sum()
+    assert spgemm.matmul_reduce(lc, lc.T, mask=lc, semiring="plus_pair") == want > 0
+    empty = to_cupy(sp.csr_array((600, 600)))
+    assert spgemm.matmul_reduce(lc, lc.T, mask=empty, semiring="min_plus") == np.inf
+
+
+def test_torch_reduced_triangles(torch):
+    g = random(300, 300, 0.05, 5, lo=0.0)
+    g = sp.lil_array(((g + g.T) != 0).astype(np.float64))
+    g.setdiag(0)
+    low = sp.csr_array(sp.tril(sp.csr_array(g), k=-1)).astype(np.int64)
+    lt = to_torch(torch, low)
+    want = spgemm.matmul(low, low.T, mask=low, semiring="plus_pair", backend="cpu").sum()
+    got = spgemm.matmul_reduce(lt, to_torch(torch, sp.csr_array(low.T)), mask=lt, semiring="plus_pair")
+    assert isinstance(got, int) and got == want > 0

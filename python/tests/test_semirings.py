@@ -152,3 +152,50 @@ def test_pruning_columns_matches_scipy():
     assert np.array_equal(got.indptr, want.indptr)
     assert np.array_equal(got.indices, want.indices)
     np.testing.assert_array_equal(got.data, want.data)
+
+
+MONOIDS = {
+    "plus_times": "plus", "plus_pair": "plus", "min_plus": "min", "max_plus": "max",
+    "max_times": "max", "lor_land": "lor", "any_pair": "any",
+}
+
+
+@pytest.mark.parametrize("ring", RINGS)
+@pytest.mark.parametrize("masked", [None, False, True])
+def test_reduced_products_match_graphblas(ring, masked):
+    # The product reduced to one value by its monoid, against GraphBLAS's
+    # C.reduce_scalar on the same C; B given as x.T (CSC) too.
+    a = random(230, 150, 0.06, 21)
+    x = random(310, 150, 0.08, 22)
+    mask = None if masked is None else random(230, 310, 0.2, 23)
+    c = graphblas(a, sp.csr_array(x.T), ring, mask, bool(masked))
+    monoid = getattr(gb.monoid, MONOIDS[ring])
+    want = float(gb.io.from_scipy_sparse(c).reduce_scalar(monoid).new().value)
+    for b in (sp.csr_array(x.T), x.T):
+        got = spgemm.matmul_reduce(a, b, semiring=ring, mask=mask, complement=bool(masked))
+        assert isinstance(got, float)
+        assert got == pytest.approx(want, rel=1e-12), ring
+
+
+def test_reduced_triangle_counts_and_identities():
+    g = random(400, 400, 0.03, 7, lo=0.0)
+    g = sp.lil_array(((g + g.T) != 0).astype(np.float64))
+    g.setdiag(0)
+    low = sp.csr_array(sp.tril(sp.csr_array(g), k=-1))
+    dense = sp.csr_array(g).toarray()
+    triangles = round(np.trace(dense @ dense @ dense) / 6)
+    assert spgemm.matmul_reduce(low, low.T, semiring="plus_pair", mask=low) == triangles > 0
+    # Integer values give an int.
+    li = low.astype(np.int64)
+    got = spgemm.matmul_reduce(li, li.T, semiring="plus_pair", mask=li)
+    assert isinstance(got, int) and got == triangles
+    # Nothing met: the monoid's identity.
+    empty = sp.csr_array((400, 400))
+    assert spgemm.matmul_reduce(low, low, semiring="min_plus", mask=empty) == np.inf
+    assert spgemm.matmul_reduce(low, low, semiring="max_times", mask=empty) == -np.inf
+    assert spgemm.matmul_reduce(li, li, semiring="min_plus", mask=empty) == np.iinfo(np.int64).max
+    assert spgemm.matmul_reduce(low, low, semiring="plus_pair", mask=empty) == 0.0
+    # Pruned: C formed, pruned, reduced.
+    a = random(120, 80, 0.1, 31)
+    full = spgemm.matmul(a, a.T, prune=0.3)
+    assert spgemm.matmul_reduce(a, a.T, prune=0.3) == pytest.approx(full.sum(), rel=1e-12)

@@ -23,6 +23,7 @@ mod integers;
 mod one_pass;
 mod plans;
 mod pruning;
+mod reduced;
 mod semirings;
 mod transposed;
 
@@ -39,5 +40,6 @@ fn main() {
     trials.extend(bfs::trials());
     trials.extend(one_pass::trials());
     trials.extend(transposed::trials());
+    trials.extend(reduced::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -437,6 +437,7 @@ pub(super) fn masked_on_device<D: Device, T: Scalar>(
         heavy: DevicePtr(0),
         heavy_count: DevicePtr(0),
         heavy_cap: 0,
+        total: DevicePtr(0),
     };
     dot_products(l, args)?;
     drop((btrpt, btcol, btval));
@@ -482,6 +483,7 @@ pub(super) fn dot_products<D: Device>(l: &Launcher<'_, D>, mut args: MaskedDotAr
         btval: args.btval,
         ccol: args.ccol,
         cval: args.cval,
+        total: args.total,
     };
     l.launch(
         0,

@@ -12,7 +12,9 @@ kernel_args! {
     /// or `SPGEMM_EMPTY` where no product meets) and values, `mnnz` each;
     /// the heavy list (`heavy_cap` places, null for none) and its count
     /// (zeroed before) for the entries left to
-    /// [`Kernel::MaskedDotHeavy`](super::Kernel::MaskedDotHeavy).
+    /// [`Kernel::MaskedDotHeavy`](super::Kernel::MaskedDotHeavy); `total`
+    /// null, or one value set to `⊕`'s identity into which the entries met
+    /// are `⊕`-reduced instead of written to C.
     MaskedDotArgs {
         mrpt: DevicePtr = "const u64*",
         mcol: DevicePtr = "const u32*",
@@ -33,11 +35,13 @@ kernel_args! {
         heavy: DevicePtr = "u64*",
         heavy_count: DevicePtr = "u64*",
         heavy_cap: u64 = "u64",
+        total: DevicePtr = "value_t*",
     }
     /// [`Kernel::MaskedDotHeavy`](super::Kernel::MaskedDotHeavy): the
     /// heavy list the masked dot kernel filled (its first
     /// `min(heavy_count, heavy_cap)` entries of M), M, A, B (or null) and
-    /// Bᵀ as for that kernel; C's columns and values at those entries.
+    /// Bᵀ as for that kernel; C's columns and values at those entries, or
+    /// `total` as that kernel reduces into it.
     MaskedDotHeavyArgs {
         heavy: DevicePtr = "const u64*",
         heavy_count: DevicePtr = "const u64*",
@@ -56,6 +60,7 @@ kernel_args! {
         btval: DevicePtr = "const value_t*",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
+        total: DevicePtr = "value_t*",
     }
     /// [`Kernel::ColumnCounts`](super::Kernel::ColumnCounts): `counts` zeroed, one per column of B.
     ColumnCountsArgs {

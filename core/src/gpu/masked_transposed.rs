@@ -142,6 +142,7 @@ fn given_bt_on_device<D: Device, T: Scalar>(
         heavy: none,
         heavy_count: none,
         heavy_cap: 0,
+        total: DevicePtr(0),
     };
     dot_products(l, args)?;
     compact(l, ms.rpt, (m, ms.ncols), ccol, cval, ms.sorted)

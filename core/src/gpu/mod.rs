@@ -37,6 +37,7 @@ mod grid;
 pub mod kernels;
 mod launch;
 mod masked;
+mod masked_reduce;
 mod masked_transposed;
 mod matrix;
 mod memory;

@@ -171,12 +171,14 @@ __device__ __forceinline__ void dot_walk(u32 lane, u32 seg, u32 j, u64 a0, u64 a
 // to `heavy` (a place from heavy_count, zeroed before) while it has room
 // (heavy_cap; none when heavy is null) and left to
 // spgemm_masked_dot_heavy; the others, and those past its room, computed
-// here.
+// here. With `total` (set to (+)'s identity before), C is not written: the
+// entries met are (+)-reduced over the warp and added to *total, one
+// atomic (+) a warp.
 SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32 m, u64 mnnz, const u64* arpt,
                                            const u32* acol, const value_t* aval, const u64* brpt, const u32* bcol,
                                            const value_t* bval, const u64* btrpt, const u32* btcol,
                                            const value_t* btval, u32 seg, u32* ccol, value_t* cval, u64* heavy,
-                                           u64* heavy_count, u64 heavy_cap) {
+                                           u64* heavy_count, u64 heavy_cap, value_t* total) {
     const u32 lane = threadIdx.x % seg;
     const u32 per_warp = SPGEMM_WARP_SIZE / seg;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
@@ -208,7 +210,18 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
             if (other_hit) acc = hit ? semiring_plus(acc, other) : other;
             hit |= other_hit;
         }
-        if (lane == 0 && e < mnnz && !queued) {
+        if (total) {
+            // Every lane of a segment holds its sum: the segments' sums
+            // combined over the warp, lanes of no entry or a queued one
+            // holding none.
+            for (u32 d = SPGEMM_WARP_SIZE / 2; d >= seg; d /= 2) {
+                const value_t other = SPGEMM_SHFL_XOR_W(acc, d, SPGEMM_WARP_SIZE);
+                const u32 other_hit = SPGEMM_SHFL_XOR_W(hit, d, SPGEMM_WARP_SIZE);
+                if (other_hit) acc = hit ? semiring_plus(acc, other) : other;
+                hit |= other_hit;
+            }
+            if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && hit) semiring_atomic(total, acc);
+        } else if (lane == 0 && e < mnnz && !queued) {
             ccol[e] = hit ? j : SPGEMM_EMPTY;
             cval[e] = acc;
         }
@@ -218,12 +231,13 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot(const u64* mrpt, const u32* mcol, u32
 // The heavy list's entries (the first min(heavy_count, heavy_cap)), a
 // block of SPGEMM_HEAVY_THREADS each in turn: its threads walk the shorter
 // side together and their sums are combined in shared memory, in a fixed
-// order.
+// order; with `total`, added to *total instead of written to C.
 SPGEMM_FIXED_KERNEL void spgemm_masked_dot_heavy(const u64* heavy, const u64* heavy_count, u64 heavy_cap,
                                                  const u64* mrpt, const u32* mcol, u32 m, const u64* arpt,
                                                  const u32* acol, const value_t* aval, const u64* brpt,
                                                  const u32* bcol, const value_t* bval, const u64* btrpt,
-                                                 const u32* btcol, const value_t* btval, u32* ccol, value_t* cval) {
+                                                 const u32* btcol, const value_t* btval, u32* ccol, value_t* cval,
+                                                 value_t* total) {
     __shared__ value_t s_acc[SPGEMM_HEAVY_THREADS];
     __shared__ u32 s_hit[SPGEMM_HEAVY_THREADS];
     const u64 count = min(*heavy_count, heavy_cap);
@@ -245,7 +259,9 @@ SPGEMM_FIXED_KERNEL void spgemm_masked_dot_heavy(const u64* heavy, const u64* he
             }
             __syncthreads();
         }
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == 0 && total) {
+            if (s_hit[0]) semiring_atomic(total, s_acc[0]);
+        } else if (threadIdx.x == 0) {
             ccol[e] = s_hit[0] ? j : SPGEMM_EMPTY;
             cval[e] = s_acc[0];
         }
