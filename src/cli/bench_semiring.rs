@@ -30,7 +30,8 @@ pub struct SemiringArgs {
     complement: bool,
     /// Count each graph's triangles instead: A's structure made symmetric,
     /// L its strictly lower triangle, `C⟨L⟩ = L plus_pair Lᵀ` summed (the
-    /// Sandia method; Lᵀ read from L's rows, as GraphBLAS reads it).
+    /// Sandia method; Lᵀ read from L's rows, as GraphBLAS reads it; timed
+    /// as the product reduced to one value, on a GPU without forming C).
     #[arg(long, conflicts_with_all = ["semiring", "mask_self"])]
     triangles: bool,
     /// Search each graph breadth-first from vertex 0 instead (the whole
@@ -164,14 +165,30 @@ pub fn run<T: Scalar>(
         if s.triangles || s.mask_self {
             spec = spec.mask(a.view(), s.complement);
         }
-        let (median_ms, c) = time(args.warmup, args.reps, || {
-            Ok(match s.triangles {
-                true => backend.multiply_spec_transposed(&a, &a, &spec, Transposed::B)?,
-                false => backend.multiply_spec(&a, b, &spec)?,
-            })
-        })?;
-        let triangles = s.triangles.then(|| total(&c));
+        // Triangles are counted by the product reduced to one value (on a
+        // GPU, C never formed); C itself is formed once, untimed, for its
+        // size and the check.
+        let (median_ms, c, triangles) = if s.triangles {
+            let bt = Some(Transposed::B);
+            let (ms, count) = time(args.warmup, args.reps, || {
+                Ok(backend.reduce_spec(&a, &a, &spec, bt)?)
+            })?;
+            let c = backend.multiply_spec_transposed(&a, &a, &spec, Transposed::B)?;
+            (ms, c, Some(count.to_f64()))
+        } else {
+            let (ms, c) = time(args.warmup, args.reps, || {
+                Ok(backend.multiply_spec(&a, b, &spec)?)
+            })?;
+            (ms, c, None)
+        };
         let check = if args.check {
+            if let Some(count) = triangles.filter(|&t| t != total(&c)) {
+                return Err(CliError::Reduced {
+                    matrix: ops.name(),
+                    got: count,
+                    expected: total(&c),
+                });
+            }
             // Within rounding, by |A| ⊕.⊗ |B| under the same mask (sums of
             // plus_times may run in another order on a GPU).
             let want = spgemm::reference::multiply_spec(a.view(), b.view(), &spec)?;

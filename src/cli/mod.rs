@@ -45,6 +45,17 @@ pub enum CliError {
         /// The first difference.
         mismatch: spgemm_core::verify::Mismatch,
     },
+    /// A product reduced to one value differs from the reference's C
+    /// reduced.
+    #[error("{matrix}: reduced value {got} differs from the reference's {expected}")]
+    Reduced {
+        /// Matrix name.
+        matrix: String,
+        /// The value computed.
+        got: f64,
+        /// The reference's.
+        expected: f64,
+    },
     /// A comparison asked for cannot run (wrong backend, Python, SciPy or
     /// CuPy missing or failing).
     #[error("comparison: {0}")]
