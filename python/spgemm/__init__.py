@@ -196,10 +196,14 @@ def matmul(
         PyTorch tensors "int32" or "int64" (integer values: counts,
         weights; sums exact, wrapping on overflow as GraphBLAS's INT32 and
         INT64 do; CuPy's sparse matrices hold no integers). None: the
-        common type of A's and B's values, which must be one of these.
-        Converting to an integer type refuses a value it would change
-        (2.5, NaN, out of range), naming its position in ``data``; a
-        mask's values are not read.
+        common type of A's and B's values, which must be one of these,
+        or bool for both (SciPy matrices and PyTorch tensors: C is bool,
+        the semiring taken in its GraphBLAS form on booleans, "plus_times",
+        "lor_land" and "max_times" as or-and, "plus_pair" and "any_pair"
+        as any-pair, others refused; computed on 0 / 1 in int32, the
+        values converted in and out). Converting to an integer type
+        refuses a value it would change (2.5, NaN, out of range), naming
+        its position in ``data``; a mask's values are not read.
     check : True (the default), "canonical" or False. Index bounds and
         indptr are always checked. SciPy matrices that are not in SciPy's
         canonical format (rows unsorted, or a column repeated in a row) are
@@ -272,8 +276,10 @@ def matmul(
     """
     if b is None:
         b = a
+    extras = (semiring, mask, complement, prune, keep, prune_columns)
+    if precision is None and _booleans(a, b):
+        return _boolean_product(a, b, backend, check, *extras, reduce=False)
     if semiring != "plus_times" or mask is not None or prune is not None or keep is not None:
-        extras = (semiring, mask, complement, prune, keep, prune_columns)
         return _matmul_spec(a, b, backend, precision, check, *extras)
     if precision is None:
         # Host work here delays the first kernel: the common case of device
@@ -320,7 +326,8 @@ def matmul_reduce(
 
     Returns
     -------
-    A Python float (an int for int32 and int64 values): the sum for
+    A Python float (an int for int32 and int64 values, a bool for bool
+    ones): the sum for
     "plus_times" and "plus_pair", the least value for "min_plus", the
     greatest for "max_plus" and "max_times" (NaN values skipped), 1 or 0
     for "lor_land" and "any_pair"; the monoid's identity when C has no
@@ -335,7 +342,52 @@ def matmul_reduce(
     if b is None:
         b = a
     extras = (semiring, mask, complement, prune, keep, prune_columns)
+    if precision is None and _booleans(a, b):
+        return _boolean_product(a, b, backend, check, *extras, reduce=True)
     return _matmul_spec(a, b, backend, precision, check, *extras, reduce=True)
+
+
+# The semirings on bool values, as GraphBLAS renames them for BOOL
+# (plus -> lor, times -> land, max -> lor, pair -> 1, any -> any): each
+# computed as the semiring named here on 0 / 1 in int32.
+_BOOLEAN = {
+    "plus_times": "lor_land",
+    "lor_land": "lor_land",
+    "or_and": "lor_land",
+    "max_times": "lor_land",
+    "plus_pair": "any_pair",
+    "any_pair": "any_pair",
+}
+
+
+def _booleans(a, b) -> bool:
+    """Whether A's and B's values are both bool (SciPy matrices or torch
+    tensors)."""
+    kind = _kinds(a, b)
+    return all(np.dtype(_device.values_dtype(m, kind)) == np.bool_ for m in (a, b))
+
+
+def _boolean_product(a, b, backend, check, semiring, mask, complement, prune, keep, columns, reduce):
+    """``matmul`` (``matmul_reduce`` with ``reduce``) of bool matrices: the
+    semiring's GraphBLAS form on booleans, computed on 0 / 1 values in
+    int32 (A's and B's values converted, C's converted back to bool)."""
+    name = str(semiring).strip().lower().replace("-", "_")
+    if name not in _BOOLEAN:
+        raise ValueError(
+            f"semiring {semiring!r} on bool values: bool products take "
+            f"{', '.join(sorted(_BOOLEAN))} (pass precision= to multiply the values as numbers)"
+        )
+    if prune is not None or keep is not None:
+        raise ValueError("prune and keep select entries by magnitude: bool values have none to compare")
+    ring = _BOOLEAN[name]
+    c = _matmul_spec(a, b, backend, "int32", check, ring, mask, complement, None, None, columns, reduce=reduce)
+    if reduce:
+        return bool(c)
+    if _sp.issparse(c):
+        return c.astype(np.bool_)
+    import torch
+
+    return torch.sparse_csr_tensor(c.crow_indices(), c.col_indices(), c.values().bool(), size=c.shape)
 
 
 def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, prune, keep, columns,

@@ -52,9 +52,9 @@ def matmul_reduce(
     prune: Optional[float] = None,
     keep: Optional[int] = None,
     prune_columns: bool = False,
-) -> Union[float, int]:
+) -> Union[float, int, bool]:
     """The semiring's (+) over the entries of C<M> = A (+).(x) B (matmul's
-    arguments): a float, or an int for integer values; the monoid's
+    arguments): a float, an int for integer values, a bool for bool ones; the monoid's
     identity when C has no entries. Under a structural mask a GPU reduces
     the dot products on the device without forming C. Raises as matmul."""
 

@@ -322,3 +322,15 @@ def test_torch_reduced_triangles(torch):
     want = spgemm.matmul(low, low.T, mask=low, semiring="plus_pair", backend="cpu").sum()
     got = spgemm.matmul_reduce(lt, to_torch(torch, sp.csr_array(low.T)), mask=lt, semiring="plus_pair")
     assert isinstance(got, int) and got == want > 0
+
+
+def test_torch_bool_products(torch):
+    # Bool tensors give a bool C on the device, as the CPU's bool product.
+    a = sp.csr_array(random(200, 150, 0.05, 61) > 0.5)
+    b = sp.csr_array(random(150, 170, 0.05, 62) > 0.5)
+    got = spgemm.matmul(to_torch(torch, a), to_torch(torch, b))
+    assert got.dtype == torch.bool
+    want = spgemm.matmul(a, b, backend="cpu")
+    assert np.array_equal(got.crow_indices().cpu().numpy(), want.indptr)
+    assert np.array_equal(got.col_indices().cpu().numpy(), want.indices)
+    assert np.array_equal(got.values().cpu().numpy(), want.data)

@@ -199,3 +199,31 @@ def test_reduced_triangle_counts_and_identities():
     a = random(120, 80, 0.1, 31)
     full = spgemm.matmul(a, a.T, prune=0.3)
     assert spgemm.matmul_reduce(a, a.T, prune=0.3) == pytest.approx(full.sum(), rel=1e-12)
+
+
+def test_bool_matrices_give_bool_products():
+    # Bool A and B: C is bool, as SciPy's own product of bool matrices and
+    # GraphBLAS's LOR_LAND on BOOL give it; plus_pair on bool is any_pair.
+    a = random(120, 90, 0.05, 51) > 0.5
+    b = random(90, 140, 0.05, 52) > 0.5
+    a, b = sp.csr_array(a), sp.csr_array(b)
+    assert a.dtype == np.bool_
+    want = sp.csr_array(a @ b)
+    want.sort_indices()
+    got = spgemm.matmul(a, b)
+    assert got.dtype == np.bool_
+    assert_same(got.astype(np.float64), graphblas(a, b, "lor_land"), "lor_land")
+    assert np.array_equal(got.toarray(), want.toarray())
+    pairs = spgemm.matmul(a, b, semiring="plus_pair")
+    assert pairs.dtype == np.bool_ and np.array_equal(pairs.toarray(), (a.astype(int) @ b.astype(int)).toarray() > 0)
+    mask = sp.csr_array(random(120, 140, 0.1, 53))
+    masked = spgemm.matmul(a, b, mask=mask, semiring="lor_land")
+    assert np.array_equal(masked.toarray(), got.toarray() & (mask.toarray() != 0))
+    assert spgemm.matmul_reduce(a, b, mask=mask) is bool(masked.toarray().any())
+    assert spgemm.matmul_reduce(a, b, mask=sp.csr_array((120, 140))) is False
+    with pytest.raises(ValueError, match="min_plus.*bool"):
+        spgemm.matmul(a, b, semiring="min_plus")
+    with pytest.raises(ValueError, match="magnitude"):
+        spgemm.matmul(a, b, prune=0.5)
+    # Mixed with float64: the values as numbers, as before.
+    assert spgemm.matmul(a, b.astype(np.float64)).dtype == np.float64
