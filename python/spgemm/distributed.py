@@ -33,15 +33,28 @@ def _on_host(m, name: str):
     raise TypeError(f"{name} must be a SciPy or CuPy sparse matrix, not {type(m).__name__}")
 
 
-def _arrays(m, name: str):
+_VALUES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+def _value_type(a, b) -> np.dtype:
+    """The common type of A's and B's values, one of float32, float64,
+    int32 and int64 (ValueError otherwise, before any rank communicates:
+    every rank's blocks are of their matrices' types)."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    if dtype not in _VALUES:
+        raise ValueError(
+            f"unsupported dtype {dtype}: distributed products multiply float32, float64, int32 or int64"
+        )
+    return dtype
+
+
+def _arrays(m, name: str, dtype=np.float64):
     m = m.tocsr()
-    if np.dtype(m.dtype) != np.float64:
-        m = m.astype(np.float64)
     return (
         m.shape[1],
         np.ascontiguousarray(m.indptr, dtype=np.int64),
         np.ascontiguousarray(m.indices, dtype=np.int64),
-        np.ascontiguousarray(m.data, dtype=np.float64),
+        np.ascontiguousarray(m.data, dtype=dtype),
     )
 
 
@@ -51,14 +64,16 @@ def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
 
     Collective: every rank of the mpi4py communicator ``comm`` calls it.
     ``a`` and ``b`` are this rank's rows of A (``rows x ncols(A)``) and of B
-    (``rows x ncols(B)``), SciPy CSR (other formats are converted; values
-    as float64). ``algorithm`` is "auto", "1d" (each rank fetches the rows
+    (``rows x ncols(B)``), SciPy CSR (other formats are converted). ``algorithm`` is "auto", "1d" (each rank fetches the rows
     of B its rows of A reference) or "2d" (sparse SUMMA on a square number
     of ranks). ``fetch`` is how 1D reads other ranks' rows of B:
     "messages" (fetched and assembled) or "shared" (read in place from the
     node's shared memory, every rank on one node; 1D under "auto").
     ``backend`` is "auto", "cpu", "cuda" or "hip"; a rank's GPU is
-    ``devices[node-local rank % len(devices)]``.
+    ``devices[node-local rank % len(devices)]``. Values are multiplied in
+    the common type of A's and B's (float32, float64, int32 or int64;
+    integer sums exact, wrapping on overflow as in :func:`spgemm.matmul`),
+    which C has.
 
     Returns ``(c, algorithm_run)``: this rank's rows of C
     (``rows_of_a x ncols(B)``), CuPy CSR when ``a`` was CuPy and SciPy CSR
@@ -81,8 +96,9 @@ def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
     device = devices[local % len(devices)]
     a, a_cupy = _on_host(a, "a")
     b, _ = _on_host(b, "b")
-    a_ncols, ap, ai, ad = _arrays(a, "a")
-    b_ncols, bp, bi, bd = _arrays(b, "b")
+    dtype = _value_type(a, b)
+    a_ncols, ap, ai, ad = _arrays(a, "a", dtype)
+    b_ncols, bp, bi, bd = _arrays(b, "b", dtype)
     indptr, indices, data, run = _spgemm.distributed_matmul(
         MPI._handleof(comm), a_ncols, ap, ai, ad, b_ncols, bp, bi, bd,
         algorithm, fetch, backend, device,

@@ -2,12 +2,13 @@
 //! rank's block of rows of A and B (CSR arrays, global column indices) in,
 //! its block of C out, over the ranks of the mpi4py communicator.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spgemm::distributed::mpi::raw::FromRaw;
 use spgemm::distributed::mpi::topology::SimpleCommunicator;
 use spgemm::distributed::{multiply, Choice, DistCsr, Fetch, Options};
+use spgemm::{Backend, Scalar};
 use std::mem::ManuallyDrop;
 
 /// A communicator handle used while the GIL is released: the product
@@ -29,13 +30,13 @@ unsafe impl<C> Sync for Borrowed<C> {}
 /// This rank's block as a `DistCsr`: the arrays are checked first and
 /// the check agreed by every rank, so that a bad block on one rank is an
 /// error on all, not a rank waiting for the others.
-fn block(
+fn block<T: Scalar + Element>(
     comm: &SimpleCommunicator,
     ncols: u64,
     indptr: &PyReadonlyArray1<'_, i64>,
     indices: &PyReadonlyArray1<'_, i64>,
-    data: &PyReadonlyArray1<'_, f64>,
-) -> PyResult<DistCsr<f64>> {
+    data: &PyReadonlyArray1<'_, T>,
+) -> PyResult<DistCsr<T>> {
     let arrays = (|| {
         let bad = |e: numpy::AsSliceError| spgemm::distributed::Error::Argument(e.to_string());
         let (p, c, v) = (
@@ -62,12 +63,12 @@ fn block(
     DistCsr::from_local(comm, ncols, offsets, cols, values).map_err(|e| crate::to_py(e.into()))
 }
 
-/// Arrays of C's block: row offsets, global columns, values, and the
-/// algorithm run.
+/// Arrays of C's block: row offsets, global columns, values (of A's and
+/// B's type), and the algorithm run.
 type Block<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyAny>,
     String,
 );
 
@@ -84,11 +85,11 @@ pub fn distributed_matmul<'py>(
     a_ncols: u64,
     a_indptr: PyReadonlyArray1<'py, i64>,
     a_indices: PyReadonlyArray1<'py, i64>,
-    a_data: PyReadonlyArray1<'py, f64>,
+    a_data: &Bound<'py, PyAny>,
     b_ncols: u64,
     b_indptr: PyReadonlyArray1<'py, i64>,
     b_indices: PyReadonlyArray1<'py, i64>,
-    b_data: PyReadonlyArray1<'py, f64>,
+    b_data: &Bound<'py, PyAny>,
     algorithm: &str,
     fetch: &str,
     backend: &str,
@@ -113,23 +114,90 @@ pub fn distributed_matmul<'py>(
         be.map_err(|e| spgemm::distributed::Error::Argument(e.to_string())),
     )
     .map_err(|e| crate::to_py(e.into()))?;
-    let a = block(comm, a_ncols, &a_indptr, &a_indices, &a_data)?;
-    let b = block(comm, b_ncols, &b_indptr, &b_indices, &b_data)?;
-    let shared = Borrowed(comm);
-    let (c, stats) = py
-        .detach(|| multiply(shared.get(), &a, &b, &*be, Options { algorithm, fetch }))
-        .map_err(|e| crate::to_py(e.into()))?;
-    let local = c.local();
-    let indptr: Vec<i64> = local.row_offsets().iter().map(|&o| o as i64).collect();
-    let indices: Vec<i64> = local
-        .col_indices()
-        .iter()
-        .map(|&k| c.col_map()[k as usize] as i64)
-        .collect();
-    Ok((
-        indptr.into_pyarray(py),
-        indices.into_pyarray(py),
-        local.values().to_vec().into_pyarray(py),
-        stats.algorithm.to_string(),
-    ))
+    // The value type, the same on every rank (else every rank's error):
+    // ranks of different types would exchange values of different sizes.
+    let names = ["float64", "float32", "int64", "int32"];
+    let of = |d: &Bound<'py, PyAny>| -> u64 {
+        let dtype = d
+            .getattr("dtype")
+            .and_then(|t| t.str())
+            .map(|t| t.to_string());
+        names
+            .iter()
+            .position(|n| dtype.as_deref().ok() == Some(*n))
+            .map_or(names.len() as u64, |k| k as u64)
+    };
+    let (ta, tb) = (of(a_data), of(b_data));
+    let code = if ta == tb { ta } else { names.len() as u64 };
+    let codes = spgemm::distributed::comm::all_gather(comm, code);
+    if let Some(q) = codes.iter().position(|&c| c >= names.len() as u64) {
+        return Err(PyValueError::new_err(format!(
+            "rank {q}'s blocks of A and B do not hold values of one type of float32, float64, \
+             int32 and int64"
+        )));
+    }
+    if let Some(q) = codes.iter().position(|&c| c != codes[0]) {
+        return Err(PyValueError::new_err(format!(
+            "rank {q}'s blocks hold {} values where rank 0's hold {}: every rank's must be of \
+             one type",
+            names[codes[q] as usize], names[codes[0] as usize]
+        )));
+    }
+    let a = (a_ncols, &a_indptr, &a_indices, a_data);
+    let b = (b_ncols, &b_indptr, &b_indices, b_data);
+    let options = Options { algorithm, fetch };
+    let run = |be: &Backend| -> Option<PyResult<Block<'py>>> {
+        product::<f64>(py, comm, a, b, be, options)
+            .or_else(|| product::<f32>(py, comm, a, b, be, options))
+            .or_else(|| product::<i64>(py, comm, a, b, be, options))
+            .or_else(|| product::<i32>(py, comm, a, b, be, options))
+    };
+    run(&be).unwrap_or_else(|| {
+        Err(PyValueError::new_err(
+            "the blocks' values must be one of float32, float64, int32 and int64, the same for A and B",
+        ))
+    })
+}
+
+/// A block's arrays: its columns, row offsets, global columns and values.
+type Arrays<'a, 'py> = (
+    u64,
+    &'a PyReadonlyArray1<'py, i64>,
+    &'a PyReadonlyArray1<'py, i64>,
+    &'a Bound<'py, PyAny>,
+);
+
+/// `C = A·B` for values of type `T`; `None` when A's or B's values are not
+/// of `T` (the same on every rank: the caller converted them alike).
+fn product<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    comm: &SimpleCommunicator,
+    (a_ncols, a_indptr, a_indices, a_data): Arrays<'_, 'py>,
+    (b_ncols, b_indptr, b_indices, b_data): Arrays<'_, 'py>,
+    be: &Backend,
+    options: Options,
+) -> Option<PyResult<Block<'py>>> {
+    let a_data = a_data.extract::<PyReadonlyArray1<'py, T>>().ok()?;
+    let b_data = b_data.extract::<PyReadonlyArray1<'py, T>>().ok()?;
+    Some((|| {
+        let a = block(comm, a_ncols, a_indptr, a_indices, &a_data)?;
+        let b = block(comm, b_ncols, b_indptr, b_indices, &b_data)?;
+        let shared = Borrowed(comm);
+        let (c, stats) = py
+            .detach(|| multiply(shared.get(), &a, &b, be, options))
+            .map_err(|e| crate::to_py(e.into()))?;
+        let local = c.local();
+        let indptr: Vec<i64> = local.row_offsets().iter().map(|&o| o as i64).collect();
+        let indices: Vec<i64> = local
+            .col_indices()
+            .iter()
+            .map(|&k| c.col_map()[k as usize] as i64)
+            .collect();
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            local.values().to_vec().into_pyarray(py).into_any(),
+            stats.algorithm.to_string(),
+        ))
+    })())
 }

@@ -58,6 +58,27 @@ SCRIPT = textwrap.dedent(
         raise SystemExit("no error")
     except ValueError as e:
         assert "unknown fetch 'carrier pigeon'" in str(e), str(e)
+    # Values of other types: C of the blocks' type, exact for integers.
+    for dtype in (np.float32, np.int64, np.int32):
+        ai = (a != 0).astype(dtype)
+        bi = sp.csr_matrix(b.copy())
+        bi.data = np.arange(1, bi.nnz + 1) % 7 + 1
+        bi = bi.astype(dtype)
+        c, _ = distributed.matmul(comm, block(ai), block(bi), backend="cpu")
+        assert c.dtype == dtype, (c.dtype, dtype)
+        whole = comm.gather(c, root=0)
+        if r == 0:
+            got = sp.vstack(whole).tocsr()
+            want = (ai.astype(np.float64) @ bi.astype(np.float64)).tocsr()
+            assert abs(got.astype(np.float64) - want).max() <= 1e-4 * abs(want).max(), dtype
+    # Blocks of another type on one rank: an error on every rank.
+    mixed = block(a).astype(np.float32) if r == p - 1 else block(a)
+    try:
+        distributed.matmul(comm, mixed, block(b).astype(mixed.dtype), backend="cpu")
+        if p > 1:
+            raise SystemExit("no error for mixed types")
+    except ValueError as e:
+        assert p > 1 and f"rank {p - 1}'s blocks hold float32" in str(e), str(e)
     # CuPy blocks in, CuPy C out, where CuPy and a GPU are present.
     try:
         import cupy, cupyx.scipy.sparse as csp
