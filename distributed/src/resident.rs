@@ -100,6 +100,65 @@ impl<D: Device, T: Scalar> DeviceDistCsr<D, T> {
         agree(comm, made)
     }
 
+    /// The block `matrix`, already on `engine`'s device (`rows × ncols`,
+    /// global 32-bit column indices, checked as a borrow or an upload
+    /// checks them): the ranks' blocks, in rank order, stack to the
+    /// matrix. Its global columns are read back once and marked (the
+    /// columns a product with it as A fetches). Collective.
+    ///
+    /// # Errors
+    /// On every rank: `ncols` past `u32::MAX - 1` or not the matrix's
+    /// columns, or the ranks' `ncols` differing; device errors (the
+    /// column indices' read-back); host out of memory.
+    pub fn from_device(
+        comm: &SimpleCommunicator,
+        engine: &GpuEngine<D>,
+        matrix: GpuMatrix<D, T>,
+        ncols: u64,
+    ) -> Result<Self> {
+        let checked = if ncols > u32::MAX as u64 - 1 {
+            Err(Error::Argument(format!(
+                "{ncols} columns do not fit the device's 32-bit column indices"
+            )))
+        } else if matrix.ncols() as u64 != ncols {
+            Err(Error::Argument(format!(
+                "the block has {} columns, not {ncols}",
+                matrix.ncols()
+            )))
+        } else {
+            Ok(())
+        };
+        agree(comm, checked)?;
+        let widths = comm::all_gather(comm, ncols);
+        if let Some(q) = widths.iter().position(|&w| w != ncols) {
+            return Err(Error::Rank {
+                rank: q,
+                ranks: widths.len(),
+                message: format!(
+                    "its block has {} columns, rank {} has {ncols}",
+                    widths[q],
+                    comm.rank()
+                ),
+            });
+        }
+        let sizes = comm::all_gather(comm, matrix.nrows() as u64);
+        let rows = agree(comm, Partition::from_sizes(&sizes))?;
+        let columns = agree(comm, used_columns(engine.device(), &matrix, ncols))?;
+        Ok(Self {
+            ncols,
+            rows,
+            rank: comm.rank() as usize,
+            columns: Some(columns),
+            host_offsets: OnceLock::new(),
+            matrix,
+        })
+    }
+
+    /// The block on the device, taken out.
+    pub fn into_matrix(self) -> GpuMatrix<D, T> {
+        self.matrix
+    }
+
     /// The block copied back into a [`DistCsr`]. Collective.
     ///
     /// # Errors
@@ -157,6 +216,30 @@ impl<D: Device, T: Scalar> DeviceDistCsr<D, T> {
             .map_err(spgemm_core::Error::from)?;
         Ok(self.host_offsets.get_or_init(|| offsets))
     }
+}
+
+/// The distinct global columns of `matrix` (`ncols` of them), ascending:
+/// its column indices read back and marked.
+fn used_columns<D: Device, T: Scalar>(
+    device: &D,
+    matrix: &GpuMatrix<D, T>,
+    ncols: u64,
+) -> Result<Vec<u64>> {
+    let nnz = matrix.nnz();
+    let mut cols = spgemm_core::error::try_filled(nnz, 0u32, "the block's column indices")?;
+    if nnz > 0 {
+        let (_, col, _) = matrix.device_pointers();
+        let stream = device.create_stream().map_err(spgemm_core::Error::from)?;
+        // SAFETY: the column indices live as long as the matrix, complete
+        // (checked when borrowed or uploaded), `nnz` u32s long.
+        let buf = unsafe { device.borrow(col, nnz * 4) };
+        device
+            .copy_to_host(&stream, &buf, 0, bytemuck::cast_slice_mut(&mut cols))
+            .map_err(spgemm_core::Error::from)?;
+    }
+    let marks = crate::column_set::Marks::new(ncols);
+    cols.par_iter().for_each(|&c| marks.mark(u64::from(c)));
+    Ok(marks.finish().columns())
 }
 
 /// What a resident product did on this rank: the exchange used, bytes

@@ -36,16 +36,11 @@ def _on_host(m, name: str):
 _VALUES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 
 
-def _value_type(a, b) -> np.dtype:
-    """The common type of A's and B's values, one of float32, float64,
-    int32 and int64 (ValueError otherwise, before any rank communicates:
-    every rank's blocks are of their matrices' types)."""
-    dtype = np.result_type(a.dtype, b.dtype)
-    if dtype not in _VALUES:
-        raise ValueError(
-            f"unsupported dtype {dtype}: distributed products multiply float32, float64, int32 or int64"
-        )
-    return dtype
+def _common_type(a_dtype, b_dtype) -> np.dtype:
+    """The common type of A's and B's values; the product takes float32,
+    float64, int32 and int64, checked over every rank before it starts (a
+    rank whose blocks hold another is every rank's ValueError)."""
+    return np.result_type(a_dtype, b_dtype)
 
 
 def _arrays(m, name: str, dtype=np.float64):
@@ -58,8 +53,47 @@ def _arrays(m, name: str, dtype=np.float64):
     )
 
 
+def _on_device(m) -> bool:
+    """Whether ``m`` is a CuPy sparse matrix or a torch sparse tensor."""
+    from . import _device
+
+    return _device.is_cupy(m) or _device.is_torch(m)
+
+
+def _device_blocks(comm, a, b, algorithm: str, exchange: str):
+    """``matmul`` of CuPy or torch blocks, left on their GPUs: each rank's
+    blocks prepared (checked, converted to one value type) and any rank's
+    failure raised on every rank before the product's collectives."""
+    from mpi4py import MPI
+
+    from . import _device
+
+    try:
+        kind = "cupy" if _device.is_cupy(a) else "torch"
+        if (kind == "cupy") != _device.is_cupy(b):
+            raise TypeError("A's and B's blocks must be of one kind")
+        dtype = _common_type(_device.values_dtype(a, kind), _device.values_dtype(b, kind))
+        if dtype not in _VALUES:
+            raise ValueError(f"unsupported dtype {dtype}: distributed products multiply "
+                             "float32, float64, int32 or int64")
+        prepared = _device._operands(kind, a, b, "cuda", dtype, True)
+        failure = None
+    except (TypeError, ValueError) as e:
+        prepared, failure = None, f"{type(e).__name__}: {e}"
+    failures = comm.allgather(failure)
+    first = next((r for r, f in enumerate(failures) if f), None)
+    if first is not None:
+        raise ValueError(f"rank {first} of {comm.Get_size()}: {failures[first]}")
+    device, oa, ob, hold, stream = prepared
+    c, run = _spgemm.distributed_matmul_device(
+        MPI._handleof(comm), oa, ob, np.dtype(dtype).name, device, stream, str(exchange), str(algorithm)
+    )
+    del hold
+    return _device._result(kind, c, device), run
+
+
 def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
-           backend: str = "auto", devices: tuple[int, ...] = (0,)):
+           backend: str = "auto", devices: tuple[int, ...] = (0,), exchange: str = "host"):
     """This rank's block of ``C = A @ B`` over the ranks of ``comm``.
 
     Collective: every rank of the mpi4py communicator ``comm`` calls it.
@@ -74,6 +108,15 @@ def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
     the common type of A's and B's (float32, float64, int32 or int64;
     integer sums exact, wrapping on overflow as in :func:`spgemm.matmul`),
     which C has.
+
+    CuPy CSR matrices and PyTorch sparse CSR tensors on a GPU (with
+    ``backend`` "auto" or "cuda") stay there: each rank's blocks are read
+    in place on their GPU, the rows of B a rank needs move GPU to GPU by
+    1D rows (``algorithm`` "auto" or "1d"), staged through pinned host
+    memory (``exchange="host"``) or by NCCL (``exchange="nccl"``, one GPU
+    a rank, the package built with the ``nccl`` feature), and C's block is
+    left on the rank's GPU, of the blocks' kind. With ``backend="cpu"``
+    CuPy blocks are copied to the host and multiplied there.
 
     Returns ``(c, algorithm_run)``: this rank's rows of C
     (``rows_of_a x ncols(B)``), CuPy CSR when ``a`` was CuPy and SciPy CSR
@@ -92,11 +135,13 @@ def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
         )
     from mpi4py import MPI
 
+    if backend in ("auto", "cuda") and _on_device(a) and _on_device(b):
+        return _device_blocks(comm, a, b, algorithm, exchange)
     local = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
     device = devices[local % len(devices)]
     a, a_cupy = _on_host(a, "a")
     b, _ = _on_host(b, "b")
-    dtype = _value_type(a, b)
+    dtype = _common_type(a.dtype, b.dtype)
     a_ncols, ap, ai, ad = _arrays(a, "a", dtype)
     b_ncols, bp, bi, bd = _arrays(b, "b", dtype)
     indptr, indices, data, run = _spgemm.distributed_matmul(

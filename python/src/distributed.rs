@@ -14,10 +14,10 @@ use std::mem::ManuallyDrop;
 /// A communicator handle used while the GIL is released: the product
 /// runs on this same thread (`Python::detach` does not move it), so the
 /// handle never crosses threads.
-struct Borrowed<C>(C);
+pub(crate) struct Borrowed<C>(pub(crate) C);
 impl<'a> Borrowed<&'a SimpleCommunicator> {
     /// The communicator (a method, so that a closure captures the wrapper).
-    fn get(&self) -> &'a SimpleCommunicator {
+    pub(crate) fn get(&self) -> &'a SimpleCommunicator {
         self.0
     }
 }
@@ -97,52 +97,19 @@ pub fn distributed_matmul<'py>(
 ) -> PyResult<Block<'py>> {
     let algorithm: Choice = algorithm.parse().map_err(PyValueError::new_err)?;
     let fetch: Fetch = fetch.parse().map_err(PyValueError::new_err)?;
-    type RawComm = spgemm::distributed::mpi::ffi::MPI_Comm;
-    const _: () = assert!(std::mem::size_of::<RawComm>() <= std::mem::size_of::<usize>());
-    // SAFETY: `comm` is mpi4py's handle of a live communicator, an
-    // `MPI_Comm` widened to an integer (a pointer under OpenMPI, an int
-    // under MPICH: its low bytes on the little-endian hosts MPI runs on).
-    // It is borrowed, never freed here (ManuallyDrop), used only during
+    // SAFETY: mpi4py's handle of a live communicator, used only during
     // this call.
-    let comm = Borrowed(ManuallyDrop::new(unsafe {
-        SimpleCommunicator::from_raw(std::mem::transmute_copy::<usize, RawComm>(&comm))
-    }));
-    let be = crate::open(backend, device);
+    let comm = unsafe { borrowed_comm(comm) };
     let comm = &*comm.0;
-    let be = spgemm::distributed::comm::agree(
-        comm,
-        be.map_err(|e| spgemm::distributed::Error::Argument(e.to_string())),
-    )
-    .map_err(|e| crate::to_py(e.into()))?;
-    // The value type, the same on every rank (else every rank's error):
-    // ranks of different types would exchange values of different sizes.
-    let names = ["float64", "float32", "int64", "int32"];
-    let of = |d: &Bound<'py, PyAny>| -> u64 {
-        let dtype = d
-            .getattr("dtype")
+    let be = agreed_backend(comm, backend, device)?;
+    let of = |d: &Bound<'py, PyAny>| -> Option<String> {
+        d.getattr("dtype")
             .and_then(|t| t.str())
-            .map(|t| t.to_string());
-        names
-            .iter()
-            .position(|n| dtype.as_deref().ok() == Some(*n))
-            .map_or(names.len() as u64, |k| k as u64)
+            .map(|t| t.to_string())
+            .ok()
     };
     let (ta, tb) = (of(a_data), of(b_data));
-    let code = if ta == tb { ta } else { names.len() as u64 };
-    let codes = spgemm::distributed::comm::all_gather(comm, code);
-    if let Some(q) = codes.iter().position(|&c| c >= names.len() as u64) {
-        return Err(PyValueError::new_err(format!(
-            "rank {q}'s blocks of A and B do not hold values of one type of float32, float64, \
-             int32 and int64"
-        )));
-    }
-    if let Some(q) = codes.iter().position(|&c| c != codes[0]) {
-        return Err(PyValueError::new_err(format!(
-            "rank {q}'s blocks hold {} values where rank 0's hold {}: every rank's must be of \
-             one type",
-            names[codes[q] as usize], names[codes[0] as usize]
-        )));
-    }
+    agreed_value_type(comm, ta.as_deref().filter(|_| ta == tb))?;
     let a = (a_ncols, &a_indptr, &a_indices, a_data);
     let b = (b_ncols, &b_indptr, &b_indices, b_data);
     let options = Options { algorithm, fetch };
@@ -157,6 +124,67 @@ pub fn distributed_matmul<'py>(
             "the blocks' values must be one of float32, float64, int32 and int64, the same for A and B",
         ))
     })
+}
+
+/// The communicator whose mpi4py handle is `handle`, borrowed (never
+/// freed here).
+///
+/// # Safety
+/// `handle` is mpi4py's handle of a live communicator (`MPI._handleof`),
+/// which outlives the borrow.
+pub(crate) unsafe fn borrowed_comm(handle: usize) -> Borrowed<ManuallyDrop<SimpleCommunicator>> {
+    type RawComm = spgemm::distributed::mpi::ffi::MPI_Comm;
+    const _: () = assert!(std::mem::size_of::<RawComm>() <= std::mem::size_of::<usize>());
+    // SAFETY: an `MPI_Comm` widened to an integer (a pointer under
+    // OpenMPI, an int under MPICH: its low bytes on the little-endian
+    // hosts MPI runs on), live (the caller's guarantee).
+    Borrowed(ManuallyDrop::new(unsafe {
+        SimpleCommunicator::from_raw(std::mem::transmute_copy::<usize, RawComm>(&handle))
+    }))
+}
+
+/// The backend `name` on GPU `device`, opened on every rank (an error on
+/// any is every rank's).
+pub(crate) fn agreed_backend(
+    comm: &SimpleCommunicator,
+    name: &str,
+    device: usize,
+) -> PyResult<std::sync::Arc<Backend>> {
+    let be = crate::open(name, device);
+    spgemm::distributed::comm::agree(
+        comm,
+        be.map_err(|e| spgemm::distributed::Error::Argument(e.to_string())),
+    )
+    .map_err(|e| crate::to_py(e.into()))
+}
+
+/// The value types distributed products take, by NumPy's names.
+pub(crate) const VALUE_TYPES: [&str; 4] = ["float64", "float32", "int64", "int32"];
+
+/// Checks that every rank's blocks hold values of one type of
+/// [`VALUE_TYPES`], `dtype` here (`None`: not one type, or another
+/// type): ranks of different types would exchange values of different
+/// sizes. The same one-line `ValueError` on every rank otherwise.
+pub(crate) fn agreed_value_type(comm: &SimpleCommunicator, dtype: Option<&str>) -> PyResult<()> {
+    let names = VALUE_TYPES;
+    let code = dtype
+        .and_then(|d| names.iter().position(|n| *n == d))
+        .unwrap_or(names.len()) as u64;
+    let codes = spgemm::distributed::comm::all_gather(comm, code);
+    if let Some(q) = codes.iter().position(|&c| c >= names.len() as u64) {
+        return Err(PyValueError::new_err(format!(
+            "rank {q}'s blocks of A and B do not hold values of one type of float32, float64, \
+             int32 and int64"
+        )));
+    }
+    if let Some(q) = codes.iter().position(|&c| c != codes[0]) {
+        return Err(PyValueError::new_err(format!(
+            "rank {q}'s blocks hold {} values where rank 0's hold {}: every rank's must be of \
+             one type",
+            names[codes[q] as usize], names[codes[0] as usize]
+        )));
+    }
+    Ok(())
 }
 
 /// A block's arrays: its columns, row offsets, global columns and values.

@@ -9,6 +9,8 @@ mod device;
 mod device_galerkin;
 #[cfg(feature = "mpi")]
 mod distributed;
+#[cfg(feature = "mpi")]
+mod distributed_device;
 mod search;
 
 use arrays::{Operand, Product, Slices};
@@ -430,5 +432,10 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::DevicePlan>()?;
     #[cfg(feature = "mpi")]
     m.add_function(wrap_pyfunction!(distributed::distributed_matmul, m)?)?;
+    #[cfg(feature = "mpi")]
+    m.add_function(wrap_pyfunction!(
+        distributed_device::distributed_matmul_device,
+        m
+    )?)?;
     Ok(())
 }

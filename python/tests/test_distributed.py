@@ -29,6 +29,7 @@ pytestmark = [
 
 SCRIPT = textwrap.dedent(
     """
+    import os
     import sys
     import numpy as np
     import scipy.io, scipy.sparse as sp
@@ -85,7 +86,40 @@ SCRIPT = textwrap.dedent(
         have_gpu = cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         have_gpu = False
+    if os.environ.get("SPGEMM_REQUIRE_GPU") == "1" and not have_gpu:
+        raise SystemExit("SPGEMM_REQUIRE_GPU=1 and no CuPy GPU is present")
     if have_gpu:
+        # Left on the GPUs (a rank's on GPU rank % GPUs): through pinned
+        # host memory, and through NCCL where every rank has a GPU of its
+        # own and the build has it; float32 blocks give a float32 C.
+        ngpu = cupy.cuda.runtime.getDeviceCount()
+        with cupy.cuda.Device(r % ngpu):
+            for x, dtype in [("host", np.float64), ("host", np.float32), ("nccl", np.float64)]:
+                if x == "nccl" and ngpu < p:
+                    continue
+                ca = csp.csr_matrix(block(a).astype(dtype))
+                cb = csp.csr_matrix(block(b).astype(dtype))
+                try:
+                    c, run = distributed.matmul(comm, ca, cb, exchange=x)
+                except ValueError as e:
+                    if "nccl feature" in str(e):
+                        continue
+                    raise
+                assert run == "1d" and type(c).__module__.startswith("cupyx"), (run, type(c))
+                assert c.dtype == dtype and c.data.device.id == r % ngpu, (c.dtype, c.data.device)
+                whole = comm.gather(c.get(), root=0)
+                if r == 0:
+                    got = sp.vstack(whole).tocsr()
+                    want = (a @ b).tocsr()
+                    tol = 1e-9 if dtype == np.float64 else 1e-4
+                    assert abs(got - want).max() <= tol * max(1.0, abs(want).max()), (x, dtype)
+                    print("on the GPUs checked", x, np.dtype(dtype).name)
+            # 2D on device blocks: the same one-line error on every rank.
+            try:
+                distributed.matmul(comm, ca, cb, algorithm="2d")
+                raise SystemExit("no error for 2d on device blocks")
+            except ValueError as e:
+                assert "1D rows" in str(e), str(e)
         c, run = distributed.matmul(comm, csp.csr_matrix(block(a)), csp.csr_matrix(block(b)), backend="cpu")
         assert type(c).__module__.startswith("cupyx"), type(c)
         whole = comm.gather(c.get(), root=0)

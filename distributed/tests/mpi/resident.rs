@@ -107,6 +107,43 @@ fn resident(comm: &SimpleCommunicator, nccl: bool) -> Result<(), String> {
         Some((&b2, &db2)),
         "random rectangular",
     )?;
+    // Blocks already on the device (global columns): the same product.
+    let on_device = |m: &DistCsr<f64>| -> Result<DeviceDistCsr<CudaDevice, f64>, String> {
+        let local = m.local();
+        let cols: Vec<u32> = local
+            .col_indices()
+            .iter()
+            .map(|&c| m.col_map()[c as usize] as u32)
+            .collect();
+        let global = CsrMatrix::new(
+            local.nrows(),
+            m.ncols() as usize,
+            local.row_offsets().to_vec(),
+            cols,
+            local.values().to_vec(),
+        )
+        .map_err(|e| e.to_string())?;
+        let g = engine.upload(&global).map_err(|e| e.to_string())?;
+        DeviceDistCsr::from_device(comm, &engine, g, m.ncols()).map_err(|e| e.to_string())
+    };
+    let (ga, gb) = (on_device(&da)?, on_device(&db)?);
+    let (gc, _) = multiply(comm, &engine, exchange, &ga, &gb).map_err(|e| e.to_string())?;
+    let c = gc.download(comm, &engine).map_err(|e| e.to_string())?;
+    check(comm, &a, &b, &c, "blocks from the device")?;
+    // A block whose columns are not the matrix's on one rank: the same
+    // error on every rank.
+    let block = CsrMatrix::<f64>::zeros(2, 1700).map_err(|e| e.to_string())?;
+    let g = engine.upload(&block).map_err(|e| e.to_string())?;
+    let claimed = if comm.rank() as usize == p - 1 {
+        1699
+    } else {
+        1700
+    };
+    match DeviceDistCsr::from_device(comm, &engine, g, claimed) {
+        Err(e) if e.to_string().contains("1700 columns, not 1699") => {}
+        Err(e) => return Err(format!("columns at fault: unexpected error {e}")),
+        Ok(_) => return Err("a block of 1700 columns taken as 1699 was not refused".into()),
+    }
     // A dimension mismatch is the same error on every rank.
     let gb = DeviceDistCsr::upload(comm, &engine, &db).map_err(|e| e.to_string())?;
     match multiply(comm, &engine, exchange, &gb, &gb) {
