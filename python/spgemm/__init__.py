@@ -424,7 +424,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
     om = oa if mask is a else ob if mask is b and not b_transposed else None
     if om is None and mask is not None:
         om = _host_operand(mask, dtype, values=False)
-    c = (_spgemm.matmul_reduce if reduce else _spgemm.matmul_spec)(
+    c = _spgemm.matmul_spec(
         oa,
         ob,
         om,
@@ -436,6 +436,7 @@ def _matmul_spec(a, b, backend, precision, check, semiring, mask, complement, pr
         None if keep is None else int(keep),
         bool(columns),
         b_transposed,
+        bool(reduce),
     )
     return c if reduce else _host_result(a, (a.shape[0], b.shape[1]), c)
 

@@ -527,6 +527,24 @@ fn reduce_product<T: Scalar>(
     }
 }
 
+/// The shapes of A and B (Bᵀ, `N×K`, with `b_transposed`: its columns are
+/// A's) checked, the value type and the semiring parsed (`ValueError`s).
+fn spec_arguments(
+    a: &DeviceOperand,
+    b: &DeviceOperand,
+    b_transposed: bool,
+    dtype: &str,
+    semiring: &str,
+) -> PyResult<(ValueType, Semiring)> {
+    if b_transposed {
+        check_shapes(a, &(b.1, b.0, b.2, b.3, b.4, b.5, b.6, b.7, b.8))?;
+    } else {
+        check_shapes(a, b)?;
+    }
+    let semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    Ok((ValueType::parse(dtype)?, semiring))
+}
+
 /// `matmul_reduce_device(a, b, mask, dtype, device, semiring, stream,
 /// b_transposed)`: `⊕` over the entries of `C⟨M⟩ = A ⊕.⊗ B` under the
 /// structural mask `mask` on CUDA GPU `device` for device operands (as
@@ -546,13 +564,7 @@ pub(crate) fn matmul_reduce_device(
     stream: u64,
     b_transposed: bool,
 ) -> PyResult<crate::arrays::Reduced> {
-    if b_transposed {
-        check_shapes(&a, &(b.1, b.0, b.2, b.3, b.4, b.5, b.6, b.7, b.8))?;
-    } else {
-        check_shapes(&a, &b)?;
-    }
-    let vt = ValueType::parse(dtype)?;
-    let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    let (vt, semiring) = spec_arguments(&a, &b, b_transposed, dtype, semiring)?;
     let backend = open("cuda", device)?;
     let e = engine(&backend)?;
     py.detach(|| match vt {
@@ -594,14 +606,7 @@ pub(crate) fn matmul_spec_device(
     prune_columns: bool,
     b_transposed: bool,
 ) -> PyResult<DeviceCsr> {
-    if b_transposed {
-        // Bᵀ is N×K: its columns are A's.
-        check_shapes(&a, &(b.1, b.0, b.2, b.3, b.4, b.5, b.6, b.7, b.8))?;
-    } else {
-        check_shapes(&a, &b)?;
-    }
-    let vt = ValueType::parse(dtype)?;
-    let semiring: Semiring = semiring.parse().map_err(PyValueError::new_err)?;
+    let (vt, semiring) = spec_arguments(&a, &b, b_transposed, dtype, semiring)?;
     let extras = crate::arrays::Extras {
         semiring,
         complement,

@@ -124,11 +124,13 @@ fn matmul<'py>(
 }
 
 /// `matmul_spec(a, b, mask, backend, check, semiring, complement, prune,
-/// keep, prune_columns, b_transposed)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask` an
-/// operand like `a` or `None`; `semiring` a GraphBLAS name; `prune` a
+/// keep, prune_columns, b_transposed, reduce)`: `C⟨M⟩ = A ⊕.⊗ B` (`mask`
+/// an operand like `a` or `None`; `semiring` a GraphBLAS name; `prune` a
 /// threshold of magnitude or `None`; `keep` at most this many entries a row
 /// or `None`; `b_transposed`: `b` holds Bᵀ, `N×K`); returns C's `(indptr,
-/// indices, data)`.
+/// indices, data)`, or with `reduce` `⊕` over C's entries
+/// ([`spgemm::Backend::reduce_spec`]): a float, or an int for integer
+/// values.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // one keyword of Python's matmul each
 fn matmul_spec<'py>(
@@ -144,7 +146,8 @@ fn matmul_spec<'py>(
     keep: Option<usize>,
     prune_columns: bool,
     b_transposed: bool,
-) -> PyResult<Product<'py>> {
+    reduce: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let extras = arrays::Extras::parse(
         semiring,
         complement,
@@ -153,10 +156,17 @@ fn matmul_spec<'py>(
         prune_columns,
         b_transposed,
     )?;
-    let c = with_spec_operands(py, (a, b, mask), backend, check, |be, a, b, m| {
+    let operands = (a, b, mask);
+    if reduce {
+        let r = with_spec_operands(py, operands, backend, check, |be, a, b, m| {
+            arrays::reduce_spec(be, a, b, m, &extras)
+        })?;
+        return Ok(r.into_pyobject(py)?);
+    }
+    let c = with_spec_operands(py, operands, backend, check, |be, a, b, m| {
         arrays::multiply_spec(be, a, b, m, &extras)
     })?;
-    arrays::product(py, c)
+    Ok(arrays::product(py, c)?.into_pyobject(py)?.into_any())
 }
 
 /// `f` on `backend` for the operands `a`, `b` and `mask` (of one
@@ -179,40 +189,6 @@ fn with_spec_operands<'py, R: Send>(
     let (a, b) = (a.slices()?, b.slices()?);
     let m = m.as_ref().map(|m| m.slices()).transpose()?;
     py.detach(|| on_pool(|| f(&be, a, b, m))).map_err(to_py)
-}
-
-/// `matmul_reduce(a, b, mask, backend, check, semiring, complement, prune,
-/// keep, prune_columns, b_transposed)`: `⊕` over the entries of
-/// `C⟨M⟩ = A ⊕.⊗ B` as `matmul_spec` would form C
-/// ([`spgemm::Backend::reduce_spec`]): a float, or an int for integer
-/// values.
-#[pyfunction]
-#[allow(clippy::too_many_arguments)] // one keyword of Python's matmul each
-fn matmul_reduce<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    mask: Option<&Bound<'py, PyAny>>,
-    backend: &str,
-    check: bool,
-    semiring: &str,
-    complement: bool,
-    prune: Option<f64>,
-    keep: Option<usize>,
-    prune_columns: bool,
-    b_transposed: bool,
-) -> PyResult<arrays::Reduced> {
-    let extras = arrays::Extras::parse(
-        semiring,
-        complement,
-        prune,
-        keep,
-        prune_columns,
-        b_transposed,
-    )?;
-    with_spec_operands(py, (a, b, mask), backend, check, |be, a, b, m| {
-        arrays::reduce_spec(be, a, b, m, &extras)
-    })
 }
 
 /// `reduce_values(values, semiring)`: `⊕` over a NumPy array of float32,
@@ -409,7 +385,6 @@ fn _spgemm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(matmul_spec, m)?)?;
-    m.add_function(wrap_pyfunction!(matmul_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(reduce_values, m)?)?;
     m.add_function(wrap_pyfunction!(galerkin, m)?)?;
     m.add_function(wrap_pyfunction!(rap, m)?)?;

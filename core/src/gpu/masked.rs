@@ -139,6 +139,39 @@ impl<D: Device> GpuEngine<D> {
         prune: &Prune<T>,
         on_device: OnDevice<D, T>,
     ) -> Result<(CsrMatrix<T>, HostTimes)> {
+        let mut times = HostTimes {
+            apart: true,
+            ..HostTimes::default()
+        };
+        let ((c, t), upload_ms) =
+            self.with_uploaded(structure, a, (b, name), semiring, |l, m, ga, gb| {
+                let t = Instant::now();
+                let c = on_device(l, m, ga, gb, semiring)?;
+                l.device.synchronize(&l.streams[0])?;
+                Ok((c, t))
+            })?;
+        times.upload_ms = upload_ms;
+        let c = self.prune_device(c, prune)?;
+        times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let c = self.download(&c)?;
+        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
+        Ok((c, times))
+    }
+
+    /// A and `b` (named `name` in errors) sorted where they are not,
+    /// uploaded (once where they are the same arrays, their values only
+    /// where the semiring reads them) with M's structure (A's arrays where
+    /// it is A's), then `f` on them in the same launch; with the upload's
+    /// milliseconds.
+    pub(super) fn with_uploaded<T: Scalar, R>(
+        &self,
+        structure: Structure<'_>,
+        a: CsrView<'_, T>,
+        (b, name): (CsrView<'_, T>, &str),
+        semiring: Semiring,
+        f: impl FnOnce(&Launcher<'_, D>, MaskArrays, &GpuMatrix<D, T>, &GpuMatrix<D, T>) -> Result<R>,
+    ) -> Result<(R, f64)> {
         let b_is_a = a.same_arrays(&b);
         let (a_sorted, b_sorted) = sorted_copies(a, b, name)?;
         let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
@@ -147,12 +180,8 @@ impl<D: Device> GpuEngine<D> {
         } else {
             b_sorted.as_ref().map_or(b, CsrMatrix::view)
         };
-        let mut times = HostTimes {
-            apart: true,
-            ..HostTimes::default()
-        };
         let kernels = self.masked_kernels::<T>(semiring)?;
-        let c = self.launching(&kernels, |l| {
+        self.launching(&kernels, |l| {
             let t = Instant::now();
             let values = semiring.reads_values();
             let ga = self.upload_sorted(l, a, values)?;
@@ -165,19 +194,9 @@ impl<D: Device> GpuEngine<D> {
             let own_mask = UploadedMask::of(l, structure, a)?;
             let m = own_mask.arrays(&ga);
             l.device.synchronize(&l.streams[0])?;
-            times.upload_ms = t.elapsed().as_secs_f64() * 1e3;
-            let t = Instant::now();
-            let c = on_device(l, m, &ga, gb, semiring)?;
-            l.device.synchronize(&l.streams[0])?;
-            Ok((c, t))
-        })?;
-        let (c, t) = c;
-        let c = self.prune_device(c, prune)?;
-        times.multiply_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let c = self.download(&c)?;
-        times.download_ms = t.elapsed().as_secs_f64() * 1e3;
-        Ok((c, times))
+            let upload_ms = t.elapsed().as_secs_f64() * 1e3;
+            Ok((f(l, m, &ga, gb)?, upload_ms))
+        })
     }
 
     /// `C⟨M⟩ = A ⊕.⊗ B` as [`GpuEngine::masked_dot`] for matrices already

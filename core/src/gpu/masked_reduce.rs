@@ -13,8 +13,7 @@ use super::engine::GpuEngine;
 use super::kernels::{DevicePtr, MaskedDotArgs};
 use super::launch::Launcher;
 use super::masked::{
-    check_shapes, dot_products, lanes_per_entry, require_sorted, sorted_copies,
-    transpose_on_device, UploadedMask,
+    check_shapes, dot_products, lanes_per_entry, require_sorted, transpose_on_device,
 };
 use super::matrix::{GpuMatrix, MaskArrays};
 use super::memory::DeviceArray;
@@ -65,27 +64,10 @@ impl<D: Device> GpuEngine<D> {
             (b.shape(), "B")
         };
         check_shapes((structure.nrows, structure.ncols), a.shape(), b_shape)?;
-        let b_is_a = a.same_arrays(&b);
-        let (a_sorted, b_sorted) = sorted_copies(a, b, name)?;
-        let a = a_sorted.as_ref().map_or(a, CsrMatrix::view);
-        let b = if b_is_a {
-            a
-        } else {
-            b_sorted.as_ref().map_or(b, CsrMatrix::view)
-        };
-        let kernels = self.masked_kernels::<T>(semiring)?;
-        self.launching(&kernels, |l| {
-            let values = semiring.reads_values();
-            let ga = self.upload_sorted(l, a, values)?;
-            let gb = if b_is_a {
-                None
-            } else {
-                Some(self.upload_sorted(l, b, values)?)
-            };
-            let gb = gb.as_ref().unwrap_or(&ga);
-            let own_mask = UploadedMask::of(l, structure, a)?;
-            reduce_on_device(l, own_mask.arrays(&ga), &ga, gb, semiring, b_transposed)
-        })
+        let reduced = self.with_uploaded(structure, a, (b, name), semiring, |l, m, ga, gb| {
+            reduce_on_device(l, m, ga, gb, semiring, b_transposed)
+        });
+        reduced.map(|(v, _)| v)
     }
 
     /// [`GpuEngine::masked_reduce`] for matrices already on the device: M's

@@ -109,22 +109,10 @@ fn resident(comm: &SimpleCommunicator, nccl: bool) -> Result<(), String> {
     )?;
     // Blocks already on the device (global columns): the same product.
     let on_device = |m: &DistCsr<f64>| -> Result<DeviceDistCsr<CudaDevice, f64>, String> {
-        let local = m.local();
-        let cols: Vec<u32> = local
-            .col_indices()
-            .iter()
-            .map(|&c| m.col_map()[c as usize] as u32)
-            .collect();
-        let global = CsrMatrix::new(
-            local.nrows(),
-            m.ncols() as usize,
-            local.row_offsets().to_vec(),
-            cols,
-            local.values().to_vec(),
-        )
-        .map_err(|e| e.to_string())?;
-        let g = engine.upload(&global).map_err(|e| e.to_string())?;
-        DeviceDistCsr::from_device(comm, &engine, g, m.ncols()).map_err(|e| e.to_string())
+        // An upload's matrix (global columns) taken out and in again.
+        let g = DeviceDistCsr::upload(comm, &engine, m).map_err(|e| e.to_string())?;
+        DeviceDistCsr::from_device(comm, &engine, g.into_matrix(), m.ncols())
+            .map_err(|e| e.to_string())
     };
     let (ga, gb) = (on_device(&da)?, on_device(&db)?);
     let (gc, _) = multiply(comm, &engine, exchange, &ga, &gb).map_err(|e| e.to_string())?;
