@@ -408,36 +408,6 @@ impl Extras {
     }
 }
 
-/// `C⟨M⟩ = A ⊕.⊗ B` on `backend`, as `extras` say; the mask's values are
-/// of A's type (and not read).
-pub(crate) fn multiply_spec(
-    backend: &Backend,
-    a: Slices<'_>,
-    b: Slices<'_>,
-    mask: Option<Slices<'_>>,
-    extras: &Extras,
-) -> spgemm::Result<AnyCsr> {
-    match spec_product(backend, a, b, mask, extras, false)? {
-        Outcome::Csr(c) => Ok(c),
-        Outcome::Reduced(_) => unreachable!("a product asked for C returns C"),
-    }
-}
-
-/// `⊕` over the entries of `C⟨M⟩ = A ⊕.⊗ B` on `backend`
-/// ([`Backend::reduce_spec`]), as `extras` say.
-pub(crate) fn reduce_spec(
-    backend: &Backend,
-    a: Slices<'_>,
-    b: Slices<'_>,
-    mask: Option<Slices<'_>>,
-    extras: &Extras,
-) -> spgemm::Result<Reduced> {
-    match spec_product(backend, a, b, mask, extras, true)? {
-        Outcome::Reduced(r) => Ok(r),
-        Outcome::Csr(_) => unreachable!("a reduced product returns one value"),
-    }
-}
-
 /// One value of any precision: floats as `f64`, integers as `i64`
 /// (exactly).
 pub(crate) enum Reduced {
@@ -469,13 +439,15 @@ impl<'py> pyo3::IntoPyObject<'py> for Reduced {
 }
 
 /// C, or C reduced to one value.
-enum Outcome {
+pub(crate) enum Outcome {
     Csr(AnyCsr),
     Reduced(Reduced),
 }
 
-/// C (or, with `reduce`, `⊕` over its entries) as `extras` say.
-fn spec_product(
+/// `C⟨M⟩ = A ⊕.⊗ B` on `backend` as `extras` say (the mask's values of
+/// A's type, not read), or with `reduce` `⊕` over C's entries
+/// ([`Backend::reduce_spec`]).
+pub(crate) fn spec_product(
     backend: &Backend,
     a: Slices<'_>,
     b: Slices<'_>,

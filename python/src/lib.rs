@@ -156,17 +156,13 @@ fn matmul_spec<'py>(
         prune_columns,
         b_transposed,
     )?;
-    let operands = (a, b, mask);
-    if reduce {
-        let r = with_spec_operands(py, operands, backend, check, |be, a, b, m| {
-            arrays::reduce_spec(be, a, b, m, &extras)
-        })?;
-        return Ok(r.into_pyobject(py)?);
-    }
-    let c = with_spec_operands(py, operands, backend, check, |be, a, b, m| {
-        arrays::multiply_spec(be, a, b, m, &extras)
+    let out = with_spec_operands(py, (a, b, mask), backend, check, |be, a, b, m| {
+        arrays::spec_product(be, a, b, m, &extras, reduce)
     })?;
-    Ok(arrays::product(py, c)?.into_pyobject(py)?.into_any())
+    Ok(match out {
+        arrays::Outcome::Csr(c) => arrays::product(py, c)?.into_pyobject(py)?.into_any(),
+        arrays::Outcome::Reduced(r) => r.into_pyobject(py)?,
+    })
 }
 
 /// `f` on `backend` for the operands `a`, `b` and `mask` (of one
