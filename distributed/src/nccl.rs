@@ -4,6 +4,7 @@
 
 use crate::grouped::{GroupLibrary, Grouped};
 use cudarc::nccl::{result, sys};
+use spgemm_core::device::Device;
 use spgemm_cuda::{CudaDevice, Stream};
 use std::ffi::c_void;
 
@@ -14,9 +15,30 @@ pub type Nccl<'c> = Grouped<'c, NcclComm>;
 /// One rank's NCCL communicator (destroyed on drop).
 pub struct NcclComm(sys::ncclComm_t);
 
-/// A message naming the NCCL call that failed.
-fn failed(call: &str, e: impl std::fmt::Debug) -> String {
-    format!("NCCL {call} failed: {e:?}")
+/// A message naming the NCCL call that failed, NCCL's text for its result
+/// and NCCL's last error message when it left one.
+fn failed(call: &str, e: result::NcclError) -> String {
+    let text = |p: *const std::ffi::c_char| {
+        // SAFETY: NCCL returns null or a NUL-terminated string it owns.
+        (!p.is_null()).then(|| {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    // SAFETY: both only read NCCL's static or thread-local messages.
+    let (what, last) = unsafe {
+        (
+            text(sys::ncclGetErrorString(e.0)),
+            text(sys::ncclGetLastError(std::ptr::null_mut())),
+        )
+    };
+    let mut message = format!("NCCL {call} failed: {:?}", e.0);
+    for part in [what, last].into_iter().flatten().filter(|t| !t.is_empty()) {
+        message.push_str(": ");
+        message.push_str(&part);
+    }
+    message
 }
 
 impl GroupLibrary for NcclComm {
@@ -34,14 +56,17 @@ impl GroupLibrary for NcclComm {
         Ok(u.internal.map(|c| c as u8))
     }
 
-    fn init(_: &CudaDevice, ranks: i32, id: [u8; 128], rank: i32) -> Result<Self, String> {
+    fn init(device: &CudaDevice, ranks: i32, id: [u8; 128], rank: i32) -> Result<Self, String> {
         let unique = sys::ncclUniqueId {
             internal: id.map(|b| b as std::ffi::c_char),
         };
+        let mut config = config(device.properties().multiprocessor_count);
         let mut comm = std::ptr::null_mut();
-        // SAFETY: `comm` receives the communicator; the id is rank 0's.
-        unsafe { result::comm_init_rank(&mut comm, ranks, unique, rank) }
-            .map_err(|e| failed("ncclCommInitRank", e))?;
+        // SAFETY: `comm` receives the communicator; the id is rank 0's;
+        // `config` is a complete configuration that outlives the call.
+        unsafe { sys::ncclCommInitRankConfig(&mut comm, ranks, unique, rank, &mut config) }
+            .result()
+            .map_err(|e| failed("ncclCommInitRankConfig", e))?;
         Ok(Self(comm))
     }
 
@@ -84,9 +109,72 @@ impl GroupLibrary for NcclComm {
     }
 }
 
+/// NCCL's most channels (`MAXCHANNELS`), the most thread blocks a kernel
+/// of its takes.
+const MAX_CTAS: i32 = 64;
+
+/// NCCL's value for a field of its configuration left to its default
+/// (`NCCL_CONFIG_UNDEF_INT`).
+const UNDEF: i32 = i32::MIN;
+
+/// The fewest thread blocks NCCL may give a communicator's kernels on a GPU
+/// of `multiprocessors` multiprocessors: half of them, rounded down to a
+/// power of two, from 8 to NCCL's 64 channels. Point-to-point transfers
+/// use as many channels as the communicator has (at least these): on 2
+/// H200s (132 multiprocessors, NVLink) NCCL's own choice of 24, so 32
+/// channels a peer, moved Erdős–Rényi 2²² × 8's fetched rows (218 MB a
+/// rank) in 1.20–1.23 ms of device time, 64 in 0.89–0.92 ms
+/// (`docs/benchmarks/nccl-channels-h200x2-2026-11-29.md`).
+fn min_ctas(multiprocessors: u32) -> i32 {
+    let half = (multiprocessors / 2).max(1);
+    (1i32 << half.ilog2()).clamp(8, MAX_CTAS)
+}
+
+/// A configuration of NCCL's (`NCCL_CONFIG_INITIALIZER` with
+/// [`min_ctas`] and [`MAX_CTAS`] set); NCCL's environment variables still override it.
+fn config(multiprocessors: u32) -> sys::ncclConfig_t {
+    sys::ncclConfig_t {
+        size: std::mem::size_of::<sys::ncclConfig_t>(),
+        magic: 0xcafe_beef,
+        // NCCL_VERSION(2, 28, 0): the layout of cudarc's binding. An older
+        // library reads the fields it knows, which come first.
+        version: 22800,
+        blocking: UNDEF,
+        cgaClusterSize: UNDEF,
+        minCTAs: min_ctas(multiprocessors),
+        // NCCL checks the pair before it fills a default in.
+        maxCTAs: MAX_CTAS,
+        netName: std::ptr::null(),
+        splitShare: UNDEF,
+        trafficClass: UNDEF,
+        commName: std::ptr::null(),
+        collnetEnable: UNDEF,
+        CTAPolicy: UNDEF,
+        shrinkShare: UNDEF,
+        nvlsCTAs: UNDEF,
+        nChannelsPerNetPeer: UNDEF,
+        nvlinkCentricSched: UNDEF,
+    }
+}
+
 impl Drop for NcclComm {
     fn drop(&mut self) {
         // SAFETY: the communicator was initialised and is not used again.
         let _ = unsafe { result::comm_destroy(self.0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::min_ctas;
+
+    #[test]
+    fn min_ctas_is_half_the_multiprocessors_as_a_power_of_two() {
+        assert_eq!(min_ctas(132), 64);
+        assert_eq!(min_ctas(108), 32);
+        assert_eq!(min_ctas(80), 32);
+        assert_eq!(min_ctas(256), 64);
+        assert_eq!(min_ctas(20), 8);
+        assert_eq!(min_ctas(0), 8);
     }
 }
