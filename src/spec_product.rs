@@ -3,7 +3,8 @@
 //! mask (the product's own kernels compiled with the semiring), under a
 //! structural mask (by dot products) or its complement (the product, then
 //! the mask's entries dropped on the device), A's rows split over their
-//! devices, C pruned on the device before it is downloaded.
+//! devices (in more blocks when C does not fit them), C pruned on the
+//! device before it is downloaded.
 
 use crate::{Backend, CsrMatrix, CsrView, ProductSpec, Result, Scalar, Transposed};
 use spgemm_core::semiring::{Mask, Prune, Semiring};
@@ -26,10 +27,11 @@ impl Backend {
     /// ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune C on
     /// the device after the numeric phase, before C is downloaded
     /// ([`spgemm_core::gpu::GpuEngine::prune_device`]; C's columns on the
-    /// host when several devices hold its rows). A pruned `plus_times`
-    /// product without a mask whose unpruned C does not fit the device
-    /// runs as [`Backend::multiply`] (in chunks of rows) and is pruned on
-    /// the host.
+    /// host when several devices hold its rows). A product whose C does
+    /// not fit the devices runs in more blocks of rows, each pruned on its
+    /// device before it is downloaded, so that a pruned C never exists
+    /// unpruned beyond one block a device (within
+    /// [`spgemm_core::gpu::GpuConfig::memory_budget`] where one is set).
     ///
     /// ```
     /// use spgemm::semiring::{ProductSpec, Semiring};
@@ -65,19 +67,7 @@ impl Backend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
-        match self.on_gpus(a, b, spec.mask, spec.semiring, &spec.prune) {
-            // The unpruned C does not fit the device: the plain product
-            // in chunks of rows, pruned on the host.
-            Err(crate::Error::Core(spgemm_core::Error::Device(d)))
-                if spec.mask.is_none()
-                    && spec.semiring == Semiring::PlusTimes
-                    && d.kind == spgemm_core::device::DeviceErrorKind::OutOfMemory =>
-            {
-                let c = self.multiply(a, b)?;
-                Ok(spgemm_core::semiring::pruned(&c, &spec.prune)?)
-            }
-            c => c,
-        }
+        self.on_gpus(a, b, spec.mask, spec.semiring, &spec.prune)
     }
 }
 

@@ -7,7 +7,8 @@
 //! 0; plain, semiring, masked and complemented products; `f64`, `f32`,
 //! `i64` and `i32`; C pruned on the device by `GpuEngine::prune_device`,
 //! and the same products split over two engines (rows pruned on each,
-//! columns after stacking).
+//! columns after stacking) and into blocks of rows within a device-memory
+//! budget.
 
 use crate::common;
 use spgemm::semiring::{ProductSpec, Prune, Semiring};
@@ -26,6 +27,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 kind,
                 format!("{name}::pruning::split_over_two_engines"),
                 move || ties_rows_columns_and_every_type(kind, &[0, 0]),
+            ));
+            trials.push(common::trial(
+                kind,
+                format!("{name}::pruning::in_blocks_within_a_memory_budget"),
+                move || in_blocks_within_a_memory_budget(kind),
             ));
             trials.push(common::trial(
                 kind,
@@ -88,6 +94,28 @@ fn ties_rows_columns_and_every_type(kind: BackendKind, devices: &[usize]) {
     on_type::<f32>(&backend, &a, &b, &g, &m);
     on_type::<i64>(&backend, &a, &b, &g, &m);
     on_type::<i32>(&backend, &a, &b, &g, &m);
+}
+
+/// The same products with a device-memory budget of 320 KiB, which
+/// holds B (at most 155 KiB here) but not C: A's rows go through in
+/// blocks sized by the budget (R-MAT's in about 30), each block pruned on
+/// the device, columns kept over all blocks on the host; on one engine
+/// and split over two.
+fn in_blocks_within_a_memory_budget(kind: BackendKind) {
+    let a = ties(&generate::uniform::<f64>(260, 150, 14, 31).unwrap());
+    let b = ties(&generate::uniform::<f64>(150, 330, 10, 32).unwrap());
+    let g = ties(&generate::rmat::<f64>(10, 12, 33).unwrap());
+    let m = ties(&generate::uniform::<f64>(260, 330, 40, 34).unwrap());
+    for devices in [vec![0], vec![0, 0]] {
+        let config = GpuConfig {
+            devices,
+            memory_budget: Some(320 << 10),
+            ..GpuConfig::default()
+        };
+        let (backend, _) = Backend::select_with(kind, &config).unwrap();
+        on_type::<f64>(&backend, &a, &b, &g, &m);
+        on_type::<i32>(&backend, &a, &b, &g, &m);
+    }
 }
 
 fn on_type<T: Scalar>(

@@ -51,6 +51,7 @@ mod product;
 pub mod program;
 mod prune;
 mod rows;
+mod semiring_blocks;
 mod shapes;
 mod staging;
 mod streamed;

@@ -205,19 +205,26 @@ impl<D: Device> MultiGpu<D> {
     }
 
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
-    /// host over all devices: A's rows (and the mask's) split by products,
-    /// each device computing its block as [`GpuEngine::masked_dot`] (under
-    /// a mask or its complement) or [`GpuEngine::multiply_host_semiring`]
-    /// does, and the blocks stacked. One device runs the whole product.
-    /// C is pruned as `prune` says on the devices, each block's rows on its
-    /// device ([`GpuEngine::prune_device`]); columns are pruned on the one
-    /// device that holds all of C, and on the host after the blocks are
-    /// stacked when there are several
-    /// ([`crate::semiring::pruned`]).
+    /// host over all devices: A's rows (and the mask's) split by products
+    /// into a block per device, each device computing its block as
+    /// [`GpuEngine::masked_dot`] (under a mask or its complement) or
+    /// [`GpuEngine::multiply_host_semiring`] does, and the blocks stacked.
+    /// One device runs the whole product. C is pruned as `prune` says on
+    /// the devices, each block's rows on its device
+    /// ([`GpuEngine::prune_device`]); columns keep their largest entries
+    /// on the one device that holds all of C, and on the host after the
+    /// blocks are stacked when there are several
+    /// ([`crate::semiring::pruned`]). A product whose C does not fit runs
+    /// in more blocks, within the engines' explicit memory budget
+    /// ([`GpuConfig::memory_budget`](super::GpuConfig::memory_budget))
+    /// where they have one, each block pruned before it leaves its device.
     ///
     /// # Errors
-    /// As those functions, from the first device that fails;
-    /// [`Error::MaskShape`] unless the mask is A's rows by B's columns.
+    /// As those functions, from the first block that fails;
+    /// [`Error::MaskShape`] unless the mask is A's rows by B's columns;
+    /// [`Error::TooLarge`] when B takes more than half an explicit budget
+    /// or one row does not fit it; out of device memory on a single row
+    /// (naming it).
     pub fn multiply_semiring_host<T: Scalar>(
         &self,
         a: CsrView<'_, T>,
@@ -226,60 +233,7 @@ impl<D: Device> MultiGpu<D> {
         semiring: Semiring,
         prune: &Prune<T>,
     ) -> Result<CsrMatrix<T>> {
-        let one = |e: &GpuEngine<D>, a: CsrView<'_, T>, mask: Option<Mask<'_>>, p: &Prune<T>| {
-            match mask {
-                Some(m) => e.masked_dot(m, a, b, semiring, p),
-                None => e.multiply_host_semiring(a, b, semiring, p),
-            }
-        };
-        if let [e] = self.engines.as_slice() {
-            return one(e, a, mask, prune);
-        }
-        if prune.columns && !prune.is_none() {
-            let c = self.multiply_semiring_host(a, b, mask, semiring, &Prune::default())?;
-            return crate::semiring::pruned(&c, prune);
-        }
-        check_dimensions(a.shape(), b.shape())?;
-        if let Some(m) = &mask {
-            if m.shape() != (a.nrows(), b.ncols()) {
-                return Err(Error::MaskShape {
-                    mask: m.shape(),
-                    product: (a.nrows(), b.ncols()),
-                });
-            }
-        }
-        let rows = split_balanced(&product_stats(a, b)?.nprod, self.engines.len());
-        // The mask as a matrix to take blocks of rows from, unless it is A
-        // (its blocks are then A's, uploaded once).
-        let is_a = |m: &Mask<'_>| {
-            let s = m.structure();
-            std::ptr::eq(s.row_offsets, a.row_offsets())
-                && std::ptr::eq(s.col_indices, a.col_indices())
-        };
-        let own = mask.filter(|m| !is_a(m)).map(|m| m.structure());
-        let zeros: Vec<T> = match &own {
-            Some(s) => crate::error::try_filled(s.col_indices.len(), T::ZERO, "mask values")?,
-            None => Vec::new(),
-        };
-        let own = own
-            .map(|s| CsrView::new(s.nrows, s.ncols, s.row_offsets, s.col_indices, &zeros))
-            .transpose()?;
-        let parts = on_each(self.engines.len(), |i| {
-            let block = rows_of(a, rows[i].clone())?;
-            let Some(m) = mask else {
-                return one(&self.engines[i], block.view(), None, prune);
-            };
-            let mblock = match own {
-                Some(v) => Some(rows_of(v, rows[i].clone())?),
-                None => None,
-            };
-            let mb = Mask::of(
-                mblock.as_ref().map_or(block.view(), |x| x.view()),
-                m.complement(),
-            );
-            one(&self.engines[i], block.view(), Some(mb), prune)
-        })?;
-        stack_rows(parts, b.ncols())
+        self.semiring_in_blocks(a, b, mask, semiring, prune)
     }
 
     /// `C = A·B` with device `i` computing rows `rows[i]`: each device's
