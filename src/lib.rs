@@ -41,13 +41,14 @@ pub use spgemm_core::gpu::GpuConfig;
 pub use spgemm_core::semiring::ProductSpec;
 pub use spgemm_core::{
     device, error, files, generate, gpu, graph, interop, mtx, npz, reference, semiring, stats,
-    table, verify, CsrMatrix, CsrView, Scalar,
+    table, verify, Bool, CsrMatrix, CsrView, Scalar,
 };
 pub use spgemm_cpu::{CpuBackend, CpuPlan};
 /// Distributed products over MPI (feature `mpi`) and the model of their
 /// communication (always): see the crate `spgemm-distributed`.
 pub use spgemm_distributed as distributed;
 
+mod boolean;
 mod galerkin;
 mod plan;
 mod search;
@@ -270,19 +271,20 @@ impl Backend {
     ) -> Result<(CsrMatrix<T>, gpu::HostTimes)> {
         let (a, b) = (a.into(), b.into());
         match self {
-            Backend::Cpu(c) => {
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(m) if !self.widens::<T>() => Ok(m.multiply_host_timed(a, b)?),
+            #[cfg(feature = "hip")]
+            Backend::Hip(m) if !self.widens::<T>() => Ok(m.multiply_host_timed(a, b)?),
+            // The CPU, and booleans on a GPU (as i32): timed whole.
+            _ => {
                 let t = std::time::Instant::now();
-                let m = c.multiply(a, b)?;
+                let m = self.multiply(a, b)?;
                 let times = gpu::HostTimes {
                     multiply_ms: t.elapsed().as_secs_f64() * 1e3,
                     ..Default::default()
                 };
                 Ok((m, times))
             }
-            #[cfg(feature = "cuda")]
-            Backend::Cuda(m) => Ok(m.multiply_host_timed(a, b)?),
-            #[cfg(feature = "hip")]
-            Backend::Hip(m) => Ok(m.multiply_host_timed(a, b)?),
         }
     }
 
@@ -322,7 +324,9 @@ impl Backend {
     /// [`gpu::GpuEngine::multiply_host`], [`gpu::MultiGpu::multiply_host`]).
     /// A and B are a `&CsrMatrix<T>` or a [`CsrView`] of arrays held
     /// elsewhere (another crate's matrix, see the `sprs`, `faer` and
-    /// `nalgebra-sparse` features), read in place.
+    /// `nalgebra-sparse` features), read in place. Booleans ([`Bool`]:
+    /// `+` is or, `·` is and) run on a GPU backend as `i32` 0 and 1 with
+    /// `lor_land` and come back as booleans (see `docs/semirings.md`).
     ///
     /// # Errors
     /// Dimension mismatch, out of memory (host or device), device failures.
@@ -332,6 +336,11 @@ impl Backend {
         b: impl Into<CsrView<'b, T>>,
     ) -> Result<CsrMatrix<T>> {
         let (a, b) = (a.into(), b.into());
+        if self.widens::<T>() {
+            return self.widened(a, b, &ProductSpec::new(), |a, b, s| {
+                self.multiply_spec(a, b, s)
+            });
+        }
         match self {
             Backend::Cpu(c) => Ok(c.multiply(a, b)?),
             #[cfg(feature = "cuda")]

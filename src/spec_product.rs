@@ -67,6 +67,9 @@ impl Backend {
             return self.multiply(a, b);
         }
         spec.check(a.shape(), b.shape())?;
+        if self.widens::<T>() {
+            return self.widened(a, b, spec, |a, b, s| self.multiply_spec(a, b, s));
+        }
         self.on_gpus(a, b, spec.mask, spec.semiring, &spec.prune)
     }
 }
@@ -97,6 +100,11 @@ impl Backend {
         transposed: Transposed,
     ) -> Result<CsrMatrix<T>> {
         let (a, b) = (a.into(), b.into());
+        if self.widens::<T>() {
+            return self.widened(a, b, spec, |a, b, s| {
+                self.multiply_spec_transposed(a, b, s, transposed)
+            });
+        }
         let at = matches!(transposed, Transposed::A | Transposed::Both);
         let bt = matches!(transposed, Transposed::B | Transposed::Both);
         let (a_shape, b_shape) = transposed.shapes(&a, &b);
@@ -184,7 +192,9 @@ impl Backend {
         transposed: Option<Transposed>,
     ) -> Result<T> {
         let (a, b) = (a.into(), b.into());
-        let on_device = !matches!(transposed, Some(Transposed::A | Transposed::Both))
+        // Booleans on a GPU: C formed (as i32) and reduced here.
+        let on_device = !self.widens::<T>()
+            && !matches!(transposed, Some(Transposed::A | Transposed::Both))
             && spec.prune.is_none()
             && spec.mask.is_some_and(|m| !m.complement());
         if let (true, Some(mask)) = (on_device, spec.mask) {

@@ -5,7 +5,7 @@
 //! | concept | item |
 //! |---|---|
 //! | CSR matrix (64-bit row offsets, `u32` columns) | [`CsrMatrix`] |
-//! | value types `f32`, `f64` | [`Scalar`] |
+//! | value types `f64`, `f32`, `i64`, `i32`, booleans | [`Scalar`], [`Bool`] |
 //! | Matrix Market I/O | [`mtx`] |
 //! | SciPy `.npz` I/O | [`npz`] |
 //! | either, by file extension | [`files`] |
@@ -56,4 +56,4 @@ pub mod verify;
 pub use csr::CsrMatrix;
 pub use csr_view::CsrView;
 pub use error::{Error, Result};
-pub use scalar::Scalar;
+pub use scalar::{Bool, Scalar};

@@ -3,12 +3,13 @@
 use std::fmt::{Debug, Display, LowerExp};
 use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
-/// A value type of CSR matrices: `f64` or `f32` (IEEE floating point), or
+/// A value type of CSR matrices: `f64` or `f32` (IEEE floating point),
 /// `i64` or `i32` (integers: counts, weights, GraphBLAS's `INT64` and
-/// `INT32`).
+/// `INT32`), or [`Bool`] (GraphBLAS's `BOOL`: `+` is OR, `·` is AND).
 ///
-/// The trait is sealed in spirit (only these four types implement it): the
-/// GPU kernels are specialised per type through [`Scalar::C_TYPE`].
+/// The trait is sealed in spirit (only these five types implement it): the
+/// GPU kernels are specialised per type through [`Scalar::C_TYPE`], for
+/// the types with [`Scalar::DEVICE`].
 /// Integer arithmetic wraps on overflow in release builds, as C's unsigned
 /// arithmetic and GraphBLAS's integer operators do.
 pub trait Scalar:
@@ -35,8 +36,11 @@ pub trait Scalar:
     const ONE: Self;
     /// Machine epsilon of the type (0 for integers, whose sums are exact).
     const EPSILON: Self;
-    /// Whether the type is an integer (`i64`, `i32`).
+    /// Whether the type is an integer (`i64`, `i32`, [`Bool`]).
     const INTEGER: bool;
+    /// Whether the GPU kernels take values of the type (all but [`Bool`],
+    /// which GPU backends take as `i32` 0 and 1).
+    const DEVICE: bool;
     /// The C type name used when kernels are specialised (`"float"`,
     /// `"double"`, `"int"`, `"long long"`).
     const C_TYPE: &'static str;
@@ -79,6 +83,7 @@ macro_rules! impl_float {
             const ONE: Self = 1.0;
             const EPSILON: Self = <$t>::EPSILON;
             const INTEGER: bool = false;
+            const DEVICE: bool = true;
             const C_TYPE: &'static str = $c;
             const C_MAX: &'static str = "((value_t)__longlong_as_double(0x7ff0000000000000ll))";
             const C_MIN: &'static str =
@@ -123,6 +128,7 @@ macro_rules! impl_integer {
             const ONE: Self = 1;
             const EPSILON: Self = 0;
             const INTEGER: bool = true;
+            const DEVICE: bool = true;
             const C_TYPE: &'static str = $c;
             const C_MAX: &'static str = $max;
             const C_MIN: &'static str = $min;
@@ -173,3 +179,192 @@ impl_integer!(
     "((value_t)0x7fffffffffffffffll)",
     "((value_t)(-0x7fffffffffffffffll - 1))"
 );
+
+/// A boolean value (GraphBLAS's `BOOL`, NumPy's `bool`): one byte, 0 or 1
+/// as stored (any other byte reads as true). Its arithmetic is Boolean:
+/// `+` is OR, `·` is AND, `−` is XOR (0 exactly where two values agree)
+/// and negation leaves a value as it is, so that `plus_times` on booleans
+/// is `lor_land`, `min_plus` is `land_lor` and `max_plus` `lor_lor`, as
+/// GraphBLAS renames its operators on `BOOL`. Ordered `false < true`.
+/// From numbers as a one-bit unsigned integer: towards zero, saturating
+/// (`0.5` and `−3` are false, `2` and `+∞` true, NaN false).
+///
+/// The CPU backend computes on it directly; GPU backends take booleans as
+/// `i32` 0 and 1 and return them as booleans (see `Backend::multiply` in
+/// the `spgemm` crate); the GPU engines refuse them.
+#[derive(Clone, Copy, Default)]
+#[repr(transparent)]
+pub struct Bool(u8);
+
+// SAFETY: one byte, every value valid (nonzero reads as true).
+unsafe impl bytemuck::Zeroable for Bool {}
+// SAFETY: as above; no padding, `Copy`, `repr(transparent)` over `u8`.
+unsafe impl bytemuck::Pod for Bool {}
+
+impl Bool {
+    /// False (0).
+    pub const FALSE: Bool = Bool(0);
+    /// True (1).
+    pub const TRUE: Bool = Bool(1);
+
+    /// The value of `b`.
+    pub const fn new(b: bool) -> Self {
+        Bool(b as u8)
+    }
+
+    /// The value as a `bool`.
+    pub const fn get(self) -> bool {
+        self.0 != 0
+    }
+}
+
+impl From<bool> for Bool {
+    fn from(b: bool) -> Self {
+        Bool::new(b)
+    }
+}
+
+impl From<Bool> for bool {
+    fn from(b: Bool) -> Self {
+        b.get()
+    }
+}
+
+impl PartialEq for Bool {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for Bool {}
+
+impl PartialOrd for Bool {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.get().cmp(&other.get()))
+    }
+}
+
+impl Debug for Bool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Debug::fmt(&self.get(), f)
+    }
+}
+
+impl Display for Bool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Display::fmt(&self.get(), f)
+    }
+}
+
+impl LowerExp for Bool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        LowerExp::fmt(&u8::from(self.get()), f)
+    }
+}
+
+impl Add for Bool {
+    type Output = Bool;
+    fn add(self, y: Bool) -> Bool {
+        Bool::new(self.get() || y.get())
+    }
+}
+
+impl AddAssign for Bool {
+    fn add_assign(&mut self, y: Bool) {
+        *self = *self + y;
+    }
+}
+
+impl Sub for Bool {
+    type Output = Bool;
+    fn sub(self, y: Bool) -> Bool {
+        Bool::new(self.get() != y.get())
+    }
+}
+
+impl Mul for Bool {
+    type Output = Bool;
+    fn mul(self, y: Bool) -> Bool {
+        Bool::new(self.get() && y.get())
+    }
+}
+
+impl Neg for Bool {
+    type Output = Bool;
+    fn neg(self) -> Bool {
+        self
+    }
+}
+
+impl Scalar for Bool {
+    const ZERO: Self = Bool::FALSE;
+    const ONE: Self = Bool::TRUE;
+    const EPSILON: Self = Bool::FALSE;
+    const INTEGER: bool = true;
+    const DEVICE: bool = false;
+    const C_TYPE: &'static str = "unsigned char";
+    const C_MAX: &'static str = "((value_t)1)";
+    const C_MIN: &'static str = "((value_t)0)";
+    const NAME: &'static str = "bool";
+    const NPY_DESCR: &'static str = "|b1";
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        Bool::new(v >= 1.0)
+    }
+    #[inline]
+    fn try_from_f64(v: f64) -> Option<Self> {
+        (v == 0.0 || v == 1.0).then_some(Bool::new(v == 1.0))
+    }
+    #[inline]
+    fn try_from_i64(v: i64) -> Option<Self> {
+        (v == 0 || v == 1).then_some(Bool::new(v == 1))
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self.get()))
+    }
+    #[inline]
+    fn abs(self) -> Self {
+        self
+    }
+    #[inline]
+    fn write_shortest(self, out: &mut Vec<u8>) {
+        out.push(if self.get() { b'1' } else { b'0' });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bool, Scalar};
+
+    #[test]
+    fn bool_arithmetic_is_or_and_and_conversions_saturate() {
+        let (f, t) = (Bool::FALSE, Bool::TRUE);
+        assert_eq!([f + f, f + t, t + t], [f, t, t]);
+        assert_eq!([f * t, t * t], [f, t]);
+        assert_eq!([t - t, t - f, f - f], [f, t, f]);
+        assert_eq!(-t, t);
+        assert!(f < t);
+        // Any nonzero byte reads as true.
+        let odd: Bool = bytemuck::cast(2u8);
+        assert_eq!(odd, t);
+        assert_eq!(odd * t, t);
+        for (v, want) in [(0.0, f), (0.5, f), (-3.0, f), (1.0, t), (2.0, t)] {
+            assert_eq!(Bool::from_f64(v), want, "{v}");
+        }
+        assert_eq!(Bool::from_f64(f64::INFINITY), t);
+        assert_eq!(Bool::from_f64(f64::NEG_INFINITY), f);
+        assert_eq!(Bool::from_f64(f64::NAN), f);
+        assert_eq!(Bool::try_from_f64(1.0), Some(t));
+        assert_eq!(Bool::try_from_f64(2.0), None);
+        assert_eq!(Bool::try_from_i64(0), Some(f));
+        assert_eq!(Bool::try_from_i64(-1), None);
+        assert_eq!((t.to_f64(), f.to_f64()), (1.0, 0.0));
+        let mut out = Vec::new();
+        t.write_shortest(&mut out);
+        f.write_shortest(&mut out);
+        assert_eq!(out, b"10");
+        assert_eq!(format!("{t} {f:?} {t:e}"), "true false 1e0");
+        assert!(bool::from(Bool::from(true)));
+    }
+}

@@ -15,6 +15,7 @@
 mod common;
 
 mod bfs;
+mod booleans;
 mod cpu;
 mod cuda;
 mod galerkin;
@@ -41,5 +42,6 @@ fn main() {
     trials.extend(one_pass::trials());
     trials.extend(transposed::trials());
     trials.extend(reduced::trials());
+    trials.extend(booleans::trials());
     libtest_mimic::run(&args, trials).exit();
 }

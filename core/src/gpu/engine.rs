@@ -97,8 +97,19 @@ impl<D: Device> GpuEngine<D> {
     /// The kernel table used for values of type `T`.
     ///
     /// # Errors
-    /// [`Error::TableDoesNotFit`] when the chosen table does not fit the device.
+    /// [`Error::TableDoesNotFit`] when the chosen table does not fit the
+    /// device; [`Error::NotOnBackend`] for a type the kernels do not take
+    /// ([`crate::Bool`]: every product, upload and transpose of the engine
+    /// refuses it through here).
     pub fn table<T: Scalar>(&self) -> Result<KernelTable> {
+        if !T::DEVICE {
+            return Err(Error::NotOnBackend(format!(
+                "the GPU kernels do not take {} values: GPU backends' host products \
+                 (Backend::multiply, multiply_spec, reduce_spec) take them as i32 0 and 1; \
+                 convert them for the device's own calls",
+                T::NAME
+            )));
+        }
         KernelTable::configured(
             self.config.table,
             self.device.properties(),
