@@ -24,7 +24,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use source::MatrixSource;
 use spgemm::gpu::{Accumulator, LongRows, SliceSplit, SymbolicMode};
 use spgemm::table::TableConfig;
-use spgemm::{Backend, BackendKind, GpuConfig, Scalar};
+use spgemm::{Backend, BackendKind, Bool, GpuConfig, Scalar};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -114,7 +114,8 @@ struct Common {
     backend: BackendKind,
     /// Value type: f64 or f32, or i64 or i32 for integer values (counts,
     /// weights; files of other values are refused at the first value that
-    /// is not an integer of the type).
+    /// is not an integer of the type), or bool (`multiply` only: 0 and 1,
+    /// or a pattern file; + is or, × is and).
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
     /// Say which backend runs the product and why (on standard error).
@@ -166,6 +167,15 @@ enum Precision {
     F64,
     I32,
     I64,
+    Bool,
+}
+
+/// The error for `--precision bool` outside `spgemm multiply`.
+fn booleans_multiply_only() -> CliError {
+    CliError::Argument(
+        "--precision bool runs with `spgemm multiply` only (not --distributed, bench or ptap)"
+            .into(),
+    )
 }
 
 #[derive(Args, Debug)]
@@ -250,18 +260,21 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Precision::F32 => mpi_run::multiply::<f32>(&a),
             Precision::I64 => mpi_run::multiply::<i64>(&a),
             Precision::I32 => mpi_run::multiply::<i32>(&a),
+            Precision::Bool => Err(booleans_multiply_only()),
         },
         Command::Multiply(a) => match a.common.precision {
             Precision::F64 => multiply::<f64>(&a),
             Precision::F32 => multiply::<f32>(&a),
             Precision::I64 => multiply::<i64>(&a),
             Precision::I32 => multiply::<i32>(&a),
+            Precision::Bool => multiply::<Bool>(&a),
         },
         Command::Bench(a) => match a.common.precision {
             Precision::F64 => bench::run::<f64>(&a),
             Precision::F32 => bench::run::<f32>(&a),
             Precision::I64 => bench::run::<i64>(&a),
             Precision::I32 => bench::run::<i32>(&a),
+            Precision::Bool => Err(booleans_multiply_only()),
         },
         Command::Info(a) => info::run(&a),
         Command::Report(a) => report::run(&a),
@@ -271,6 +284,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Precision::F32 => ptap::run::<f32>(&a),
             Precision::I64 => ptap::run::<i64>(&a),
             Precision::I32 => ptap::run::<i32>(&a),
+            Precision::Bool => Err(booleans_multiply_only()),
         },
         Command::Gen(a) => {
             spgemm::files::check_output(&a.output, true)?;

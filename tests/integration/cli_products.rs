@@ -368,6 +368,70 @@ fn integer_values_are_read_multiplied_and_written_exactly() {
     }
 }
 
+/// `--precision bool`: a pattern file squared as booleans (`lor_land`) and
+/// under `min_plus` (`land_lor` on booleans), written as 0/1 integers and
+/// `.npz` bools, against the reference on booleans; a value other than 0
+/// and 1 refused by its line; bench refusing booleans in one line.
+#[test]
+fn booleans_multiply_and_refuse_elsewhere() {
+    let email = common::matrices_dir().join("email-Eu-core.mtx.gz");
+    let a: spgemm::CsrMatrix<spgemm::Bool> = spgemm::mtx::read_path(&email).unwrap();
+    for (semiring, out) in [
+        ("plus_times", tmp("bools_c.mtx")),
+        ("min_plus", tmp("bools_min.npz")),
+    ] {
+        let r = spgemm()
+            .args([
+                "multiply",
+                email.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .args([
+                "--backend",
+                "cpu",
+                "--precision",
+                "bool",
+                "--semiring",
+                semiring,
+            ])
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let spec = spgemm::ProductSpec::new().semiring(semiring.parse().unwrap());
+        let want = spgemm::reference::multiply_spec(a.view(), a.view(), &spec).unwrap();
+        let got: spgemm::CsrMatrix<spgemm::Bool> =
+            spgemm::files::read(&out, &Default::default()).unwrap();
+        assert_eq!(got, want, "{semiring}");
+    }
+    let bus = common::matrices_dir().join("494_bus.mtx.gz");
+    for (args, want) in [
+        (
+            [
+                "multiply",
+                bus.to_str().unwrap(),
+                "-o",
+                tmp("never.mtx").to_str().unwrap(),
+            ],
+            "line 15: ",
+        ),
+        (
+            ["bench", bus.to_str().unwrap(), "--reps", "1"],
+            "--precision bool runs with `spgemm multiply` only",
+        ),
+    ] {
+        let r = spgemm()
+            .args(args)
+            .args(["--precision", "bool", "--backend", "cpu"])
+            .output()
+            .unwrap();
+        assert!(!r.status.success());
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(stderr.contains(want), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
 #[test]
 fn bad_product_options_are_one_line_errors() {
     let bus = common::matrices_dir().join("494_bus.mtx.gz");
