@@ -11,6 +11,8 @@ library underneath is ``spgemm``; see ``python/README.md``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as _sp
 
@@ -200,8 +202,11 @@ def matmul(
         or bool for both (SciPy matrices and PyTorch tensors: C is bool,
         the semiring taken in its GraphBLAS form on booleans, "plus_times",
         "lor_land" and "max_times" as or-and, "plus_pair" and "any_pair"
-        as any-pair, others refused; computed on 0 / 1 in int32, the
-        values converted in and out). Converting to an integer type
+        as any-pair, "min_plus" as and-or, "max_plus" as or-or; computed
+        on 0 / 1 in int32, the values converted in and out; ``prune``
+        drops the false entries for a threshold in (0, 1] and ``keep``
+        prefers true ones, except with "min_plus" and "max_plus", which
+        refuse them). Converting to an integer type
         refuses a value it would change (2.5, NaN, out of range), naming
         its position in ``data``; a mask's values are not read.
     check : True (the default), "canonical" or False. Index bounds and
@@ -348,15 +353,20 @@ def matmul_reduce(
 
 
 # The semirings on bool values, as GraphBLAS renames them for BOOL
-# (plus -> lor, times -> land, max -> lor, pair -> 1, any -> any): each
-# computed as the semiring named here on 0 / 1 in int32.
+# (plus -> lor, times -> land, min -> land, max -> lor, pair -> 1, any ->
+# any): each computed as the semiring named here on 0 / 1 in int32. The
+# exact ones give exactly 0 and 1, so that prune and keep select what they
+# select on booleans; min_plus (land_lor) and max_plus (lor_lor) give 0 to
+# 2, true where at least 1.
 _BOOLEAN = {
-    "plus_times": "lor_land",
-    "lor_land": "lor_land",
-    "or_and": "lor_land",
-    "max_times": "lor_land",
-    "plus_pair": "any_pair",
-    "any_pair": "any_pair",
+    "plus_times": ("lor_land", True),
+    "lor_land": ("lor_land", True),
+    "or_and": ("lor_land", True),
+    "max_times": ("lor_land", True),
+    "plus_pair": ("any_pair", True),
+    "any_pair": ("any_pair", True),
+    "min_plus": ("min_plus", False),
+    "max_plus": ("max_plus", False),
 }
 
 
@@ -370,19 +380,30 @@ def _booleans(a, b) -> bool:
 def _boolean_product(a, b, backend, check, semiring, mask, complement, prune, keep, columns, reduce):
     """``matmul`` (``matmul_reduce`` with ``reduce``) of bool matrices: the
     semiring's GraphBLAS form on booleans, computed on 0 / 1 values in
-    int32 (A's and B's values converted, C's converted back to bool)."""
+    int32 (A's and B's values converted, C's converted back to bool:
+    nonzero is true)."""
     name = str(semiring).strip().lower().replace("-", "_")
     if name not in _BOOLEAN:
         raise ValueError(
             f"semiring {semiring!r} on bool values: bool products take "
             f"{', '.join(sorted(_BOOLEAN))} (pass precision= to multiply the values as numbers)"
         )
-    if prune is not None or keep is not None:
-        raise ValueError("prune and keep select entries by magnitude: bool values have none to compare")
-    ring = _BOOLEAN[name]
-    c = _matmul_spec(a, b, backend, "int32", check, ring, mask, complement, None, None, columns, reduce=reduce)
+    ring, exact = _BOOLEAN[name]
+    if (prune is not None or keep is not None) and not exact:
+        raise ValueError(
+            f"prune and keep with {name} on bool values: its int32 results are not the booleans "
+            "(pass precision= to prune the values as numbers)"
+        )
+    if prune is not None:
+        tau = float(prune)
+        if not tau >= 0:
+            raise ValueError(f"prune: the threshold must be a number at least 0, not {prune}")
+        # False is 0 and true 1: a threshold in (0, 1] drops the false
+        # entries, one above 1 drops every entry.
+        prune = min(math.ceil(tau), 2)
+    c = _matmul_spec(a, b, backend, "int32", check, ring, mask, complement, prune, keep, columns, reduce=reduce)
     if reduce:
-        return bool(c)
+        return bool(c >= 1)
     if _sp.issparse(c):
         return c.astype(np.bool_)
     import torch

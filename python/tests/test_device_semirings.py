@@ -334,3 +334,13 @@ def test_torch_bool_products(torch):
     assert np.array_equal(got.crow_indices().cpu().numpy(), want.indptr)
     assert np.array_equal(got.col_indices().cpu().numpy(), want.indices)
     assert np.array_equal(got.values().cpu().numpy(), want.data)
+    # Stored false values, min_plus (and-or on booleans) on the device.
+    af = sp.csr_array((a.data.copy(), a.indices, a.indptr), shape=a.shape)
+    bf = sp.csr_array((b.data.copy(), b.indices, b.indptr), shape=b.shape)
+    af.data[::3], bf.data[::4] = False, False
+    got = spgemm.matmul(to_torch(torch, af), to_torch(torch, bf), semiring="min_plus")
+    want = spgemm.matmul(af, bf, semiring="min_plus", backend="cpu")
+    assert want.data.any() and not want.data.all()
+    assert got.dtype == torch.bool
+    assert np.array_equal(got.col_indices().cpu().numpy(), want.indices)
+    assert np.array_equal(got.values().cpu().numpy(), want.data)

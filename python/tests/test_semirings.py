@@ -221,9 +221,41 @@ def test_bool_matrices_give_bool_products():
     assert np.array_equal(masked.toarray(), got.toarray() & (mask.toarray() != 0))
     assert spgemm.matmul_reduce(a, b, mask=mask) is bool(masked.toarray().any())
     assert spgemm.matmul_reduce(a, b, mask=sp.csr_array((120, 140))) is False
-    with pytest.raises(ValueError, match="min_plus.*bool"):
-        spgemm.matmul(a, b, semiring="min_plus")
-    with pytest.raises(ValueError, match="magnitude"):
-        spgemm.matmul(a, b, prune=0.5)
+    # Stored false values: min_plus is and-or, max_plus or-or, as
+    # GraphBLAS's MIN_PLUS and MAX_PLUS on BOOL; computed densely here.
+    x, y = random(120, 90, 0.05, 54), random(90, 140, 0.05, 55)
+    af = sp.csr_array((x.data > 0.5, x.indices, x.indptr), shape=x.shape)
+    bf = sp.csr_array((y.data > 0.5, y.indices, y.indptr), shape=y.shape)
+    assert not af.data.all() and af.data.any()
+    sa, sb = (x != 0).toarray(), (y != 0).toarray()
+    va, vb = af.toarray(), bf.toarray()
+    meets = sa[:, :, None] & sb[None, :, :]
+    ors = (va[:, :, None] | vb[None, :, :]) | ~meets
+    ands = (va[:, :, None] & vb[None, :, :]) & meets
+    either = (va[:, :, None] | vb[None, :, :]) & meets
+    for ring, want in [("min_plus", ors.all(axis=1)), ("max_plus", either.any(axis=1)), ("lor_land", ands.any(axis=1))]:
+        got = spgemm.matmul(af, bf, semiring=ring)
+        assert got.dtype == np.bool_, ring
+        assert np.array_equal(got.toarray() != 0, want & meets.any(axis=1)), ring
+        stored = sp.csr_array(got.copy())
+        assert stored.nnz == meets.any(axis=1).sum(), ring
+        assert spgemm.matmul_reduce(af, bf, semiring=ring) is bool(
+            want[meets.any(axis=1)].all() if ring == "min_plus" else want[meets.any(axis=1)].any()
+        ), ring
+    # prune: a threshold in (0, 1] drops the false entries; keep prefers
+    # true ones (then the lower column).
+    full = spgemm.matmul(af, bf)
+    dropped = spgemm.matmul(af, bf, prune=0.5)
+    assert dropped.nnz == int(full.data.sum()) and dropped.data.all()
+    kept = spgemm.matmul(af, bf, keep=1)
+    for i in range(full.shape[0]):
+        row = full.data[full.indptr[i]:full.indptr[i + 1]]
+        if len(row):
+            assert kept.indptr[i + 1] - kept.indptr[i] == 1
+            assert kept.data[kept.indptr[i]] == row.any()
+    with pytest.raises(ValueError, match="min_plus on bool values"):
+        spgemm.matmul(af, bf, semiring="min_plus", prune=0.5)
+    with pytest.raises(ValueError, match="at least 0"):
+        spgemm.matmul(af, bf, prune=-1.0)
     # Mixed with float64: the values as numbers, as before.
     assert spgemm.matmul(a, b.astype(np.float64)).dtype == np.float64
