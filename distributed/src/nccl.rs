@@ -60,7 +60,10 @@ impl GroupLibrary for NcclComm {
         let unique = sys::ncclUniqueId {
             internal: id.map(|b| b as std::ffi::c_char),
         };
-        let mut config = config(device.properties().multiprocessor_count);
+        // The configuration's layout as far as the library knows it: an
+        // older NCCL reads the fields of its own version, which come first.
+        let version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
+        let mut config = config(device.properties().multiprocessor_count, version);
         let mut comm = std::ptr::null_mut();
         // SAFETY: `comm` receives the communicator; the id is rank 0's;
         // `config` is a complete configuration that outlives the call.
@@ -131,14 +134,14 @@ fn min_ctas(multiprocessors: u32) -> i32 {
 }
 
 /// A configuration of NCCL's (`NCCL_CONFIG_INITIALIZER` with
-/// [`min_ctas`] and [`MAX_CTAS`] set); NCCL's environment variables still override it.
-fn config(multiprocessors: u32) -> sys::ncclConfig_t {
+/// [`min_ctas`] and [`MAX_CTAS`] set) for a library of `version`
+/// (`NCCL_VERSION` of it); NCCL's environment variables still override it.
+fn config(multiprocessors: u32, version: i32) -> sys::ncclConfig_t {
     sys::ncclConfig_t {
         size: std::mem::size_of::<sys::ncclConfig_t>(),
         magic: 0xcafe_beef,
-        // NCCL_VERSION(2, 28, 0): the layout of cudarc's binding. An older
-        // library reads the fields it knows, which come first.
-        version: 22800,
+        // The layout of cudarc's binding is NCCL_VERSION(2, 28, 0)'s.
+        version: version.clamp(0, 22800) as u32,
         blocking: UNDEF,
         cgaClusterSize: UNDEF,
         minCTAs: min_ctas(multiprocessors),
