@@ -39,6 +39,9 @@ const SAMPLE_ROWS: usize = 4096;
 /// A's rows per sampled row, at least: a small product is not computed
 /// twice to choose how to compute it.
 const ROWS_PER_SAMPLE: usize = 16;
+/// How far past the one pass's longest row the estimated average row's
+/// products must lie for [`Product::sample_with_setup`] to skip the sample.
+const SAMPLE_PAST: u128 = 2;
 
 /// Whether [`SymbolicMode::Auto`] takes the one pass for rows computed
 /// `lanes` lanes a row on a device of `warp`-lane warps, whose sampled
@@ -93,8 +96,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             SymbolicMode::Auto => {
                 let compression = || -> Result<f64> {
                     // Sampled with setup unless the operands' checks were
-                    // pending: only now are their arrays known sound.
-                    let [sampled, entries] = if self.pending.is_some() {
+                    // pending (only now are their arrays known sound) or
+                    // the sizes said no row could take the one pass.
+                    let [sampled, entries] = if !self.samples_with_setup() {
                         self.sample(&setup.meta, &setup.crpt)?;
                         setup.meta.read(&self.launcher)?.sample
                     } else {
@@ -120,10 +124,31 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
     ) -> Result<()> {
-        if self.options.symbolic == SymbolicMode::Auto && self.pending.is_none() {
+        if self.samples_with_setup() {
             self.sample(meta, crpt)?;
         }
         Ok(())
+    }
+
+    /// Whether [`Product::sample_with_setup`] launches the sample: under
+    /// [`SymbolicMode::Auto`], with no checks pending, unless A's and B's
+    /// sizes put a row's products, nnz(A)·nnz(B) / (A's rows · B's rows)
+    /// on average, past [`SAMPLE_PAST`] times the most the one pass takes
+    /// ([`DISTINCT_PER_LANE`] a lane of a warp): the largest row then most
+    /// likely has more too, and the sample (a launch even when its kernel
+    /// finds nothing to do: bcsstk33's product 3% slower on an H200,
+    /// `docs/benchmarks/plain-product-before-after-semirings-h200-2026-11-29.md`)
+    /// is not launched. Where the average misleads and a row could take
+    /// the one pass after all, [`Product::one_pass_chosen`] samples then,
+    /// with a read-back of its own.
+    fn samples_with_setup(&self) -> bool {
+        let (a, b) = (self.a, self.b);
+        let most = u128::from(DISTINCT_PER_LANE * self.device().properties().warp_width);
+        let average =
+            a.nnz as u128 * b.nnz as u128 / (a.nrows.max(1) as u128 * b.nrows.max(1) as u128);
+        self.options.symbolic == SymbolicMode::Auto
+            && self.pending.is_none()
+            && average <= SAMPLE_PAST * most
     }
 
     /// Launches the sample of up to [`SAMPLE_ROWS`] rows spread evenly
