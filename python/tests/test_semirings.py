@@ -242,6 +242,9 @@ def test_bool_matrices_give_bool_products():
         assert spgemm.matmul_reduce(af, bf, semiring=ring) is bool(
             want[meets.any(axis=1)].all() if ring == "min_plus" else want[meets.any(axis=1)].any()
         ), ring
+    # SuiteSparse:GraphBLAS on BOOL names them land_lor and lor_lor.
+    for ring, theirs in [("min_plus", "land_lor"), ("max_plus", "lor_lor"), ("lor_land", "lor_land")]:
+        assert_same(spgemm.matmul(af, bf, semiring=ring), graphblas_mxm(af, bf, theirs, dtype=np.bool_), ring)
     # prune: a threshold in (0, 1] drops the false entries; keep prefers
     # true ones (then the lower column).
     full = spgemm.matmul(af, bf)

@@ -8,7 +8,7 @@
 
 use super::engine::GpuEngine;
 use super::matrix::HostCsr;
-use super::rows::{matrix_bytes, row_bytes, rows_of, split_rows};
+use super::rows::{beside_b, matrix_bytes, row_bytes, rows_of, split_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, DeviceErrorKind};
@@ -259,17 +259,10 @@ impl<D: Device> GpuEngine<D> {
         let (a, b) = (a.into(), b.into());
         check_dimensions(a.shape(), b.shape())?;
         let vb = std::mem::size_of::<T>();
-        let b_bytes = matrix_bytes(b);
-        if 2 * b_bytes > budget as u128 {
-            return Err(Error::TooLarge {
-                what: "device bytes of B (at most half the memory budget)",
-                value: b_bytes,
-                limit: budget as u128 / 2,
-            });
-        }
+        let beside = beside_b(b, budget)?;
         let stats = product_stats(a, b)?;
         let row_nnz: Vec<usize> = (0..a.nrows()).map(|i| a.row_nnz(i)).collect();
-        let per_chunk = (budget as u128 - b_bytes) / IN_FLIGHT as u128;
+        let per_chunk = beside / IN_FLIGHT as u128;
         let chunks = split_rows(&row_nnz, &stats.nprod, b.ncols(), vb, per_chunk)?;
         let gb = self.upload_with(b, false)?;
         let upload = |k: usize| self.upload_with(rows_of(a, chunks[k].clone())?.view(), false);

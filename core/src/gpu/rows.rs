@@ -22,6 +22,23 @@ pub(super) fn matrix_bytes<T: Scalar>(m: CsrView<'_, T>) -> u128 {
     (m.nrows() as u128 + 1) * 8 + m.nnz() as u128 * (4 + std::mem::size_of::<T>() as u128)
 }
 
+/// The device bytes of `budget` left beside B, which stays on the device
+/// while A's rows go through in chunks.
+///
+/// # Errors
+/// [`Error::TooLarge`] when B takes more than half the budget.
+pub(super) fn beside_b<T: Scalar>(b: CsrView<'_, T>, budget: usize) -> Result<u128> {
+    let b_bytes = matrix_bytes(b);
+    if 2 * b_bytes > budget as u128 {
+        return Err(Error::TooLarge {
+            what: "device bytes of B (at most half the memory budget)",
+            value: b_bytes,
+            limit: budget as u128 / 2,
+        });
+    }
+    Ok(budget as u128 - b_bytes)
+}
+
 /// Splits rows into contiguous chunks of at most `per_chunk` device bytes
 /// each (see `row_bytes`).
 ///
@@ -193,6 +210,19 @@ mod tests {
         assert_eq!(r.len(), 4);
         assert_eq!(r.iter().map(|x| x.len()).sum::<usize>(), 2);
         assert_eq!(split_balanced(&[], 2), vec![0..0, 0..0]);
+    }
+
+    #[test]
+    fn room_beside_b_is_the_budget_less_b_and_b_past_half_is_refused() {
+        let b = crate::generate::uniform::<f64>(10, 8, 3, 1).unwrap();
+        let bytes = matrix_bytes(b.view());
+        assert_eq!(bytes, 11 * 8 + b.nnz() as u128 * 12);
+        assert_eq!(beside_b(b.view(), 1000).unwrap(), 1000 - bytes);
+        let err = beside_b(b.view(), 2 * bytes as usize - 1).unwrap_err();
+        assert!(
+            err.to_string().contains("at most half the memory budget"),
+            "{err}"
+        );
     }
 
     #[test]

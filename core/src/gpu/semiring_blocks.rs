@@ -14,7 +14,7 @@
 use super::chunked::out_of_memory;
 use super::engine::GpuEngine;
 use super::multi::MultiGpu;
-use super::rows::{matrix_bytes, rows_of, split_balanced, split_rows, stack_rows};
+use super::rows::{beside_b, rows_of, split_balanced, split_rows, stack_rows};
 use crate::csr::CsrMatrix;
 use crate::csr_view::CsrView;
 use crate::device::{Device, DeviceErrorKind};
@@ -161,17 +161,9 @@ impl<D: Device> MultiGpu<D> {
         let nprod = product_stats(a, b)?.nprod;
         let blocks = match budget {
             Some(budget) => {
-                let b_bytes = matrix_bytes(b);
-                if 2 * b_bytes > budget as u128 {
-                    return Err(Error::TooLarge {
-                        what: "device bytes of B (at most half the memory budget)",
-                        value: b_bytes,
-                        limit: budget as u128 / 2,
-                    });
-                }
+                let beside = beside_b(b, budget)?;
                 let row_nnz: Vec<usize> = (0..a.nrows()).map(|i| a.row_nnz(i)).collect();
-                let vb = std::mem::size_of::<T>();
-                split_rows(&row_nnz, &nprod, b.ncols(), vb, budget as u128 - b_bytes)?
+                split_rows(&row_nnz, &nprod, b.ncols(), size_of::<T>(), beside)?
             }
             None => split_balanced(&nprod, engines.len().max(2)),
         };
