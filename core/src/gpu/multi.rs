@@ -204,38 +204,6 @@ impl<D: Device> MultiGpu<D> {
         self.multiply_semiring_host(a, b.view(), Some(mask), semiring, prune)
     }
 
-    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
-    /// host over all devices: A's rows (and the mask's) split by products
-    /// into a block per device, each device computing its block as
-    /// [`GpuEngine::masked_dot`] (under a mask or its complement) or
-    /// [`GpuEngine::multiply_host_semiring`] does, and the blocks stacked.
-    /// One device runs the whole product. C is pruned as `prune` says on
-    /// the devices, each block's rows on its device
-    /// ([`GpuEngine::prune_device`]); columns keep their largest entries
-    /// on the one device that holds all of C, and on the host after the
-    /// blocks are stacked when there are several
-    /// ([`crate::semiring::pruned`]). A product whose C does not fit runs
-    /// in more blocks, within the engines' explicit memory budget
-    /// ([`GpuConfig::memory_budget`](super::GpuConfig::memory_budget))
-    /// where they have one, each block pruned before it leaves its device.
-    ///
-    /// # Errors
-    /// As those functions, from the first block that fails;
-    /// [`Error::MaskShape`] unless the mask is A's rows by B's columns;
-    /// [`Error::TooLarge`] when B takes more than half an explicit budget
-    /// or one row does not fit it; out of device memory on a single row
-    /// (naming it).
-    pub fn multiply_semiring_host<T: Scalar>(
-        &self,
-        a: CsrView<'_, T>,
-        b: CsrView<'_, T>,
-        mask: Option<Mask<'_>>,
-        semiring: Semiring,
-        prune: &Prune<T>,
-    ) -> Result<CsrMatrix<T>> {
-        self.semiring_in_blocks(a, b, mask, semiring, prune)
-    }
-
     /// `C = A·B` with device `i` computing rows `rows[i]`: each device's
     /// count of entries first, then each block downloaded into its place
     /// in C (see [`MultiGpu::multiply_host_timed`]).

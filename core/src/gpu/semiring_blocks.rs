@@ -109,25 +109,30 @@ fn in_blocks<W: Sync, R: Send>(
 }
 
 impl<D: Device> MultiGpu<D> {
-    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked) on the host in blocks of
-    /// A's rows (see the module): each block computed as
+    /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
+    /// host over all devices: A's rows (and the mask's) split by products
+    /// into a block per device, each device computing its block as
     /// [`GpuEngine::masked_dot`] (under a mask or its complement) or
-    /// [`GpuEngine::multiply_host_semiring`] does, pruned on its device,
-    /// and the blocks stacked. One device with no explicit memory budget
-    /// first tries the whole product, columns pruned on the device too;
-    /// otherwise, and once the whole has run out of memory, the blocks
-    /// keep at most [`Prune::keep`] a column on the host after stacking
-    /// (their threshold still on the devices). B (and, under a mask
-    /// through dot products, its transpose) goes to a device once per
-    /// block.
+    /// [`GpuEngine::multiply_host_semiring`] does, and the blocks stacked.
+    /// One device without an explicit memory budget first tries the whole
+    /// product. C is pruned as `prune` says on the devices, each block's
+    /// rows on its device ([`GpuEngine::prune_device`]); columns keep their
+    /// largest entries on the one device that holds all of C, and on the
+    /// host after the blocks are stacked when there are several
+    /// ([`crate::semiring::pruned`]). A product whose C does not fit runs
+    /// in more blocks (see the module), within the engines' explicit memory
+    /// budget ([`GpuConfig::memory_budget`](super::GpuConfig::memory_budget))
+    /// where they have one, each block pruned before it leaves its device.
+    /// B (and, under a mask through dot products, its transpose) goes to a
+    /// device once per block.
     ///
     /// # Errors
-    /// [`Error::DimensionMismatch`]; [`Error::MaskShape`] unless the mask
-    /// is A's rows by B's columns; [`Error::TooLarge`] when B takes more
-    /// than half an explicit budget or one row does not fit it; a device's
-    /// out of memory on a single row (naming it); the errors of those
-    /// functions, from the first block that fails.
-    pub(super) fn semiring_in_blocks<T: Scalar>(
+    /// As those functions, from the first block that fails;
+    /// [`Error::MaskShape`] unless the mask is A's rows by B's columns;
+    /// [`Error::TooLarge`] when B takes more than half an explicit budget
+    /// or one row does not fit it; out of device memory on a single row
+    /// (naming it).
+    pub fn multiply_semiring_host<T: Scalar>(
         &self,
         a: CsrView<'_, T>,
         b: CsrView<'_, T>,
