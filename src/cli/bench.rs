@@ -176,7 +176,8 @@ struct Record {
     accumulator: Option<&'static str>,
     slices: Option<&'static str>,
     /// GPU backends: how C's row sizes were found in the timed runs
-    /// (`--symbolic`): `exact` (a symbolic phase) or `bound` (one pass).
+    /// (`--symbolic`): `exact` (a symbolic phase), `bound` or `estimate`
+    /// (one pass), `estimate, rerun` (its estimate fell short), `mixed`.
     symbolic: Option<&'static str>,
 }
 
@@ -525,7 +526,7 @@ fn bench_one<T: Scalar>(
     let (median_ms, c, peak_memory_bytes) = with_gpu!(backend, m => {
         let r = super::bench_gpu::time_engine(&m.engines()[0], &a, b, args.warmup, args.reps)?;
         phases_ms = r.phases_ms;
-        symbolic = Some(if r.one_pass { "bound" } else { "exact" });
+        symbolic = Some(r.symbolic);
         kernels_ready_ms = Some(r.kernels_ready_ms);
         kernel_table = Some(m.engines()[0].table::<T>()?.name);
         (r.median_ms, r.c, Some(r.peak_bytes))

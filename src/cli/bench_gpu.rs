@@ -23,8 +23,11 @@ pub struct GpuRun<T> {
     pub c: CsrMatrix<T>,
     /// Milliseconds to compile or load the kernels.
     pub kernels_ready_ms: f64,
-    /// Whether the timed runs computed C in one pass (no symbolic phase).
-    pub one_pass: bool,
+    /// How the timed runs found C's row sizes: `exact` (a symbolic
+    /// phase), `bound` or `estimate` (one pass into room for nprod(C) or
+    /// for an estimate of nnz(C)), `estimate, rerun` (the estimate fell
+    /// short and the pass ran again), `mixed` when the runs differed.
+    pub symbolic: &'static str,
 }
 
 /// Times `C = A·B` on `engine` with device events: transfers excluded, C's
@@ -59,10 +62,26 @@ pub fn time_engine<D: Device, T: Scalar>(
         median_ms: phase(|t| t.total_ms),
         phases_ms,
         peak_bytes: runs.iter().map(|t| t.peak_bytes as u64).max().unwrap_or(0),
-        one_pass: runs.iter().all(|t| t.one_pass),
+        symbolic: symbolic_path(&runs),
         c: engine.download(&last.expect("at least one run"))?,
         kernels_ready_ms,
     })
+}
+
+/// [`GpuRun::symbolic`] of `runs`.
+fn symbolic_path(runs: &[PhaseTimes]) -> &'static str {
+    let path = |t: &PhaseTimes| match (t.one_pass, t.one_pass_estimated, t.one_pass_rerun) {
+        (false, _, _) => "exact",
+        (true, false, _) => "bound",
+        (true, true, false) => "estimate",
+        (true, true, true) => "estimate, rerun",
+    };
+    let first = runs.first().map_or("exact", path);
+    if runs.iter().all(|t| path(t) == first) {
+        first
+    } else {
+        "mixed"
+    }
 }
 
 /// The product within a device-memory budget, against the unbounded one.

@@ -154,11 +154,18 @@ struct Common {
     /// GPU backends: how C's row sizes are found: exact (a symbolic phase
     /// counts them), bound (no symbolic phase: rows of at most 8 products
     /// per lane of a warp are computed into room for their products,
-    /// counted and placed in one pass; other products run exact), auto
+    /// counted and placed in one pass; other products run exact), estimate
+    /// (bound's one pass into room for the nnz(C) that a sample of rows
+    /// estimates, run again into exact room when it falls short), auto
     /// (bound for rows of at most 32 products, and for rows of at most 128
-    /// whose sampled compression ratio is at most 1.5).
+    /// whose sampled compression ratio is at most 1.5; estimate where only
+    /// its room fits the device).
     #[arg(long, default_value = "auto")]
     symbolic: SymbolicMode,
+    /// GPU backends: the room that --symbolic estimate gives C, in percent
+    /// of the estimated nnz(C) (below 100 it falls short on purpose).
+    #[arg(long, default_value_t = spgemm::gpu::ESTIMATE_PERCENT)]
+    estimate_percent: u32,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -319,6 +326,7 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         accumulator: common.accumulator,
         slices: common.slices,
         symbolic: common.symbolic,
+        estimate_percent: common.estimate_percent,
         ..options
     };
     let (backend, why) = Backend::select_with(common.backend, &options)?;
@@ -347,6 +355,9 @@ fn open_backend(common: &Common, options: GpuConfig, verbose: bool) -> Result<Ba
         }
         if common.symbolic != SymbolicMode::default() {
             eprintln!("--symbolic applies to GPU backends only");
+        }
+        if common.estimate_percent != spgemm::gpu::ESTIMATE_PERCENT {
+            eprintln!("--estimate-percent applies to GPU backends only");
         }
     }
     Ok(backend)

@@ -55,13 +55,23 @@ fn register_hash() -> Result<Box<dyn Multiplier>, String> {
 }
 
 /// Every product with a symbolic phase, and every product that can in one
-/// pass (`--symbolic exact`, `bound`).
+/// pass (`--symbolic exact`, `bound`, `estimate`), its estimate also
+/// forced to fall short (half the estimated room: the pass runs again
+/// wherever C has more than a few entries).
 fn symbolic_exact() -> Result<Box<dyn Multiplier>, String> {
     common::open_symbolic(Cuda, SymbolicMode::Exact)
 }
 
 fn symbolic_bound() -> Result<Box<dyn Multiplier>, String> {
     common::open_symbolic(Cuda, SymbolicMode::Bound)
+}
+
+fn symbolic_estimate() -> Result<Box<dyn Multiplier>, String> {
+    common::open_estimate(Cuda, spgemm::gpu::ESTIMATE_PERCENT)
+}
+
+fn symbolic_estimate_short() -> Result<Box<dyn Multiplier>, String> {
+    common::open_estimate(Cuda, 50)
 }
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
@@ -81,6 +91,8 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ("register_hash", register_hash),
             ("symbolic_exact", symbolic_exact),
             ("symbolic_bound", symbolic_bound),
+            ("symbolic_estimate", symbolic_estimate),
+            ("symbolic_estimate_short", symbolic_estimate_short),
         ],
         engine,
     )

@@ -5,10 +5,13 @@
 //! summed; a row past the limit,
 //! which sends the product to the symbolic phase; many tiles of rows with
 //! empty rows among them and a last tile cut short; semirings and integer
-//! values. Each test checks which path ran (`PhaseTimes::one_pass`).
+//! values; C sized from an estimate (`SymbolicMode::Estimate`), with room
+//! to spare, half the room it needs and none, so that the pass runs again.
+//! Each test checks which path ran (`PhaseTimes::one_pass` and its
+//! estimate's flags).
 
 use crate::common;
-use spgemm::gpu::SymbolicMode;
+use spgemm::gpu::{PhaseTimes, SymbolicMode};
 use spgemm::{reference, Backend, BackendKind, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
@@ -24,6 +27,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ),
             ("many_tiles_and_empty_rows", many_tiles_and_empty_rows),
             ("semirings_and_integers", semirings_and_integers),
+            ("estimates_with_room_and_short", estimates_with_room_and_short),
         ] {
             trials.push(common::trial(
                 kind,
@@ -36,13 +40,18 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
 }
 
 /// Runs `case` on GPU 0 of `kind` under `SymbolicMode::Bound`.
-#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
 fn on_engine(kind: BackendKind, case: &dyn Fn(&dyn Engine)) {
     let config = spgemm::GpuConfig {
         symbolic: SymbolicMode::Bound,
         ..Default::default()
     };
-    let (backend, _) = Backend::select_with(kind, &config).unwrap();
+    on_engine_with(kind, &config, case)
+}
+
+/// Runs `case` on GPU 0 of `kind` configured by `config`.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(unused_variables))]
+fn on_engine_with(kind: BackendKind, config: &spgemm::GpuConfig, case: &dyn Fn(&dyn Engine)) {
+    let (backend, _) = Backend::select_with(kind, config).unwrap();
     match &backend {
         #[cfg(feature = "cuda")]
         Backend::Cuda(m) => case(&m.engines()[0]),
@@ -53,10 +62,15 @@ fn on_engine(kind: BackendKind, case: &dyn Fn(&dyn Engine)) {
 }
 
 /// What the cases need of an engine, whatever its device: a product with
-/// whether it ran in one pass, and the device's warp width.
+/// whether it ran in one pass (or its phase times), and the device's warp
+/// width.
 trait Engine {
     fn warp_width(&self) -> usize;
-    fn product(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, bool);
+    fn product(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, bool) {
+        let (c, times) = self.timed(a, b);
+        (c, times.one_pass)
+    }
+    fn timed(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, PhaseTimes);
     fn product_i64(
         &self,
         a: &CsrMatrix<i64>,
@@ -70,10 +84,10 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
         self.device().properties().warp_width as usize
     }
 
-    fn product(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, bool) {
+    fn timed(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, PhaseTimes) {
         let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
         let (c, times) = self.multiply(&ga, &gb).unwrap();
-        (self.download(&c).unwrap(), times.one_pass)
+        (self.download(&c).unwrap(), times)
     }
 
     fn product_i64(
@@ -192,4 +206,34 @@ fn semirings_and_integers(kind: BackendKind) {
             assert_eq!(got, want, "{semiring}");
         }
     });
+}
+
+fn estimates_with_room_and_short(kind: BackendKind) {
+    // Rows of 4 to 16 lanes' products (columns repeated: compression about
+    // 1.3), and 100,003 rows of uniform random columns (compression about
+    // 1): every product in one pass, sized by the sample's estimate.
+    let b = overlapping_rows(4 * 16 + 64);
+    let lens: Vec<usize> = (0..20_000).map(|i| (i * 7) % 17).collect();
+    let short = rows_of(&lens, b.nrows());
+    let a = spgemm::generate::uniform::<f64>(100_003, 30_000, 6, 9).unwrap();
+    let wide = spgemm::generate::uniform::<f64>(30_000, 50_000, 9, 10).unwrap();
+    for (percent, rerun) in [(spgemm::gpu::ESTIMATE_PERCENT, false), (50, true), (0, true)] {
+        let config = spgemm::GpuConfig {
+            symbolic: SymbolicMode::Estimate,
+            estimate_percent: percent,
+            ..Default::default()
+        };
+        on_engine_with(kind, &config, &|e| {
+            let want = reference::multiply(&short, &b).unwrap();
+            let (got, times) = e.timed(&short, &b);
+            assert!(times.one_pass && times.one_pass_estimated, "{percent}%");
+            assert_eq!(times.one_pass_rerun, rerun, "{percent}%: ran again");
+            assert_eq!(got, want, "{percent}%");
+            let (got, times) = e.timed(&a, &wide);
+            assert!(times.one_pass && times.one_pass_estimated, "{percent}%");
+            assert_eq!(times.one_pass_rerun, rerun, "{percent}%: ran again");
+            let check = spgemm::verify::check_product(&a, &wide, &got).unwrap();
+            assert!(check.is_ok(), "{percent}%: {check:?}");
+        });
+    }
 }

@@ -231,6 +231,22 @@ pub fn open_symbolic(
     open_gpu(kind, &options, &[&[0]])
 }
 
+/// GPU 0 of backend `kind` under
+/// [`SymbolicMode::Estimate`](spgemm::gpu::SymbolicMode::Estimate), C's
+/// room `percent` of the estimated nnz(C) (below 100: short on purpose,
+/// so that the one pass runs again wherever C has entries).
+pub fn open_estimate(
+    kind: spgemm::BackendKind,
+    percent: u32,
+) -> Result<Box<dyn conformance::Multiplier>, String> {
+    let options = spgemm::GpuConfig {
+        symbolic: spgemm::gpu::SymbolicMode::Estimate,
+        estimate_percent: percent,
+        ..Default::default()
+    };
+    open_gpu(kind, &options, &[&[0]])
+}
+
 /// A seeded xorshift generator of indices: each call `next(k)` gives one
 /// in `0..k` (test matrices with a chosen shape, independent of `rand`).
 pub fn xorshift(seed: u64) -> impl FnMut(usize) -> u32 {

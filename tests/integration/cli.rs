@@ -302,10 +302,14 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
             .args(["multiply", "gen:er:50:2", "-o", out.to_str().unwrap()])
             .args(["--backend", "cpu", "--table", "dcu-paper"])
             .args(["--long-rows", "sorted-hash", "--accumulator", "hash"])
-            .args(["--symbolic", "bound"]),
+            .args(["--symbolic", "estimate", "--estimate-percent", "50"]),
     );
     assert!(
         err.contains("--symbolic applies to GPU backends only"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--estimate-percent applies to GPU backends only"),
         "{err}"
     );
     assert!(
@@ -327,7 +331,7 @@ fn kernel_table_long_row_and_accumulator_options_are_checked_by_name() {
             "auto, unranked, dense-hash, hash, packed",
         ),
         ("--table", "v100", "device, derived, v100-paper, dcu-paper"),
-        ("--symbolic", "estimate", "auto, exact, bound"),
+        ("--symbolic", "sampled", "auto, exact, bound, estimate"),
         (
             "--long-rows",
             "sorted",

@@ -39,7 +39,17 @@ pub struct GpuConfig {
     /// How C's row sizes are found before the numeric phase (default:
     /// [`SymbolicMode::Auto`]).
     pub symbolic: SymbolicMode,
+    /// Room for C's entries where the one pass sizes C from an estimate
+    /// ([`SymbolicMode::Estimate`]), in percent of the estimated nnz(C)
+    /// (never more than nprod(C)). Default [`ESTIMATE_PERCENT`]; below 100
+    /// the estimate falls short on purpose and the one pass runs again
+    /// into arrays of exactly nnz(C), as tests of that path do.
+    pub estimate_percent: u32,
 }
+
+/// The default [`GpuConfig::estimate_percent`]: a quarter more room than
+/// the sampled compression ratio says C needs.
+pub const ESTIMATE_PERCENT: u32 = 125;
 
 /// Most chunks of rows a host-to-host product is computed and downloaded
 /// in (see [`GpuConfig::download_chunk_bytes`]): each chunk costs a read of
@@ -58,6 +68,7 @@ impl Default for GpuConfig {
             slices: SliceSplit::default(),
             download_chunk_bytes: 64 << 20,
             symbolic: SymbolicMode::default(),
+            estimate_percent: ESTIMATE_PERCENT,
         }
     }
 }
@@ -260,12 +271,24 @@ pub enum SymbolicMode {
     /// condensed before they are sorted, and the bound's arrays fit the
     /// memory budget; other products run [`SymbolicMode::Exact`].
     Bound,
+    /// The one pass of [`SymbolicMode::Bound`], where it can run, with C's
+    /// arrays sized from an estimate of nnz(C) instead of nprod(C): the
+    /// compression ratio of up to 4,096 rows spread over A's, each
+    /// computed exactly as the one pass computes it, scales nprod(C), and
+    /// [`GpuConfig::estimate_percent`] adds a margin. The pass's scan
+    /// counts every row whatever the room; entries placed past the room
+    /// are not written, and when nnz(C) exceeds it the pass runs again
+    /// into arrays of exactly nnz(C) (known by then). Sampling, not the
+    /// HyperLogLog sketches of B's rows that Ocean (ICS 2026) estimates
+    /// with: the one pass's rows are short enough to compute outright.
+    Estimate,
 }
 
 crate::choices::named_choices!(SymbolicMode, "symbolic mode", {
     Auto => "auto",
     Exact => "exact",
     Bound => "bound",
+    Estimate => "estimate",
 });
 
 /// Which accumulator the bins of both phases use.

@@ -191,6 +191,13 @@ pub struct PhaseTimes {
     /// ([`SymbolicMode::Bound`](super::SymbolicMode::Bound)); the numeric
     /// time is then the one pass's.
     pub one_pass: bool,
+    /// Whether the one pass sized C from an estimate of nnz(C)
+    /// ([`SymbolicMode::Estimate`](super::SymbolicMode::Estimate)) rather
+    /// than nprod(C).
+    pub one_pass_estimated: bool,
+    /// Whether the estimate fell short of nnz(C), so that the one pass ran
+    /// again into arrays of exactly nnz(C).
+    pub one_pass_rerun: bool,
 }
 
 /// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the

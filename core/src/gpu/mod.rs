@@ -61,8 +61,8 @@ pub use assembled::{Assembly, RowRun};
 pub use bfs::SearchLevels;
 pub use chunked::{HostTimes, Placement};
 pub use config::{
-    Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, SymbolicMode, MAX_DOWNLOAD_CHUNKS,
-    RANK_MAX_NNZ, REG_PER_LANE,
+    Accumulator, GpuConfig, LongRows, SliceSplit, SortVariant, SymbolicMode, ESTIMATE_PERCENT,
+    MAX_DOWNLOAD_CHUNKS, RANK_MAX_NNZ, REG_PER_LANE,
 };
 pub use engine::GpuEngine;
 pub use galerkin::GalerkinPlan;
@@ -71,7 +71,7 @@ pub use matrix::DeviceCsr;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
-pub use one_pass::{one_pass_pays, ONE_PASS_MAX_COMPRESSION};
+pub use one_pass::{estimated_room, one_pass_pays, ONE_PASS_MAX_COMPRESSION};
 pub use pipeline::{Enqueued, PhaseEvents};
 
 #[cfg(test)]

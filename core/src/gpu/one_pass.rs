@@ -75,63 +75,110 @@ pub fn one_pass_pays(
 /// one pass for rows of 8 or 16 lanes.
 pub const ONE_PASS_MAX_COMPRESSION: f64 = 1.5;
 
+/// The room for C's entries that [`SymbolicMode::Estimate`] allocates:
+/// `nprod` (nprod(C)) times the sampled rows' entries over their products
+/// (`sample`: products, entries), times `percent` / 100, each step
+/// rounded up, at most `nprod`; `nprod` itself when nothing was sampled.
+pub fn estimated_room(nprod: u64, sample: [u64; 2], percent: u32) -> u64 {
+    let [products, entries] = sample;
+    if products == 0 {
+        return nprod;
+    }
+    // Below 2^128 and 2^96: a sample's entries never exceed its products.
+    let scaled = (nprod as u128 * entries as u128).div_ceil(products as u128);
+    let wanted = scaled.saturating_mul(u128::from(percent)).div_ceil(100);
+    wanted.min(nprod as u128) as u64
+}
+
+/// How one run of the one pass went: whether C's room came from an
+/// estimate, and whether the estimate fell short so that it ran again.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OnePassRun {
+    pub(super) estimated: bool,
+    pub(super) rerun: bool,
+}
+
 impl<D: Device, T: Scalar> Product<'_, D, T> {
-    /// Whether this product runs in one pass, from setup's `stats`
-    /// (nprod(C) and the largest nprod(i)): under [`SymbolicMode::Bound`]
-    /// or [`SymbolicMode::Auto`] (when [`one_pass_pays`], sampling the
-    /// rows when it asks), when every row
-    /// has at most [`DISTINCT_PER_LANE`] products per lane of a warp and
-    /// C's arrays for nprod(C) entries fit a quarter of the free device
-    /// memory.
-    pub(super) fn one_pass_chosen(&self, setup: &Setup<D>) -> Result<bool> {
+    /// The room for C's entries when this product runs in one pass, from
+    /// setup's `stats` (nprod(C) and the largest nprod(i)); `None` when it
+    /// runs the symbolic phase. The one pass can run when every row has at
+    /// most [`DISTINCT_PER_LANE`] products per lane of a warp and C's
+    /// arrays for the room fit a quarter of the free device memory; it
+    /// does under [`SymbolicMode::Bound`] (room nprod(C)),
+    /// [`SymbolicMode::Estimate`] (room [`estimated_room`]) and
+    /// [`SymbolicMode::Auto`] when [`one_pass_pays`] (sampling the rows
+    /// when it asks): room nprod(C), or the estimate where only that fits.
+    pub(super) fn one_pass_room(&self, setup: &Setup<D>) -> Result<Option<(u64, bool)>> {
         let [nprod, longest] = setup.counts.stats;
         let warp = self.device().properties().warp_width;
         if nprod == 0 || longest > u64::from(DISTINCT_PER_LANE * warp) {
-            return Ok(false);
+            return Ok(None);
         }
         let lanes = self.one_pass_lanes(longest);
-        let wanted = match self.options.symbolic {
-            SymbolicMode::Exact => false,
-            SymbolicMode::Bound => true,
+        let percent = self.options.estimate_percent;
+        let fits = |room: u64| -> Result<bool> {
+            let bytes = room as u128 * (4 + size_of::<T>()) as u128;
+            Ok(bytes <= self.launcher.global_budget()? as u128)
+        };
+        let (room, estimated) = match self.options.symbolic {
+            SymbolicMode::Exact => return Ok(None),
+            SymbolicMode::Bound => (nprod, false),
+            SymbolicMode::Estimate => (estimated_room(nprod, self.sampled(setup, true)?, percent), true),
             SymbolicMode::Auto => {
                 let compression = || -> Result<f64> {
-                    // Sampled with setup unless the operands' checks were
-                    // pending (only now are their arrays known sound) or
-                    // the sizes said no row could take the one pass.
-                    let [sampled, entries] = if !self.samples_with_setup() {
-                        self.sample(&setup.meta, &setup.crpt)?;
-                        setup.meta.read(&self.launcher)?.sample
-                    } else {
-                        setup.counts.sample
-                    };
+                    let [sampled, entries] = self.sampled(setup, false)?;
                     Ok(sampled as f64 / entries.max(1) as f64)
                 };
-                one_pass_pays(lanes, warp, compression)?
+                if !one_pass_pays(lanes, warp, compression)? {
+                    return Ok(None);
+                }
+                if fits(nprod)? {
+                    (nprod, false)
+                } else {
+                    (estimated_room(nprod, self.sampled(setup, true)?, percent), true)
+                }
             }
         };
-        if !wanted {
-            return Ok(false);
-        }
-        let bytes = nprod as u128 * (4 + size_of::<T>()) as u128;
-        Ok(bytes <= self.launcher.global_budget()? as u128)
+        Ok(fits(room)?.then_some((room, estimated)))
     }
 
-    /// Under [`SymbolicMode::Auto`] and with no checks of the operands
-    /// pending, [`Product::sample`] right after setup: the sample comes
-    /// back with setup's counters.
+    /// The products and entries of the one pass's sample: those read back
+    /// with setup's counters when [`Product::sample_with_setup`] launched
+    /// it (unless it found nothing and `every` asks for a sample whatever
+    /// setup's stats say), else a sample launched now and read back. The
+    /// sample's words hold nothing before a launch that sampled no row, so
+    /// a second launch adds to nothing.
+    fn sampled(&self, setup: &Setup<D>, every: bool) -> Result<[u64; 2]> {
+        let with_setup = setup.counts.sample;
+        if self.samples_with_setup() && (with_setup[0] > 0 || !every) {
+            return Ok(with_setup);
+        }
+        // Sampled now: the operands' checks were pending (only now are
+        // their arrays known sound), the sizes said no row could take the
+        // one pass, or setup's stats left the sample nothing to choose.
+        self.sample(&setup.meta, &setup.crpt, every)?;
+        Ok(setup.meta.read(&self.launcher)?.sample)
+    }
+
+    /// Under [`SymbolicMode::Auto`] or [`SymbolicMode::Estimate`] and
+    /// with no checks of the operands pending, [`Product::sample`] right
+    /// after setup (every row's sample under `Estimate`, which sizes C from
+    /// it): the sample comes back with setup's counters.
     pub(super) fn sample_with_setup(
         &self,
         meta: &Meta<D>,
         crpt: &DeviceArray<D, u64>,
     ) -> Result<()> {
         if self.samples_with_setup() {
-            self.sample(meta, crpt)?;
+            let every = self.options.symbolic == SymbolicMode::Estimate;
+            self.sample(meta, crpt, every)?;
         }
         Ok(())
     }
 
     /// Whether [`Product::sample_with_setup`] launches the sample: under
-    /// [`SymbolicMode::Auto`], with no checks pending, unless A's and B's
+    /// [`SymbolicMode::Auto`] or [`SymbolicMode::Estimate`], with no
+    /// checks pending, unless A's and B's
     /// sizes put a row's products, nnz(A)·nnz(B) / (A's rows · B's rows)
     /// on average, past [`SAMPLE_PAST`] times the most the one pass takes
     /// ([`DISTINCT_PER_LANE`] a lane of a warp): the largest row then most
@@ -139,15 +186,17 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// finds nothing to do: bcsstk33's product 3% slower on an H200,
     /// `docs/benchmarks/plain-product-before-after-semirings-h200-2026-11-29.md`)
     /// is not launched. Where the average misleads and a row could take
-    /// the one pass after all, [`Product::one_pass_chosen`] samples then,
+    /// the one pass after all, [`Product::one_pass_room`] samples then,
     /// with a read-back of its own.
     fn samples_with_setup(&self) -> bool {
         let (a, b) = (self.a, self.b);
         let most = u128::from(DISTINCT_PER_LANE * self.device().properties().warp_width);
         let average =
             a.nnz as u128 * b.nnz as u128 / (a.nrows.max(1) as u128 * b.nrows.max(1) as u128);
-        self.options.symbolic == SymbolicMode::Auto
-            && self.pending.is_none()
+        matches!(
+            self.options.symbolic,
+            SymbolicMode::Auto | SymbolicMode::Estimate
+        ) && self.pending.is_none()
             && average <= SAMPLE_PAST * most
     }
 
@@ -155,10 +204,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// over A's (one in [`ROWS_PER_SAMPLE`] or more) ([`Kernel::OnePassSample`], a warp a row, rows of more
     /// products than the one pass takes left out, and nothing sampled when
     /// setup's largest nprod(i) leaves [`one_pass_pays`] no use for it:
-    /// rows of 4 lanes or of a warp) after setup, which wrote
+    /// rows of 4 lanes or of a warp, unless `every`) after setup, which wrote
     /// each row's products into `crpt` and their largest into `meta`; the
     /// sample's products and entries go to `meta`'s sample words.
-    fn sample(&self, meta: &Meta<D>, crpt: &DeviceArray<D, u64>) -> Result<()> {
+    fn sample(&self, meta: &Meta<D>, crpt: &DeviceArray<D, u64>, every: bool) -> Result<()> {
         let (l, m) = (&self.launcher, self.m());
         if m == 0 {
             return Ok(());
@@ -170,6 +219,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             stats: meta.stats(),
             nsample: nsample as u32,
             totals: meta.sample(),
+            every: u32::from(every),
         };
         let warp = self.device().properties().warp_width;
         let groups = (THREADS / warp) as usize;
@@ -220,39 +270,54 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             .unwrap_or(warp)
     }
 
-    /// C in one pass after `setup`: its arrays allocated for nprod(C)
-    /// entries and shortened to nnz(C), which is read back.
-    pub(super) fn one_pass(&self, setup: Setup<D>) -> Result<OnePassC<D, T>> {
+    /// C in one pass after `setup` into arrays of `room` entries (from
+    /// [`Product::one_pass_room`], `estimated` when sized by
+    /// [`estimated_room`]), shortened to nnz(C), which is read back; when
+    /// nnz(C) exceeds the room, again into arrays of exactly nnz(C).
+    pub(super) fn one_pass(
+        &self,
+        setup: Setup<D>,
+        (room, estimated): (u64, bool),
+    ) -> Result<(OnePassC<D, T>, OnePassRun)> {
         let (dev, l, m) = (self.device(), &self.launcher, self.m());
-        let nprod = setup.counts.stats[0] as usize;
         let crpt = setup.crpt;
-        let mut ccol = l.alloc::<u32>(0, nprod, "C column indices")?;
-        let mut cval = l.alloc::<T>(0, nprod, "C values")?;
         let lanes = self.one_pass_lanes(setup.counts.stats[1]);
         let groups = (THREADS / lanes) as usize;
         let ntiles = m.div_ceil(groups);
         let tiles = l.alloc::<u64>(0, ntiles + 1, "one-pass tiles")?;
-        tiles.zero(dev, self.stream(0), 0, ntiles + 1)?;
         if let Some(ready) = self.values_ready {
             dev.wait(self.stream(0), ready)?;
         }
-        let args = NumericOnePassArgs {
-            ops: self.one_pass_operands(),
-            crpt: crpt.ptr(),
-            ccol: ccol.ptr(),
-            cval: cval.ptr(),
-            tiles: tiles.ptr(),
-        };
         let kernel = Kernel::NumericOnePass(self.lanes_code(lanes));
         let grid = shape(ntiles as u32, THREADS, self.one_pass_bytes(lanes));
-        l.launch(0, kernel, grid, &args)?;
+        let pass = |room: usize| -> Result<(DeviceArray<D, u32>, DeviceArray<D, T>, usize)> {
+            let ccol = l.alloc::<u32>(0, room, "C column indices")?;
+            let cval = l.alloc::<T>(0, room, "C values")?;
+            tiles.zero(dev, self.stream(0), 0, ntiles + 1)?;
+            let args = NumericOnePassArgs {
+                ops: self.one_pass_operands(),
+                crpt: crpt.ptr(),
+                ccol: ccol.ptr(),
+                cval: cval.ptr(),
+                tiles: tiles.ptr(),
+                room: room as u64,
+            };
+            l.launch(0, kernel, grid, &args)?;
+            let mut nnz = [0u64];
+            l.read(&crpt, m, &mut nnz)?;
+            Ok((ccol, cval, nnz[0] as usize))
+        };
+        let (mut ccol, mut cval, nnz) = pass(room as usize)?;
+        let rerun = nnz > room as usize;
+        if rerun {
+            l.release(ccol);
+            l.release(cval);
+            (ccol, cval, _) = pass(nnz)?;
+        }
         l.release(tiles);
-        let mut nnz = [0u64];
-        l.read(&crpt, m, &mut nnz)?;
-        let nnz = nnz[0] as usize;
         ccol.truncate(nnz);
         cval.truncate(nnz);
-        Ok((crpt, ccol, cval, nnz))
+        Ok(((crpt, ccol, cval, nnz), OnePassRun { estimated, rerun }))
     }
 }
 
@@ -274,5 +339,19 @@ mod tests {
         assert!(one_pass_pays(32, 64, || Ok(1.2)).unwrap());
         let failed = || -> Result<f64> { Err(crate::error::Error::Unsupported("x".into())) };
         assert!(one_pass_pays(8, 32, failed).is_err());
+    }
+
+    #[test]
+    fn room_scales_nprod_by_the_sampled_ratio_and_the_margin() {
+        // Sampled compression 2: half of nprod, a quarter more, rounded up.
+        assert_eq!(estimated_room(1000, [400, 200], 125), 625);
+        assert_eq!(estimated_room(1001, [400, 200], 100), 501);
+        // Never past nprod; nprod when nothing was sampled.
+        assert_eq!(estimated_room(1000, [100, 100], 125), 1000);
+        assert_eq!(estimated_room(1000, [0, 0], 125), 1000);
+        // No room at all when asked for none: every entry overflows.
+        assert_eq!(estimated_room(1000, [400, 200], 0), 0);
+        // No overflow of the product in u64.
+        assert_eq!(estimated_room(u64::MAX / 2, [u64::MAX / 2, u64::MAX / 4], 100), u64::MAX / 4);
     }
 }

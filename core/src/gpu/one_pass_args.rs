@@ -17,23 +17,26 @@ kernel_args! {
         m: u32 = "u32",
     }
     /// [`Kernel::NumericOnePass`](super::Kernel::NumericOnePass): all of
-    /// A's rows; C's arrays with room for nprod(C) entries, its row
-    /// offsets written; `tiles` a zeroed word per tile and the ticket.
+    /// A's rows; C's arrays with room for `room` entries (entries placed
+    /// past it are not written), its row offsets written whatever the
+    /// room; `tiles` a zeroed word per tile and the ticket.
     NumericOnePassArgs [ops: OnePassOperands] {
         crpt: DevicePtr = "u64*",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
         tiles: DevicePtr = "u64*",
+        room: u64 = "u64",
     }
     /// [`Kernel::OnePassSample`](super::Kernel::OnePassSample): `nsample`
     /// rows spread over A's (those of at most the one pass's products,
     /// by `nprod`, setup's products per row; none when setup's `stats`
-    /// leave no choice); their products and entries added to `totals`
-    /// (two zeroed words).
+    /// leave no choice, unless `every` is nonzero); their products and
+    /// entries added to `totals` (two zeroed words).
     OnePassSampleArgs [ops: OnePassOperands] {
         nprod: DevicePtr = "const u64*",
         stats: DevicePtr = "const u64*",
         nsample: u32 = "u32",
         totals: DevicePtr = "u64*",
+        every: u32 = "u32",
     }
 }

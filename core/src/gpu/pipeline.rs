@@ -10,6 +10,7 @@ use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::numeric::COut;
+use super::one_pass::OnePassRun;
 use super::product::{NumericBinning, Product};
 use super::symbolic::{distinct_rows, repeat_rows, Offsets};
 use crate::device::Device;
@@ -43,7 +44,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let (dev, s0) = (self.device(), self.stream(0));
         let start = dev.record(s0)?;
         let nbins = self.launcher.table().numeric.len();
-        let mut one_pass = false;
+        let mut one_pass = None;
         let (crpt, ccol, cval, nnz, after_setup, before_numeric) = match plan {
             Some(p) => {
                 let before_numeric = dev.record(s0)?;
@@ -59,11 +60,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             }
             None => {
                 let mut setup = self.setup(true, true)?;
-                if self.one_pass_chosen(&setup)? {
-                    one_pass = true;
+                if let Some(room) = self.one_pass_room(&setup)? {
                     let after_setup = setup.after_setup.take();
                     let before_numeric = dev.record(s0)?;
-                    let (crpt, ccol, cval, nnz) = self.one_pass(setup)?;
+                    let ((crpt, ccol, cval, nnz), run) = self.one_pass(setup, room)?;
+                    one_pass = Some(run);
                     (Arc::new(crpt), ccol, cval, nnz, after_setup, before_numeric)
                 } else {
                     let Offsets {
@@ -175,7 +176,7 @@ pub struct PhaseEvents<D: Device> {
     before_numeric: D::Event,
     end: D::Event,
     done: D::Event,
-    one_pass: bool,
+    one_pass: Option<OnePassRun>,
 }
 
 impl<D: Device> PhaseEvents<D> {
@@ -205,7 +206,9 @@ impl<D: Device> PhaseEvents<D> {
             numeric_ms: ms(&self.before_numeric, &self.end)?,
             total_ms: ms(&self.start, &self.end)?,
             peak_bytes: 0,
-            one_pass: self.one_pass,
+            one_pass: self.one_pass.is_some(),
+            one_pass_estimated: self.one_pass.is_some_and(|r| r.estimated),
+            one_pass_rerun: self.one_pass.is_some_and(|r| r.rerun),
         })
     }
 }

@@ -192,12 +192,14 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
 }
 
 // `tiles`: one zeroed word per tile of blockDim.x / G rows, then the
-// ticket word (zeroed). `ccol`/`cval` have room for nprod(C) entries;
-// crpt[0..m] receives C's row offsets.
+// ticket word (zeroed). `ccol`/`cval` have room for `room` entries (nprod(C)
+// under a bound, an estimate of nnz(C) otherwise): entries placed past it
+// are not written. crpt[0..m] receives C's row offsets whatever the room,
+// so crpt[m] > room tells the host that the estimate fell short.
 template <u32 G>
 __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, const value_t* aval,
                                               const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                              u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
+                                              u64* crpt, u32* ccol, value_t* cval, u64* tiles, u64 room) {
     extern __shared__ u64 smem_one_pass[];
     __shared__ u64 tile_shared;
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
@@ -233,7 +235,8 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
     if (active) {
         const u64 start = counts[group];
         if (glane == 0) crpt[row] = start;
-        for (u32 t = glane; t < nnz; t += G) {
+        const u32 fits = start >= room ? 0 : (room - start < nnz ? (u32)(room - start) : nnz);
+        for (u32 t = glane; t < fits; t += G) {
             ccol[start + t] = sh.keys[t];
             cval[start + t] = sh.vals[t];
         }
@@ -247,13 +250,15 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
 // row) adds its products to totals[0] and its entries to totals[1]. B's
 // values may still be arriving: the counts do not depend on them. Nothing
 // is sampled when setup's largest nprod(i) (stats[1]) leaves the host no
-// choice to make: rows within 4 lanes' reach, or past 16 lanes'.
+// choice to make: rows within 4 lanes' reach, or past 16 lanes' — unless
+// `every` (the host sizes C from the sample).
 SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                const u64* nprod, const u64* stats, u32 nsample, u64* totals) {
+                                                const u64* nprod, const u64* stats, u32 nsample, u64* totals,
+                                                u32 every) {
     constexpr u32 G = SPGEMM_WARP_SIZE;
     const u64 longest = stats[1];
-    if (longest > OnePassShared<16>::CAP || longest <= OnePassShared<4>::CAP) return;
+    if (!every && (longest > OnePassShared<16>::CAP || longest <= OnePassShared<4>::CAP)) return;
     extern __shared__ u64 smem_one_pass[];
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
     const OnePassShared<G> sh(smem_one_pass, groups, group);
@@ -272,24 +277,28 @@ SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
-    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
+                                                   u64 room) {
+    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
-    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
+                                                   u64 room) {
+    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
-    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
+                                                   u64 room) {
+    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles) {
-    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles);
+                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
+                                                   u64 room) {
+    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
 }
