@@ -251,13 +251,15 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
 // values may still be arriving: the counts do not depend on them. Nothing
 // is sampled when setup's largest nprod(i) (stats[1]) leaves the host no
 // choice to make: rows within 4 lanes' reach, or past 16 lanes' — unless
-// `every` (the host sizes C from the sample).
+// `every` (the host sizes C from the sample) — and never when a row is past
+// a warp's reach (no one pass at all).
 SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                 const u64* nprod, const u64* stats, u32 nsample, u64* totals,
                                                 u32 every) {
     constexpr u32 G = SPGEMM_WARP_SIZE;
     const u64 longest = stats[1];
+    if (longest > OnePassShared<G>::CAP) return;
     if (!every && (longest > OnePassShared<16>::CAP || longest <= OnePassShared<4>::CAP)) return;
     extern __shared__ u64 smem_one_pass[];
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
