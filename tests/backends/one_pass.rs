@@ -27,7 +27,10 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ),
             ("many_tiles_and_empty_rows", many_tiles_and_empty_rows),
             ("semirings_and_integers", semirings_and_integers),
-            ("estimates_with_room_and_short", estimates_with_room_and_short),
+            (
+                "estimates_with_room_and_short",
+                estimates_with_room_and_short,
+            ),
         ] {
             trials.push(common::trial(
                 kind,
@@ -217,7 +220,11 @@ fn estimates_with_room_and_short(kind: BackendKind) {
     let short = rows_of(&lens, b.nrows());
     let a = spgemm::generate::uniform::<f64>(100_003, 30_000, 6, 9).unwrap();
     let wide = spgemm::generate::uniform::<f64>(30_000, 50_000, 9, 10).unwrap();
-    for (percent, rerun) in [(spgemm::gpu::ESTIMATE_PERCENT, false), (50, true), (0, true)] {
+    for (percent, rerun) in [
+        (spgemm::gpu::ESTIMATE_PERCENT, false),
+        (50, true),
+        (0, true),
+    ] {
         let config = spgemm::GpuConfig {
             symbolic: SymbolicMode::Estimate,
             estimate_percent: percent,
