@@ -28,7 +28,9 @@
 /// then the checks of structures read in place from another library's
 /// device arrays (`checks.cuh`), then the row offsets of a matrix
 /// assembled from runs of other matrices' rows (`assembled_rows.cuh`),
-/// then the one-pass product of short rows (`one_pass.cuh`).
+/// then magnitudes of values as pruning compares them (`magnitude.cuh`)
+/// and the one-pass product of short rows, pruned as it is written
+/// (`one_pass.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/spgemm.cuh"),
@@ -40,6 +42,7 @@ pub const BODY: &str = concat!(
     include_str!("kernels/packed_columns.cuh"),
     include_str!("kernels/checks.cuh"),
     include_str!("kernels/assembled_rows.cuh"),
+    include_str!("kernels/magnitude.cuh"),
     include_str!("kernels/one_pass.cuh")
 );
 
@@ -48,7 +51,7 @@ pub const BODY: &str = concat!(
 /// products (`masked_dot.cuh`: with B's transpose, C's compaction and a
 /// complemented mask's marks), the masked products pushed into a dense
 /// grid (`grid.cuh`), then the pruning of C's rows and columns
-/// (`prune.cuh`): a program of its own,
+/// (`magnitude.cuh`, `prune.cuh`): a program of its own,
 /// compiled per value type and semiring, whose `value_t` and semiring
 /// operators the program builder emits in front of it.
 pub const MASKED_DOT: &str = concat!(
@@ -56,6 +59,7 @@ pub const MASKED_DOT: &str = concat!(
     include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/masked_dot.cuh"),
     include_str!("kernels/grid.cuh"),
+    include_str!("kernels/magnitude.cuh"),
     include_str!("kernels/prune.cuh")
 );
 

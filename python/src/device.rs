@@ -442,12 +442,11 @@ fn spec_product<T: Scalar>(
             }
         };
         let c = match (mask, &gm) {
-            (None, _) => e.multiply_semiring(&ga, gb, semiring)?.0,
-            (Some(_), Some(gm)) => masked(gm)?,
-            (Some(m), None) if m == a => masked(&ga)?,
-            (Some(_), None) => masked(gb)?,
+            (None, _) => e.multiply_semiring_pruned(&ga, gb, semiring, prune)?.0,
+            (Some(_), Some(gm)) => e.prune_device(masked(gm)?, prune)?,
+            (Some(m), None) if m == a => e.prune_device(masked(&ga)?, prune)?,
+            (Some(_), None) => e.prune_device(masked(gb)?, prune)?,
         };
-        let c = e.prune_device(c, prune)?;
         let wall = t.elapsed().as_secs_f64() * 1e3;
         let offsets32 = e.row_offsets_i32(&c)?;
         Ok((c, offsets32, Timing::Done(wall, wall)))

@@ -6,12 +6,15 @@
 //! which sends the product to the symbolic phase; many tiles of rows with
 //! empty rows among them and a last tile cut short; semirings and integer
 //! values; C sized from an estimate (`SymbolicMode::Estimate`), with room
-//! to spare, half the room it needs and none, so that the pass runs again.
+//! to spare, half the room it needs and none, so that the pass runs again;
+//! rows pruned as they are written (thresholds, the largest per row with
+//! ties, per column after the pass).
 //! Each test checks which path ran (`PhaseTimes::one_pass` and its
 //! estimate's flags).
 
 use crate::common;
 use spgemm::gpu::{PhaseTimes, SymbolicMode};
+use spgemm::semiring::{Prune, Semiring};
 use spgemm::{reference, Backend, BackendKind, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
@@ -31,6 +34,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 "estimates_with_room_and_short",
                 estimates_with_room_and_short,
             ),
+            ("pruned_as_written", pruned_as_written),
         ] {
             trials.push(common::trial(
                 kind,
@@ -74,11 +78,24 @@ trait Engine {
         (c, times.one_pass)
     }
     fn timed(&self, a: &CsrMatrix<f64>, b: &CsrMatrix<f64>) -> (CsrMatrix<f64>, PhaseTimes);
+    fn pruned(
+        &self,
+        a: &CsrMatrix<f64>,
+        b: &CsrMatrix<f64>,
+        prune: &Prune<f64>,
+    ) -> (CsrMatrix<f64>, bool);
+    fn pruned_i64(
+        &self,
+        a: &CsrMatrix<i64>,
+        b: &CsrMatrix<i64>,
+        semiring: Semiring,
+        prune: &Prune<i64>,
+    ) -> (CsrMatrix<i64>, bool);
     fn product_i64(
         &self,
         a: &CsrMatrix<i64>,
         b: &CsrMatrix<i64>,
-        semiring: spgemm::semiring::Semiring,
+        semiring: Semiring,
     ) -> (CsrMatrix<i64>, bool);
 }
 
@@ -93,11 +110,38 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
         (self.download(&c).unwrap(), times)
     }
 
+    fn pruned(
+        &self,
+        a: &CsrMatrix<f64>,
+        b: &CsrMatrix<f64>,
+        prune: &Prune<f64>,
+    ) -> (CsrMatrix<f64>, bool) {
+        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
+        let (c, times) = self
+            .multiply_semiring_pruned(&ga, &gb, Semiring::PlusTimes, prune)
+            .unwrap();
+        (self.download(&c).unwrap(), times.one_pass)
+    }
+
+    fn pruned_i64(
+        &self,
+        a: &CsrMatrix<i64>,
+        b: &CsrMatrix<i64>,
+        semiring: Semiring,
+        prune: &Prune<i64>,
+    ) -> (CsrMatrix<i64>, bool) {
+        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
+        let (c, times) = self
+            .multiply_semiring_pruned(&ga, &gb, semiring, prune)
+            .unwrap();
+        (self.download(&c).unwrap(), times.one_pass)
+    }
+
     fn product_i64(
         &self,
         a: &CsrMatrix<i64>,
         b: &CsrMatrix<i64>,
-        semiring: spgemm::semiring::Semiring,
+        semiring: Semiring,
     ) -> (CsrMatrix<i64>, bool) {
         let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
         let (c, times) = self.multiply_semiring(&ga, &gb, semiring).unwrap();
@@ -195,7 +239,7 @@ fn many_tiles_and_empty_rows(kind: BackendKind) {
 }
 
 fn semirings_and_integers(kind: BackendKind) {
-    use spgemm::semiring::{ProductSpec, Semiring};
+    use spgemm::semiring::ProductSpec;
     on_engine(kind, &|e| {
         let n = 4 * e.warp_width() + 64;
         let lens: Vec<usize> = (0..3000).map(|i| i % (e.warp_width() + 1)).collect();
@@ -241,6 +285,73 @@ fn estimates_with_room_and_short(kind: BackendKind) {
             assert_eq!(times.one_pass_rerun, rerun, "{percent}%: ran again");
             let check = spgemm::verify::check_product(&a, &wide, &got).unwrap();
             assert!(check.is_ok(), "{percent}%: {check:?}");
+        });
+    }
+}
+
+fn pruned_as_written(kind: BackendKind) {
+    use spgemm::semiring::ProductSpec;
+    // Rows of up to a warp's reach; small integer values, so that
+    // magnitudes tie often (the lower column wins) and some sums cancel.
+    let lens: Vec<usize> = (0..6000).map(|i| (i * 5) % 33).collect();
+    let b = overlapping_rows(4 * 64 + 64);
+    let a = rows_of(&lens, b.nrows());
+    let cases: Vec<Prune<f64>> = vec![
+        Prune {
+            below: Some(2.5),
+            ..Prune::default()
+        },
+        Prune {
+            keep: Some(3),
+            ..Prune::default()
+        },
+        Prune {
+            below: Some(1.0),
+            keep: Some(5),
+            columns: false,
+        },
+        Prune {
+            keep: Some(0),
+            ..Prune::default()
+        },
+        Prune {
+            below: Some(0.5),
+            keep: Some(2),
+            columns: true,
+        },
+    ];
+    for symbolic in [SymbolicMode::Bound, SymbolicMode::Estimate] {
+        let config = spgemm::GpuConfig {
+            symbolic,
+            ..Default::default()
+        };
+        on_engine_with(kind, &config, &|e| {
+            for prune in &cases {
+                let spec = ProductSpec {
+                    prune: *prune,
+                    ..ProductSpec::new()
+                };
+                let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+                let (got, one_pass) = e.pruned(&a, &b, prune);
+                assert!(one_pass, "{symbolic:?} {prune:?}");
+                assert_eq!(got, want, "{symbolic:?} {prune:?}");
+            }
+            let (ai, bi) = (a.map(|v| v as i64), b.map(|v| v as i64));
+            for semiring in [Semiring::PlusTimes, Semiring::MinPlus, Semiring::PlusPair] {
+                let prune = Prune {
+                    below: Some(2),
+                    keep: Some(4),
+                    columns: false,
+                };
+                let spec = ProductSpec {
+                    prune,
+                    ..ProductSpec::new().semiring(semiring)
+                };
+                let want = reference::multiply_spec(ai.view(), bi.view(), &spec).unwrap();
+                let (got, one_pass) = e.pruned_i64(&ai, &bi, semiring, &prune);
+                assert!(one_pass, "{symbolic:?} {semiring}");
+                assert_eq!(got, want, "{symbolic:?} {semiring}");
+            }
         });
     }
 }

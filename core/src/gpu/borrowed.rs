@@ -152,6 +152,7 @@ impl<D: Device> GpuEngine<D> {
                     b: matrices.last().expect("one or two operands"),
                     pending: Some(&pending),
                     values_ready: None,
+                    prune: None,
                 };
                 product.check()?;
                 let run = product.enqueue(None, int32_offsets)?;

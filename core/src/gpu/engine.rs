@@ -6,6 +6,7 @@ use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan, HostCsr, PhaseTimes, RowsO
 use super::memory::{DeviceArray, Usage};
 use super::product::{too_large, Product};
 use super::program;
+use super::prune_in_pass::InPass;
 use super::staging::{bytes_of, StagingPool};
 use super::streamed::Streamed;
 use crate::csr::CsrMatrix;
@@ -496,10 +497,38 @@ impl<D: Device> GpuEngine<D> {
         b: &GpuMatrix<D, T>,
         semiring: Semiring,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        self.multiply_semiring_pruned(a, b, semiring, &Prune::default())
+    }
+
+    /// [`GpuEngine::multiply_semiring`] with C pruned as `prune` says
+    /// (as [`GpuEngine::prune_device`] prunes): where the product runs in
+    /// one pass ([`SymbolicMode`](super::SymbolicMode); short rows), each
+    /// row is pruned by its threshold and, per row, its `keep` largest as
+    /// it is written, so that C never exists unpruned (its arrays then
+    /// have room for at most `keep` entries a row); a `keep` per column,
+    /// and everything after a symbolic phase, prunes C on the device after
+    /// the product. [`PhaseTimes::one_pass`] says which.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply_semiring`] and [`GpuEngine::prune_device`].
+    pub fn multiply_semiring_pruned<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+        prune: &Prune<T>,
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        prune.check()?;
+        let in_pass = InPass::of(prune);
         let kernels = self.kernels_for::<T>(semiring)?;
         let ((c, mut times), peak) =
-            self.with_product_on(&kernels, a, b, None, |p| p.multiply(None))?;
+            self.with_product_on(&kernels, a, b, (None, in_pass), |p| p.multiply(None))?;
         times.peak_bytes = peak;
+        let c = if times.one_pass {
+            self.prune_device(c, &InPass::rest(prune))?
+        } else {
+            self.prune_device(c, prune)?
+        };
         Ok((c, times))
     }
 
@@ -524,9 +553,9 @@ impl<D: Device> GpuEngine<D> {
             let [ga, gb] = self.upload_all([a, b], false)?;
             (ga, Some(gb))
         };
-        let (c, _) = self.multiply_semiring(&ga, gb.as_ref().unwrap_or(&ga), semiring)?;
+        let (c, _) =
+            self.multiply_semiring_pruned(&ga, gb.as_ref().unwrap_or(&ga), semiring, prune)?;
         drop((ga, gb));
-        let c = self.prune_device(c, prune)?;
         self.download(&c)
     }
 
@@ -627,7 +656,7 @@ impl<D: Device> GpuEngine<D> {
         values_ready: Option<&D::Event>,
         f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
-        self.with_product_on(&*self.kernels::<T>()?, a, b, values_ready, f)
+        self.with_product_on(&*self.kernels::<T>()?, a, b, (values_ready, None), f)
     }
 
     /// [`GpuEngine::with_product_after`] with `kernels` (another
@@ -637,7 +666,7 @@ impl<D: Device> GpuEngine<D> {
         kernels: &KernelSet<D>,
         a: &GpuMatrix<D, T>,
         b: &GpuMatrix<D, T>,
-        values_ready: Option<&D::Event>,
+        (values_ready, prune): (Option<&D::Event>, Option<InPass>),
         f: impl FnOnce(&Product<'_, D, T>) -> Result<R>,
     ) -> Result<(R, usize)> {
         self.launching(kernels, |l| {
@@ -648,6 +677,7 @@ impl<D: Device> GpuEngine<D> {
                 b,
                 pending: None,
                 values_ready,
+                prune,
             };
             product.check()?;
             Ok((f(&product)?, l.usage.peak()))

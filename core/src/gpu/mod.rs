@@ -50,6 +50,7 @@ mod product;
 #[doc(hidden)]
 pub mod program;
 mod prune;
+mod prune_in_pass;
 mod rows;
 mod semiring_blocks;
 mod shapes;

@@ -118,7 +118,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// does under [`SymbolicMode::Bound`] (room nprod(C)),
     /// [`SymbolicMode::Estimate`] (room [`estimated_room`]) and
     /// [`SymbolicMode::Auto`] when [`one_pass_pays`] (sampling the rows
-    /// when it asks): room nprod(C), or the estimate where only that fits.
+    /// when it asks): room nprod(C), or the estimate where only that fits;
+    /// at most `keep` entries a row where [`Product::prune`] keeps so many.
     pub(super) fn one_pass_room(&self, setup: &Setup<D>) -> Result<Option<(u64, bool)>> {
         let [nprod, longest] = setup.counts.stats;
         let warp = self.device().properties().warp_width;
@@ -155,6 +156,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     )
                 }
             }
+        };
+        // Rows pruned to their `keep` largest need no more.
+        let room = match self.prune {
+            Some(p) if p.keep != u32::MAX => room.min(u64::from(p.keep) * self.m() as u64),
+            _ => room,
         };
         Ok(fits(room)?.then_some((room, estimated)))
     }
@@ -295,7 +301,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
 
     /// C in one pass after `setup` into arrays of `room` entries (from
     /// [`Product::one_pass_room`], `estimated` when sized by
-    /// [`estimated_room`]), shortened to nnz(C), which is read back; when
+    /// [`estimated_room`]), each row pruned as [`Product::prune`] says
+    /// before it is counted, shortened to nnz(C), which is read back; when
     /// nnz(C) exceeds the room, again into arrays of exactly nnz(C).
     pub(super) fn one_pass(
         &self,
@@ -313,6 +320,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         }
         let kernel = Kernel::NumericOnePass(self.lanes_code(lanes));
         let grid = shape(ntiles as u32, THREADS, self.one_pass_bytes(lanes));
+        let (below, keep) = self.prune.map_or((None, u32::MAX), |p| (p.below, p.keep));
         let pass = |room: usize| -> Result<Pass<D, T>> {
             let ccol = l.alloc::<u32>(0, room, "C column indices")?;
             let cval = l.alloc::<T>(0, room, "C values")?;
@@ -324,6 +332,9 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 cval: cval.ptr(),
                 tiles: tiles.ptr(),
                 room: room as u64,
+                below: below.unwrap_or(0),
+                has_below: u32::from(below.is_some()),
+                keep,
             };
             l.launch(0, kernel, grid, &args)?;
             let mut nnz = [0u64];

@@ -19,13 +19,19 @@ kernel_args! {
     /// [`Kernel::NumericOnePass`](super::Kernel::NumericOnePass): all of
     /// A's rows; C's arrays with room for `room` entries (entries placed
     /// past it are not written), its row offsets written whatever the
-    /// room; `tiles` a zeroed word per tile and the ticket.
+    /// room; `tiles` a zeroed word per tile and the ticket; each row
+    /// pruned as it is written: below the threshold whose bits are
+    /// `below` (a `value_t`; with `has_below`), then past the `keep`
+    /// largest (`u32::MAX`: no limit).
     NumericOnePassArgs [ops: OnePassOperands] {
         crpt: DevicePtr = "u64*",
         ccol: DevicePtr = "u32*",
         cval: DevicePtr = "value_t*",
         tiles: DevicePtr = "u64*",
         room: u64 = "u64",
+        below: u64 = "u64",
+        has_below: u32 = "u32",
+        keep: u32 = "u32",
     }
     /// [`Kernel::OnePassSample`](super::Kernel::OnePassSample): `nsample`
     /// rows spread over A's (those of at most the one pass's products,

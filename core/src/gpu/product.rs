@@ -15,6 +15,7 @@ use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
+use super::prune_in_pass::InPass;
 use crate::device::{Device, LaunchShape};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -40,6 +41,9 @@ pub(super) struct Product<'a, D: Device, T: Scalar> {
     /// while the symbolic phase runs, which reads only B's structure);
     /// `None`: they are.
     pub(super) values_ready: Option<&'a D::Event>,
+    /// The pruning the one pass applies as it writes C's rows, when it
+    /// runs (the caller prunes C after a symbolic phase).
+    pub(super) prune: Option<InPass>,
 }
 
 /// The slice bounds ([`Product::slice_bounds`]) of the batch of rows that

@@ -9,6 +9,7 @@ use super::launch::{shape, Launcher};
 use super::masked::{compact, transpose_on_device, THREADS};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
+use super::prune_in_pass::bits;
 use crate::device::{Device, LaunchShape};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -72,15 +73,6 @@ fn warp_per_row<D: Device>(l: &Launcher<'_, D>, rows: usize) -> LaunchShape {
         THREADS,
         warps_per_block * 256 * 4,
     )
-}
-
-/// The bits of `t` in a `u64` (the low bytes for a 32-bit type), as the
-/// kernel reads its threshold.
-fn bits<T: Scalar>(t: T) -> u64 {
-    let mut b = [0u8; 8];
-    let bytes = bytemuck::bytes_of(&t);
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
 }
 
 /// `c`'s rows pruned: below `below`, then past the `keep` largest.

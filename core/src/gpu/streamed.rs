@@ -294,6 +294,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         b: self.b,
                         pending: None,
                         values_ready: None,
+                        prune: None,
                     };
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);

@@ -87,14 +87,73 @@ struct OnePassShared {
     }
 };
 
+// How the one pass prunes each row as it is written (as spgemm_prune_rows
+// would after it, so that C never exists unpruned): entries of magnitude
+// below `below` dropped (with `has_below`), then at most `keep` of the
+// largest magnitudes kept (ties to the lower column; ~0u: no limit).
+struct OnePassPrune {
+    value_t below;
+    bool has_below;
+    u32 keep;
+};
+
+// No pruning (the sample's rows, and products without it).
+__device__ __forceinline__ OnePassPrune no_prune() { return OnePassPrune{value_t(0), false, ~0u}; }
+
+// The keep-largest step of OnePassPrune on a row's `nnz` entries in
+// (keys, vals) [0, nnz), sorted by column: each entry's rank among the
+// row's magnitudes (ties to the lower column) decides, and the kept ones
+// move to the front in column order through the sorted arrays. Returns the
+// kept count. Every group of the warp calls it at once.
+template <u32 G>
+__device__ __forceinline__ u32 keep_largest_in_row(u32 nnz, u32 keep, const OnePassShared<G>& sh) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
+    const u32 first_lane = lane - glane;
+    const lane_mask_t below = ((((lane_mask_t)1) << glane) - 1) << first_lane;
+    const lane_mask_t mine =
+        (G == SPGEMM_WARP_SIZE ? ~(lane_mask_t)0 : ((((lane_mask_t)1) << (G % SPGEMM_WARP_SIZE)) - 1)) << first_lane;
+    const u32 longest = warp_max(nnz);
+    if (longest <= keep) return nnz;
+    SPGEMM_SYNC_WARP();
+    u32 kept = 0;
+    for (u32 base = 0; base < longest; base += G) {
+        const u32 s = base + glane;
+        bool in = s < nnz;
+        if (in && nnz > keep) {
+            const u64 mk = magnitude_key(sh.vals[s]);
+            const u32 col = sh.keys[s];
+            u32 rank = 0;
+            for (u32 q = 0; q < nnz; ++q) {
+                const u64 mq = magnitude_key(sh.vals[q]);
+                rank += mq > mk || (mq == mk && sh.keys[q] < col);
+            }
+            in = rank < keep;
+        }
+        const lane_mask_t ins = SPGEMM_BALLOT(in) & mine;
+        if (in) {
+            const u32 pos = kept + SPGEMM_POPC(ins & below);
+            sh.sorted_keys[pos] = sh.keys[s];
+            sh.sorted_vals[pos] = sh.vals[s];
+        }
+        kept += SPGEMM_POPC(ins);
+    }
+    SPGEMM_SYNC_WARP();
+    for (u32 t = glane; t < kept; t += G) {
+        sh.keys[t] = sh.sorted_keys[t];
+        sh.vals[t] = sh.sorted_vals[t];
+    }
+    SPGEMM_SYNC_WARP();
+    return kept;
+}
+
 // Row `row` of C (when `active`) into the group's keys and values
-// [0, nnz), nnz returned and the row's products in *run. Every group of
-// the warp calls it at once: its loops with shuffles or ballots run as
-// many rounds in every group.
+// [0, nnz), pruned as `prune` says, nnz returned and the row's products
+// in *run. Every group of the warp calls it at once: its loops with
+// shuffles or ballots run as many rounds in every group.
 template <u32 G>
 __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                             const u32* bcol, const value_t* bval, bool active, u32 row,
-                                            const OnePassShared<G>& sh, u32* run_out) {
+                                            const OnePassShared<G>& sh, u32* run_out, const OnePassPrune& prune) {
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
     const u32 first_lane = lane - glane;
     u32* keys = sh.keys;
@@ -164,8 +223,8 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
         }
     }
     SPGEMM_SYNC_WARP();
-    // Runs of equal columns summed by their first entry, placed by a
-    // ballot scan of the runs' starts within the group.
+    // Runs of equal columns summed by their first entry; the sums the
+    // threshold keeps placed by a ballot scan within the group.
     const u32* sorted_keys = sh.sorted_keys;
     const value_t* sorted_vals = sh.sorted_vals;
     const lane_mask_t below = ((((lane_mask_t)1) << glane) - 1) << first_lane;
@@ -176,11 +235,15 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
     for (u32 base = 0; base < longest; base += G) {
         const u32 s = base + glane;
         const u32 k = s < run ? sorted_keys[s] : 0;
-        const bool head = s < run && (s == 0 || sorted_keys[s - 1] != k);
+        bool head = s < run && (s == 0 || sorted_keys[s - 1] != k);
+        value_t v = value_t(0);
+        if (head) {
+            v = sorted_vals[s];
+            for (u32 e = s + 1; e < run && sorted_keys[e] == k; ++e) v = semiring_plus(v, sorted_vals[e]);
+            head = !prune.has_below || at_least(v, prune.below);
+        }
         const lane_mask_t heads = SPGEMM_BALLOT(head) & mine;
         if (head) {
-            value_t v = sorted_vals[s];
-            for (u32 e = s + 1; e < run && sorted_keys[e] == k; ++e) v = semiring_plus(v, sorted_vals[e]);
             const u32 pos = nnz + SPGEMM_POPC(heads & below);
             keys[pos] = k;
             vals[pos] = v;
@@ -188,18 +251,21 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
         nnz += SPGEMM_POPC(heads);
     }
     *run_out = run;
+    if (prune.keep != ~0u) nnz = keep_largest_in_row<G>(nnz, prune.keep, sh);
     return nnz;
 }
 
 // `tiles`: one zeroed word per tile of blockDim.x / G rows, then the
-// ticket word (zeroed). `ccol`/`cval` have room for `room` entries (nprod(C)
+// ticket word (zeroed). Rows pruned as `prune` says before they are
+// counted. `ccol`/`cval` have room for `room` entries (nprod(C)
 // under a bound, an estimate of nnz(C) otherwise): entries placed past it
 // are not written. crpt[0..m] receives C's row offsets whatever the room,
 // so crpt[m] > room tells the host that the estimate fell short.
 template <u32 G>
 __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, const value_t* aval,
                                               const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                              u64* crpt, u32* ccol, value_t* cval, u64* tiles, u64 room) {
+                                              u64* crpt, u32* ccol, value_t* cval, u64* tiles, u64 room,
+                                              const OnePassPrune& prune) {
     extern __shared__ u64 smem_one_pass[];
     __shared__ u64 tile_shared;
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
@@ -214,7 +280,7 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
     const bool active = row64 < m;
     const u32 row = active ? (u32)row64 : 0;
     u32 run;
-    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run);
+    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, prune);
     if (glane == 0) counts[group] = nnz;
     __syncthreads();
     if (threadIdx.x < SPGEMM_WARP_SIZE) {
@@ -268,7 +334,7 @@ SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol
     const u32 row = s < nsample ? (u32)(s * m / nsample) : 0;
     const bool active = s < nsample && nprod[row] <= OnePassShared<G>::CAP;
     u32 run;
-    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run);
+    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, no_prune());
     if (active && threadIdx.x % G == 0) {
         atomicAdd(&totals[0], (u64)run);
         atomicAdd(&totals[1], (u64)nnz);
@@ -280,27 +346,39 @@ SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room) {
-    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
+                                                   u64 room, u64 below, u32 has_below, u32 keep) {
+    value_t t;
+    of_bits(below, &t);
+    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
+                      OnePassPrune{t, has_below != 0, keep});
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room) {
-    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
+                                                   u64 room, u64 below, u32 has_below, u32 keep) {
+    value_t t;
+    of_bits(below, &t);
+    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
+                      OnePassPrune{t, has_below != 0, keep});
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room) {
-    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
+                                                   u64 room, u64 below, u32 has_below, u32 keep) {
+    value_t t;
+    of_bits(below, &t);
+    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
+                      OnePassPrune{t, has_below != 0, keep});
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room) {
-    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room);
+                                                   u64 room, u64 below, u32 has_below, u32 keep) {
+    value_t t;
+    of_bits(below, &t);
+    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
+                      OnePassPrune{t, has_below != 0, keep});
 }

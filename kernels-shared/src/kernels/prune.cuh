@@ -1,5 +1,5 @@
 // Pruning of C on the device (appended to masked_dot.cuh, whose
-// lower_bound it uses): entries of magnitude below a threshold dropped,
+// lower_bound it uses, and to magnitude.cuh): entries of magnitude below a threshold dropped,
 // then at most `keep` of the largest magnitudes kept per row (ties to the
 // lower column), or per column through C's transpose, as Markov clustering
 // prunes (Azad et al., "HipMCL", Nucleic Acids Research 46(6), 2018, §2;
@@ -13,28 +13,6 @@
 // and not all of its entries are kept, the column below which they are (4
 // passes): no sort and no scratch memory in global memory, rows of any
 // length, none of these passes over a row of at most `keep` entries.
-
-// An unsigned key ordering magnitudes as |x| orders them: a float's bits
-// with the sign cleared (NaN above +inf, as Rust's total_cmp orders |x|),
-// an integer's absolute value (the smallest integer's saturating to the
-// largest, as Scalar::abs does).
-__device__ __forceinline__ u64 magnitude_key(double x) { return (u64)__double_as_longlong(x) & 0x7fffffffffffffffull; }
-__device__ __forceinline__ u64 magnitude_key(float x) { return (u64)(__float_as_uint(x) & 0x7fffffffu); }
-__device__ __forceinline__ u64 magnitude_key(long long x) {
-    return x >= 0 ? (u64)x : x == (-0x7fffffffffffffffll - 1) ? 0x7fffffffffffffffull : (u64)(-x);
-}
-__device__ __forceinline__ u64 magnitude_key(int x) {
-    return x >= 0 ? (u64)x : x == (-0x7fffffff - 1) ? 0x7fffffffull : (u64)(-(long long)x);
-}
-
-// The value whose bits (the low ones for 32-bit types) are `b`.
-__device__ __forceinline__ void of_bits(u64 b, double* v) { *v = __longlong_as_double((long long)b); }
-__device__ __forceinline__ void of_bits(u64 b, float* v) { *v = __uint_as_float((u32)b); }
-__device__ __forceinline__ void of_bits(u64 b, long long* v) { *v = (long long)b; }
-__device__ __forceinline__ void of_bits(u64 b, int* v) { *v = (int)(u32)b; }
-
-// Whether |v| >= t (t >= 0): false for NaN, true for the smallest integer.
-__device__ __forceinline__ bool at_least(value_t v, value_t t) { return v >= t || v <= -t; }
 
 // Radix selection over a warp's 256-bin histogram in shared memory
 // (`hist`, the warp's own): the 8-bit digit at which the k-th most wanted

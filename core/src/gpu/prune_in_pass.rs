@@ -1,0 +1,85 @@
+//! The part of a [`Prune`] that the one pass applies as it writes C's
+//! rows (`one_pass.cuh`), and the threshold's bits as every pruning kernel
+//! reads them.
+
+use crate::scalar::Scalar;
+use crate::semiring::Prune;
+
+/// What the one pass applies of a [`Prune`] as it writes C's rows
+/// (`one_pass.cuh`): the threshold's bits, and `keep` when it is per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct InPass {
+    /// The threshold's bits ([`bits`]), if any.
+    pub(super) below: Option<u64>,
+    /// At most this many entries a row (`u32::MAX`: no limit).
+    pub(super) keep: u32,
+}
+
+impl InPass {
+    /// The part of `prune` the one pass applies; `None` when that is
+    /// nothing. A `keep` past `u32::MAX - 1` is no limit: no row of the
+    /// one pass is that long.
+    pub(super) fn of<T: Scalar>(prune: &Prune<T>) -> Option<Self> {
+        let keep = match prune.keep {
+            Some(k) if !prune.columns => k.min(u32::MAX as usize - 1) as u32,
+            _ => u32::MAX,
+        };
+        let in_pass = InPass {
+            below: prune.below.map(bits),
+            keep,
+        };
+        (in_pass.below.is_some() || keep != u32::MAX).then_some(in_pass)
+    }
+
+    /// What of `prune` is left once the one pass has applied
+    /// [`InPass::of`]: a `keep` per column.
+    pub(super) fn rest<T: Scalar>(prune: &Prune<T>) -> Prune<T> {
+        Prune {
+            below: None,
+            keep: prune.keep.filter(|_| prune.columns),
+            columns: prune.columns,
+        }
+    }
+}
+
+/// The bits of `t` in a `u64` (the low bytes for a 32-bit type), as the
+/// kernel reads its threshold.
+pub(super) fn bits<T: Scalar>(t: T) -> u64 {
+    let mut b = [0u8; 8];
+    let bytes = bytemuck::bytes_of(&t);
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pass_takes_thresholds_and_row_keeps_and_leaves_column_keeps() {
+        assert_eq!(InPass::of(&Prune::<f64>::default()), None);
+        let rows = Prune {
+            below: Some(0.5),
+            keep: Some(3),
+            columns: false,
+        };
+        let in_pass = InPass::of(&rows).unwrap();
+        assert_eq!(in_pass.below, Some(0.5f64.to_bits()));
+        assert_eq!(in_pass.keep, 3);
+        assert!(InPass::rest(&rows).is_none());
+        let columns = Prune::<f64> {
+            below: None,
+            keep: Some(3),
+            columns: true,
+        };
+        assert_eq!(InPass::of(&columns), None);
+        assert_eq!(InPass::rest(&columns).keep, Some(3));
+        // 32-bit values: their bits in the low half.
+        assert_eq!(bits(-1i32), 0xffff_ffff);
+        let huge = Prune::<i64> {
+            keep: Some(usize::MAX),
+            ..Prune::default()
+        };
+        assert_eq!(InPass::of(&huge).unwrap().keep, u32::MAX - 1);
+    }
+}
