@@ -25,7 +25,10 @@ impl Backend {
     /// [`spgemm_core::gpu::GpuEngine::masked_dot`]), under a complemented
     /// one by the product and then the mask's entries dropped there
     /// ([`spgemm_core::gpu::GpuEngine::complement_host`]). They prune C on
-    /// the device after the numeric phase, before C is downloaded
+    /// the device before C is downloaded: as each row is written where an
+    /// unmasked product runs in one pass
+    /// ([`spgemm_core::gpu::GpuEngine::multiply_semiring_pruned`]), else
+    /// after the numeric phase
     /// ([`spgemm_core::gpu::GpuEngine::prune_device`]; C's columns on the
     /// host when several devices hold its rows). A product whose C does
     /// not fit the devices runs in more blocks of rows, each pruned on its

@@ -248,7 +248,9 @@ def matmul(
     GPU, every semiring without a mask (the product's kernels compiled with
     the semiring), under a mask (a dot product per entry of the mask) or
     its complement (the product, then the mask's entries dropped on the
-    device), C pruned on the device before it is copied back. On CuPy and
+    device), C pruned on the device before it is copied back (unmasked
+    products of short rows, run in one pass, prune each row as they write
+    it, so that C never exists unpruned there). On CuPy and
     PyTorch matrices (the mask of the same kind, on the same GPU) the same
     GPU products run, pruning included, C left on the GPU and complete when
     the call returns. On device matrices a mask needs A's
