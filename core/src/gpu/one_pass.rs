@@ -132,13 +132,19 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let bytes = room as u128 * (4 + size_of::<T>()) as u128;
             Ok(bytes <= self.launcher.global_budget()? as u128)
         };
+        // Rows pruned to their `keep` largest need no more.
+        let most = match self.prune {
+            Some(p) if p.keep != u32::MAX => u64::from(p.keep) * self.m() as u64,
+            _ => u64::MAX,
+        };
+        let estimate = || -> Result<u64> {
+            let room = estimated_room(nprod, self.sampled(setup, true)?, percent);
+            Ok(room.min(most))
+        };
         let (room, estimated) = match self.options.symbolic {
             SymbolicMode::Exact => return Ok(None),
-            SymbolicMode::Bound => (nprod, false),
-            SymbolicMode::Estimate => (
-                estimated_room(nprod, self.sampled(setup, true)?, percent),
-                true,
-            ),
+            SymbolicMode::Bound => (nprod.min(most), false),
+            SymbolicMode::Estimate => (estimate()?, true),
             SymbolicMode::Auto => {
                 let compression = || -> Result<f64> {
                     let [sampled, entries] = self.sampled(setup, false)?;
@@ -147,20 +153,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 if !one_pass_pays(lanes, warp, compression)? {
                     return Ok(None);
                 }
-                if fits(nprod)? {
-                    (nprod, false)
+                if fits(nprod.min(most))? {
+                    (nprod.min(most), false)
                 } else {
-                    (
-                        estimated_room(nprod, self.sampled(setup, true)?, percent),
-                        true,
-                    )
+                    (estimate()?, true)
                 }
             }
-        };
-        // Rows pruned to their `keep` largest need no more.
-        let room = match self.prune {
-            Some(p) if p.keep != u32::MAX => room.min(u64::from(p.keep) * self.m() as u64),
-            _ => room,
         };
         Ok(fits(room)?.then_some((room, estimated)))
     }
