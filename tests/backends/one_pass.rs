@@ -96,7 +96,25 @@ trait Engine {
         a: &CsrMatrix<i64>,
         b: &CsrMatrix<i64>,
         semiring: Semiring,
-    ) -> (CsrMatrix<i64>, bool);
+    ) -> (CsrMatrix<i64>, bool) {
+        self.pruned_i64(a, b, semiring, &Prune::default())
+    }
+}
+
+/// `a·b` under `semiring` on `e`, pruned as `prune` says: C, and whether
+/// it ran in one pass.
+fn pruned_on<D: spgemm::device::Device, T: spgemm::Scalar>(
+    e: &spgemm::gpu::GpuEngine<D>,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    semiring: Semiring,
+    prune: &Prune<T>,
+) -> (CsrMatrix<T>, bool) {
+    let (ga, gb) = (e.upload(a).unwrap(), e.upload(b).unwrap());
+    let (c, times) = e
+        .multiply_semiring_pruned(&ga, &gb, semiring, prune)
+        .unwrap();
+    (e.download(&c).unwrap(), times.one_pass)
 }
 
 impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
@@ -116,11 +134,7 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
         b: &CsrMatrix<f64>,
         prune: &Prune<f64>,
     ) -> (CsrMatrix<f64>, bool) {
-        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
-        let (c, times) = self
-            .multiply_semiring_pruned(&ga, &gb, Semiring::PlusTimes, prune)
-            .unwrap();
-        (self.download(&c).unwrap(), times.one_pass)
+        pruned_on(self, a, b, Semiring::PlusTimes, prune)
     }
 
     fn pruned_i64(
@@ -130,22 +144,7 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
         semiring: Semiring,
         prune: &Prune<i64>,
     ) -> (CsrMatrix<i64>, bool) {
-        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
-        let (c, times) = self
-            .multiply_semiring_pruned(&ga, &gb, semiring, prune)
-            .unwrap();
-        (self.download(&c).unwrap(), times.one_pass)
-    }
-
-    fn product_i64(
-        &self,
-        a: &CsrMatrix<i64>,
-        b: &CsrMatrix<i64>,
-        semiring: Semiring,
-    ) -> (CsrMatrix<i64>, bool) {
-        let (ga, gb) = (self.upload(a).unwrap(), self.upload(b).unwrap());
-        let (c, times) = self.multiply_semiring(&ga, &gb, semiring).unwrap();
-        (self.download(&c).unwrap(), times.one_pass)
+        pruned_on(self, a, b, semiring, prune)
     }
 }
 

@@ -256,8 +256,9 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
 }
 
 // `tiles`: one zeroed word per tile of blockDim.x / G rows, then the
-// ticket word (zeroed). Rows pruned as `prune` says before they are
-// counted. `ccol`/`cval` have room for `room` entries (nprod(C)
+// ticket word (zeroed). Rows pruned before they are counted, as
+// OnePassPrune says: the threshold whose bits are `below_bits` (with
+// `has_below`), then `keep`. `ccol`/`cval` have room for `room` entries (nprod(C)
 // under a bound, an estimate of nnz(C) otherwise): entries placed past it
 // are not written. crpt[0..m] receives C's row offsets whatever the room,
 // so crpt[m] > room tells the host that the estimate fell short.
@@ -265,8 +266,10 @@ template <u32 G>
 __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, const value_t* aval,
                                               const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                               u64* crpt, u32* ccol, value_t* cval, u64* tiles, u64 room,
-                                              const OnePassPrune& prune) {
+                                              u64 below_bits, u32 has_below, u32 keep) {
     extern __shared__ u64 smem_one_pass[];
+    OnePassPrune prune{value_t(0), has_below != 0, keep};
+    of_bits(below_bits, &prune.below);
     __shared__ u64 tile_shared;
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
@@ -347,38 +350,26 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* a
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
                                                    u64 room, u64 below, u32 has_below, u32 keep) {
-    value_t t;
-    of_bits(below, &t);
-    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
-                      OnePassPrune{t, has_below != 0, keep});
+    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
                                                    u64 room, u64 below, u32 has_below, u32 keep) {
-    value_t t;
-    of_bits(below, &t);
-    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
-                      OnePassPrune{t, has_below != 0, keep});
+    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
                                                    u64 room, u64 below, u32 has_below, u32 keep) {
-    value_t t;
-    of_bits(below, &t);
-    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
-                      OnePassPrune{t, has_below != 0, keep});
+    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval,
                                                    const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                    u64* crpt, u32* ccol, value_t* cval, u64* tiles,
                                                    u64 room, u64 below, u32 has_below, u32 keep) {
-    value_t t;
-    of_bits(below, &t);
-    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room,
-                      OnePassPrune{t, has_below != 0, keep});
+    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
 }
