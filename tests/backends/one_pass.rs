@@ -91,6 +91,12 @@ trait Engine {
         semiring: Semiring,
         prune: &Prune<i64>,
     ) -> (CsrMatrix<i64>, bool);
+    fn pruned_f32(
+        &self,
+        a: &CsrMatrix<f32>,
+        b: &CsrMatrix<f32>,
+        prune: &Prune<f32>,
+    ) -> (CsrMatrix<f32>, bool);
     fn product_i64(
         &self,
         a: &CsrMatrix<i64>,
@@ -145,6 +151,15 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
         prune: &Prune<i64>,
     ) -> (CsrMatrix<i64>, bool) {
         pruned_on(self, a, b, semiring, prune)
+    }
+
+    fn pruned_f32(
+        &self,
+        a: &CsrMatrix<f32>,
+        b: &CsrMatrix<f32>,
+        prune: &Prune<f32>,
+    ) -> (CsrMatrix<f32>, bool) {
+        pruned_on(self, a, b, Semiring::PlusTimes, prune)
     }
 }
 
@@ -335,6 +350,39 @@ fn pruned_as_written(kind: BackendKind) {
                 assert!(one_pass, "{symbolic:?} {prune:?}");
                 assert_eq!(got, want, "{symbolic:?} {prune:?}");
             }
+            // Magnitudes that share their high 32 bits and differ in the
+            // low ones (1 + k·2⁻⁴⁰: products and sums still exact), so that
+            // the selection of the kept ones must look past the high word.
+            let near = |m: &CsrMatrix<f64>| m.map(|v| 1.0 + v * 2f64.powi(-40));
+            let (an, bn) = (near(&a), near(&b));
+            for keep in [3, 7] {
+                let prune = Prune {
+                    keep: Some(keep),
+                    ..Prune::default()
+                };
+                let spec = ProductSpec {
+                    prune,
+                    ..ProductSpec::new()
+                };
+                let want = reference::multiply_spec(an.view(), bn.view(), &spec).unwrap();
+                let (got, one_pass) = e.pruned(&an, &bn, &prune);
+                assert!(one_pass, "{symbolic:?} near 1, keep {keep}");
+                assert_eq!(got, want, "{symbolic:?} near 1, keep {keep}");
+            }
+            let (af, bf) = (a.map(|v| v as f32), b.map(|v| v as f32));
+            let prune = Prune {
+                below: Some(1.0f32),
+                keep: Some(4),
+                columns: false,
+            };
+            let spec = ProductSpec {
+                prune,
+                ..ProductSpec::new()
+            };
+            let want = reference::multiply_spec(af.view(), bf.view(), &spec).unwrap();
+            let (got, one_pass) = e.pruned_f32(&af, &bf, &prune);
+            assert!(one_pass, "{symbolic:?} f32");
+            assert_eq!(got, want, "{symbolic:?} f32");
             let (ai, bi) = (a.map(|v| v as i64), b.map(|v| v as i64));
             for semiring in [Semiring::PlusTimes, Semiring::MinPlus, Semiring::PlusPair] {
                 let prune = Prune {

@@ -172,6 +172,9 @@ pub enum Kernel {
     /// placed in one pass, with no symbolic phase, `lanes` lanes a row (4,
     /// 8, 16; 0: a warp) and a tile of rows per block.
     NumericOnePass(u32),
+    /// `spgemm_numeric_one_pass_pruned_{lanes}`: the same, each row pruned
+    /// before it is counted (the threshold, then the `keep` largest).
+    NumericOnePassPruned(u32),
     /// `spgemm_one_pass_sample`: the compression ratio of a sample of
     /// rows, as the one pass computes them.
     OnePassSample,
@@ -259,7 +262,7 @@ pub const MASKED: [Kernel; 19] = [
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 35] = [
+pub const FIXED: [Kernel; 39] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -294,6 +297,10 @@ pub const FIXED: [Kernel; 35] = [
     Kernel::NumericOnePass(8),
     Kernel::NumericOnePass(16),
     Kernel::NumericOnePass(0),
+    Kernel::NumericOnePassPruned(4),
+    Kernel::NumericOnePassPruned(8),
+    Kernel::NumericOnePassPruned(16),
+    Kernel::NumericOnePassPruned(0),
     Kernel::OnePassSample,
 ];
 
@@ -312,6 +319,10 @@ impl Kernel {
             Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
             Kernel::NumericOnePass(0) => "spgemm_numeric_one_pass_warp",
             Kernel::NumericOnePass(lanes) => return format!("spgemm_numeric_one_pass_{lanes}"),
+            Kernel::NumericOnePassPruned(0) => "spgemm_numeric_one_pass_pruned_warp",
+            Kernel::NumericOnePassPruned(lanes) => {
+                return format!("spgemm_numeric_one_pass_pruned_{lanes}")
+            }
             Kernel::OnePassSample => "spgemm_one_pass_sample",
             Kernel::CheckEntries(w) => return format!("spgemm_check_entries_{}", w.name()),
             Kernel::SymbolicDenseShared => "spgemm_symbolic_dense_shared",
@@ -393,7 +404,9 @@ impl Kernel {
             Kernel::PackCount => of::<PackCountArgs>(),
             Kernel::PackFill => of::<PackFillArgs>(),
             Kernel::PlaceOffsets => of::<PlaceOffsetsArgs>(),
-            Kernel::NumericOnePass(_) => of::<NumericOnePassArgs>(),
+            Kernel::NumericOnePass(_) | Kernel::NumericOnePassPruned(_) => {
+                of::<NumericOnePassArgs>()
+            }
             Kernel::OnePassSample => of::<OnePassSampleArgs>(),
             Kernel::MaskedDot => of::<MaskedDotArgs>(),
             Kernel::MaskedDotHeavy => of::<MaskedDotHeavyArgs>(),

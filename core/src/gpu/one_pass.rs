@@ -316,9 +316,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         if let Some(ready) = self.values_ready {
             dev.wait(self.stream(0), ready)?;
         }
-        let kernel = Kernel::NumericOnePass(self.lanes_code(lanes));
         let grid = shape(ntiles as u32, THREADS, self.one_pass_bytes(lanes));
         let (below, keep) = self.prune.map_or((None, u32::MAX), |p| (p.below, p.keep));
+        let kernel = if below.is_some() || keep != u32::MAX {
+            Kernel::NumericOnePassPruned(self.lanes_code(lanes))
+        } else {
+            Kernel::NumericOnePass(self.lanes_code(lanes))
+        };
         let pass = |room: usize| -> Result<Pass<D, T>> {
             let ccol = l.alloc::<u32>(0, room, "C column indices")?;
             let cval = l.alloc::<T>(0, room, "C values")?;

@@ -100,11 +100,131 @@ struct OnePassPrune {
 // No pruning (the sample's rows, and products without it).
 __device__ __forceinline__ OnePassPrune no_prune() { return OnePassPrune{value_t(0), false, ~0u}; }
 
+// The sum of one value per lane over a group of G lanes (every lane gets it).
+template <u32 G>
+__device__ __forceinline__ u32 group_sum(u32 x) {
+    for (u32 d = G / 2; d > 0; d /= 2) x += SPGEMM_SHFL_XOR_W(x, d, G);
+    return x;
+}
+
+// How many of a lane's entries (bit j of `valid`: entry j is one) `is(j)`
+// holds for.
+template <typename F>
+__device__ __forceinline__ u32 count_entries(u32 valid, F is) {
+    u32 n = 0;
+#pragma unroll
+    for (u32 j = 0; j < SPGEMM_DISTINCT_PER_LANE; ++j) n += ((valid >> j) & 1) && is(j);
+    return n;
+}
+
+// The need-th largest key(j) among the group's entries with eligible(j)
+// (at least `need` of them): the largest c that at least `need` of their
+// keys reach, found bit by bit from the top by counting over the group.
+template <u32 G, typename E, typename K>
+__device__ __forceinline__ u32 select_largest(u32 valid, u32 need, E eligible, K key) {
+    u32 t = 0;
+    for (int b = 31; b >= 0; --b) {
+        const u32 c = t | (1u << b);
+        if (group_sum<G>(count_entries(valid, [&](u32 j) { return eligible(j) && key(j) >= c; })) >= need) t = c;
+    }
+    return t;
+}
+
+// The entries of a row's `nnz` in (keys, vals) [0, nnz), sorted by column,
+// that are among its `keep` largest magnitudes (ties to the lower column,
+// so to the lower place; nnz > keep > 0 where the row is to be pruned):
+// bit j of the result for the lane's entry s = j·G + glane. By rank: each
+// entry counts the entries above it (quadratic in the row, cheapest for
+// rows of a few lanes' entries).
+template <u32 G>
+__device__ __forceinline__ u32 kept_by_rank(u32 nnz, u32 keep, const OnePassShared<G>& sh) {
+    const u32 glane = threadIdx.x % G;
+    u32 kept = 0;
+#pragma unroll
+    for (u32 j = 0; j < SPGEMM_DISTINCT_PER_LANE; ++j) {
+        const u32 s = j * G + glane;
+        if (s >= nnz) continue;
+        bool in = true;
+        if (nnz > keep) {
+            const u64 mk = magnitude_key(sh.vals[s]);
+            u32 rank = 0;
+            for (u32 q = 0; q < nnz; ++q) {
+                const u64 mq = magnitude_key(sh.vals[q]);
+                rank += mq > mk || (mq == mk && q < s);
+            }
+            in = rank < keep;
+        }
+        kept |= (u32)in << j;
+    }
+    return kept;
+}
+
+// kept_by_rank's result by selection, for longer rows: the keep-th largest
+// magnitude key t is selected (its high word by bisection over the group's
+// counts, then, when the entries of that high word are not all kept, its
+// low word among them), the entries above t are kept, and of those equal
+// to t the first in column order, as many as are missing. The keys are
+// read from shared memory where they are needed (held in registers, they
+// cost the one pass occupancy). Every group of the warp calls it at once.
+template <u32 G>
+__device__ __forceinline__ u32 kept_by_selection(u32 nnz, u32 keep, const OnePassShared<G>& sh) {
+    constexpr u32 PER = SPGEMM_DISTINCT_PER_LANE;
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
+    const u32 first_lane = lane - glane;
+    const lane_mask_t below = ((((lane_mask_t)1) << glane) - 1) << first_lane;
+    const lane_mask_t mine =
+        (G == SPGEMM_WARP_SIZE ? ~(lane_mask_t)0 : ((((lane_mask_t)1) << (G % SPGEMM_WARP_SIZE)) - 1)) << first_lane;
+    u32 valid = 0;
+#pragma unroll
+    for (u32 j = 0; j < PER; ++j) valid |= (u32)(j * G + glane < nnz) << j;
+    const auto hi = [&](u32 j) { return (u32)(magnitude_key(sh.vals[j * G + glane]) >> 32); };
+    const auto lo = [&](u32 j) { return (u32)magnitude_key(sh.vals[j * G + glane]); };
+    // Magnitude keys of 32-bit types have no high word.
+    const u32 thi = sizeof(value_t) == 8 ? select_largest<G>(valid, keep, [](u32) { return true; }, hi) : 0;
+    const u32 above_hi = group_sum<G>(count_entries(valid, [&](u32 j) { return hi(j) > thi; }));
+    const u32 at_hi = group_sum<G>(count_entries(valid, [&](u32 j) { return hi(j) == thi; }));
+    // Where nnz > keep, above_hi < keep <= above_hi + at_hi: `need` of the
+    // entries of high word thi are kept.
+    const u32 need = keep - above_hi;
+    const bool split = nnz > keep && at_hi > need;
+    u32 tlo = 0;
+    if (SPGEMM_BALLOT(split))
+        tlo = select_largest<G>(valid, need, [&](u32 j) { return hi(j) == thi; }, lo);
+    const auto above = [&](u32 j) {
+        const u64 k = magnitude_key(sh.vals[j * G + glane]);
+        const u32 h = (u32)(k >> 32);
+        return h > thi || (h == thi && (u32)k > tlo);
+    };
+    const u32 missing = keep - group_sum<G>(count_entries(valid, above));
+    u32 kept = 0, ties = 0;
+#pragma unroll
+    for (u32 j = 0; j < PER; ++j) {
+        const bool v = (valid >> j) & 1;
+        const u64 k = v ? magnitude_key(sh.vals[j * G + glane]) : 0;
+        const u32 h = (u32)(k >> 32), l = (u32)k;
+        const bool tie = v && h == thi && l == tlo;
+        const lane_mask_t m = SPGEMM_BALLOT(tie) & mine;
+        const u32 before = ties + SPGEMM_POPC(m & below);
+        ties += SPGEMM_POPC(m);
+        bool in;
+        if (nnz <= keep)
+            in = v;
+        else if (!split)
+            in = v && h >= thi;
+        else
+            in = (v && (h > thi || (h == thi && l > tlo))) || (tie && before < missing);
+        kept |= (u32)in << j;
+    }
+    return kept;
+}
+
 // The keep-largest step of OnePassPrune on a row's `nnz` entries in
-// (keys, vals) [0, nnz), sorted by column: each entry's rank among the
-// row's magnitudes (ties to the lower column) decides, and the kept ones
-// move to the front in column order through the sorted arrays. Returns the
-// kept count. Every group of the warp calls it at once.
+// (keys, vals) [0, nnz), sorted by column: the entries kept_by_rank keeps
+// or, where the warp's longest row would cost the rank more than 96
+// compares a lane (longest² / G: about where the two cost alike on an
+// H200), kept_by_selection, move to the front in column order through the
+// sorted arrays. Returns the kept count. Every group of the warp calls it
+// at once.
 template <u32 G>
 __device__ __forceinline__ u32 keep_largest_in_row(u32 nnz, u32 keep, const OnePassShared<G>& sh) {
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE, glane = threadIdx.x % G;
@@ -114,21 +234,15 @@ __device__ __forceinline__ u32 keep_largest_in_row(u32 nnz, u32 keep, const OneP
         (G == SPGEMM_WARP_SIZE ? ~(lane_mask_t)0 : ((((lane_mask_t)1) << (G % SPGEMM_WARP_SIZE)) - 1)) << first_lane;
     const u32 longest = warp_max(nnz);
     if (longest <= keep) return nnz;
+    if (keep == 0) return 0;
+    const u32 kept_bits =
+        longest * longest <= 96 * G ? kept_by_rank<G>(nnz, keep, sh) : kept_by_selection<G>(nnz, keep, sh);
     SPGEMM_SYNC_WARP();
     u32 kept = 0;
-    for (u32 base = 0; base < longest; base += G) {
-        const u32 s = base + glane;
-        bool in = s < nnz;
-        if (in && nnz > keep) {
-            const u64 mk = magnitude_key(sh.vals[s]);
-            const u32 col = sh.keys[s];
-            u32 rank = 0;
-            for (u32 q = 0; q < nnz; ++q) {
-                const u64 mq = magnitude_key(sh.vals[q]);
-                rank += mq > mk || (mq == mk && sh.keys[q] < col);
-            }
-            in = rank < keep;
-        }
+#pragma unroll
+    for (u32 j = 0; j < SPGEMM_DISTINCT_PER_LANE; ++j) {
+        const u32 s = j * G + glane;
+        const bool in = (kept_bits >> j) & 1;
         const lane_mask_t ins = SPGEMM_BALLOT(in) & mine;
         if (in) {
             const u32 pos = kept + SPGEMM_POPC(ins & below);
@@ -147,10 +261,11 @@ __device__ __forceinline__ u32 keep_largest_in_row(u32 nnz, u32 keep, const OneP
 }
 
 // Row `row` of C (when `active`) into the group's keys and values
-// [0, nnz), pruned as `prune` says, nnz returned and the row's products
-// in *run. Every group of the warp calls it at once: its loops with
-// shuffles or ballots run as many rounds in every group.
-template <u32 G>
+// [0, nnz), pruned as `prune` says (with PRUNED: the kernels that never
+// prune carry none of its code), nnz returned and the row's products in
+// *run. Every group of the warp calls it at once: its loops with shuffles
+// or ballots run as many rounds in every group.
+template <u32 G, bool PRUNED>
 __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                             const u32* bcol, const value_t* bval, bool active, u32 row,
                                             const OnePassShared<G>& sh, u32* run_out, const OnePassPrune& prune) {
@@ -240,7 +355,7 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
         if (head) {
             v = sorted_vals[s];
             for (u32 e = s + 1; e < run && sorted_keys[e] == k; ++e) v = semiring_plus(v, sorted_vals[e]);
-            head = !prune.has_below || at_least(v, prune.below);
+            if (PRUNED) head = !prune.has_below || at_least(v, prune.below);
         }
         const lane_mask_t heads = SPGEMM_BALLOT(head) & mine;
         if (head) {
@@ -251,7 +366,7 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
         nnz += SPGEMM_POPC(heads);
     }
     *run_out = run;
-    if (prune.keep != ~0u) nnz = keep_largest_in_row<G>(nnz, prune.keep, sh);
+    if (PRUNED && prune.keep != ~0u) nnz = keep_largest_in_row<G>(nnz, prune.keep, sh);
     return nnz;
 }
 
@@ -262,7 +377,7 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
 // under a bound, an estimate of nnz(C) otherwise): entries placed past it
 // are not written. crpt[0..m] receives C's row offsets whatever the room,
 // so crpt[m] > room tells the host that the estimate fell short.
-template <u32 G>
+template <u32 G, bool PRUNED>
 __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, const value_t* aval,
                                               const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                               u64* crpt, u32* ccol, value_t* cval, u64* tiles, u64 room,
@@ -283,21 +398,46 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
     const bool active = row64 < m;
     const u32 row = active ? (u32)row64 : 0;
     u32 run;
-    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, prune);
+    const u32 nnz = one_pass_row<G, PRUNED>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, prune);
     if (glane == 0) counts[group] = nnz;
     __syncthreads();
+    // The first warp places the groups' rows after the tile's. Where a
+    // block has more groups than a warp has lanes (rows of 4 lanes on
+    // 32-lane warps), each lane sums the counts of `per` consecutive
+    // groups and a scan over the lanes places them; otherwise every lane
+    // sums them all and one lane places them. Measured on an H200 with
+    // either way for every block: the scan 6% faster on Poisson 100³ · P
+    // (rows of 4 lanes), one lane 4–10% faster on Erdős–Rényi 2²⁰ × 8 and
+    // 2²² × 8 (rows of 8).
     if (threadIdx.x < SPGEMM_WARP_SIZE) {
-        u64 total = 0;
-        for (u32 g = 0; g < groups; ++g) total += counts[g];
-        const u64 before = tile_prefix(tiles, tile, total, lane);
-        if (lane == 0) {
-            u64 place = before;
-            for (u32 g = 0; g < groups; ++g) {
+        if (groups > SPGEMM_WARP_SIZE) {
+            const u32 per = (groups + SPGEMM_WARP_SIZE - 1) / SPGEMM_WARP_SIZE;
+            const u32 g0 = lane * per, g1 = g0 + per < groups ? g0 + per : groups;
+            u64 own = 0;
+            for (u32 g = g0; g < g1; ++g) own += counts[g];
+            const u64 incl = segment_inclusive_scan<SPGEMM_WARP_SIZE>(own, lane);
+            const u64 total = SPGEMM_SHFL(incl, SPGEMM_WARP_SIZE - 1);
+            const u64 before = tile_prefix(tiles, tile, total, lane);
+            u64 place = before + incl - own;
+            for (u32 g = g0; g < g1; ++g) {
                 const u64 c = counts[g];
                 counts[g] = place;
                 place += c;
             }
-            if (tile + 1 == ntiles) crpt[m] = place;
+            if (tile + 1 == ntiles && lane == 0) crpt[m] = before + total;
+        } else {
+            u64 total = 0;
+            for (u32 g = 0; g < groups; ++g) total += counts[g];
+            const u64 before = tile_prefix(tiles, tile, total, lane);
+            if (lane == 0) {
+                u64 place = before;
+                for (u32 g = 0; g < groups; ++g) {
+                    const u64 c = counts[g];
+                    counts[g] = place;
+                    place += c;
+                }
+                if (tile + 1 == ntiles) crpt[m] = place;
+            }
         }
     }
     __syncthreads();
@@ -337,39 +477,68 @@ SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol
     const u32 row = s < nsample ? (u32)(s * m / nsample) : 0;
     const bool active = s < nsample && nprod[row] <= OnePassShared<G>::CAP;
     u32 run;
-    const u32 nnz = one_pass_row<G>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, no_prune());
+    const u32 nnz = one_pass_row<G, false>(arpt, acol, aval, brpt, bcol, bval, active, row, sh, &run, no_prune());
     if (active && threadIdx.x % G == 0) {
         atomicAdd(&totals[0], (u64)run);
         atomicAdd(&totals[1], (u64)nnz);
     }
 }
 
-// The kernels by lanes a row: 4, 8, 16 and a warp.
+// The kernels by lanes a row: 4, 8, 16 and a warp; those named pruned
+// prune as OnePassPrune says, the others ignore its arguments.
 
-SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room, u64 below, u32 has_below, u32 keep) {
-    one_pass_rows<4>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_4(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<4, false>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
 }
 
-SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room, u64 below, u32 has_below, u32 keep) {
-    one_pass_rows<8>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_8(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<8, false>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
 }
 
-SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room, u64 below, u32 has_below, u32 keep) {
-    one_pass_rows<16>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_16(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<16, false>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
 }
 
-SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
-                                                   u64* crpt, u32* ccol, value_t* cval, u64* tiles,
-                                                   u64 room, u64 below, u32 has_below, u32 keep) {
-    one_pass_rows<SPGEMM_WARP_SIZE>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below, has_below, keep);
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_warp(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<SPGEMM_WARP_SIZE, false>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_pruned_4(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<4, true>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_pruned_8(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<8, true>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_pruned_16(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<16, true>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_one_pass_pruned_warp(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                   const u32* bcol, const value_t* bval, u32 m, u64* crpt, u32* ccol,
+                                   value_t* cval, u64* tiles, u64 room, u64 below, u32 has_below, u32 keep) {
+    one_pass_rows<SPGEMM_WARP_SIZE, true>(arpt, acol, aval, brpt, bcol, bval, m, crpt, ccol, cval, tiles, room, below,
+                                 has_below, keep);
 }
