@@ -403,7 +403,7 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
     __syncthreads();
     // The first warp places the groups' rows after the tile's. Where a
     // block has more groups than a warp has lanes (rows of 4 lanes on
-    // 32-lane warps), each lane sums the counts of `per` consecutive
+    // warps of 32), each lane sums the counts of `per` consecutive
     // groups and a scan over the lanes places them; otherwise every lane
     // sums them all and one lane places them. Measured on an H200 with
     // either way for every block: the scan 6% faster on Poisson 100³ · P
