@@ -163,6 +163,27 @@ impl<D: spgemm::device::Device> Engine for spgemm::gpu::GpuEngine<D> {
     }
 }
 
+/// Asserts that `got` (C, and whether it ran in one pass) ran in one pass
+/// and is `a·b` under `semiring` pruned as `prune` says, as the reference
+/// computes it; `what` names the case.
+fn assert_pruned<T: spgemm::Scalar>(
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    semiring: Semiring,
+    prune: Prune<T>,
+    (got, one_pass): (CsrMatrix<T>, bool),
+    what: &str,
+) {
+    use spgemm::semiring::ProductSpec;
+    let spec = ProductSpec {
+        prune,
+        ..ProductSpec::new().semiring(semiring)
+    };
+    let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+    assert!(one_pass, "{what}: not in one pass");
+    assert_eq!(got, want, "{what}");
+}
+
 /// `nrows × ncols` from `(row, column, value)` triplets.
 fn triplets(nrows: usize, ncols: usize, t: &[(usize, usize, f64)]) -> CsrMatrix<f64> {
     let rows: Vec<usize> = t.iter().map(|e| e.0).collect();
@@ -304,7 +325,6 @@ fn estimates_with_room_and_short(kind: BackendKind) {
 }
 
 fn pruned_as_written(kind: BackendKind) {
-    use spgemm::semiring::ProductSpec;
     // Rows of up to a warp's reach; small integer values, so that
     // magnitudes tie often (the lower column wins) and some sums cancel.
     let lens: Vec<usize> = (0..6000).map(|i| (i * 5) % 33).collect();
@@ -341,14 +361,15 @@ fn pruned_as_written(kind: BackendKind) {
         };
         on_engine_with(kind, &config, &|e| {
             for prune in &cases {
-                let spec = ProductSpec {
-                    prune: *prune,
-                    ..ProductSpec::new()
-                };
-                let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
-                let (got, one_pass) = e.pruned(&a, &b, prune);
-                assert!(one_pass, "{symbolic:?} {prune:?}");
-                assert_eq!(got, want, "{symbolic:?} {prune:?}");
+                let what = format!("{symbolic:?} {prune:?}");
+                assert_pruned(
+                    &a,
+                    &b,
+                    Semiring::PlusTimes,
+                    *prune,
+                    e.pruned(&a, &b, prune),
+                    &what,
+                );
             }
             // Magnitudes that share their high 32 bits and differ in the
             // low ones (1 + k·2⁻⁴⁰: products and sums still exact), so that
@@ -360,14 +381,15 @@ fn pruned_as_written(kind: BackendKind) {
                     keep: Some(keep),
                     ..Prune::default()
                 };
-                let spec = ProductSpec {
+                let what = format!("{symbolic:?} near 1, keep {keep}");
+                assert_pruned(
+                    &an,
+                    &bn,
+                    Semiring::PlusTimes,
                     prune,
-                    ..ProductSpec::new()
-                };
-                let want = reference::multiply_spec(an.view(), bn.view(), &spec).unwrap();
-                let (got, one_pass) = e.pruned(&an, &bn, &prune);
-                assert!(one_pass, "{symbolic:?} near 1, keep {keep}");
-                assert_eq!(got, want, "{symbolic:?} near 1, keep {keep}");
+                    e.pruned(&an, &bn, &prune),
+                    &what,
+                );
             }
             let (af, bf) = (a.map(|v| v as f32), b.map(|v| v as f32));
             let prune = Prune {
@@ -375,14 +397,15 @@ fn pruned_as_written(kind: BackendKind) {
                 keep: Some(4),
                 columns: false,
             };
-            let spec = ProductSpec {
+            let what = format!("{symbolic:?} f32");
+            assert_pruned(
+                &af,
+                &bf,
+                Semiring::PlusTimes,
                 prune,
-                ..ProductSpec::new()
-            };
-            let want = reference::multiply_spec(af.view(), bf.view(), &spec).unwrap();
-            let (got, one_pass) = e.pruned_f32(&af, &bf, &prune);
-            assert!(one_pass, "{symbolic:?} f32");
-            assert_eq!(got, want, "{symbolic:?} f32");
+                e.pruned_f32(&af, &bf, &prune),
+                &what,
+            );
             let (ai, bi) = (a.map(|v| v as i64), b.map(|v| v as i64));
             for semiring in [Semiring::PlusTimes, Semiring::MinPlus, Semiring::PlusPair] {
                 let prune = Prune {
@@ -390,14 +413,15 @@ fn pruned_as_written(kind: BackendKind) {
                     keep: Some(4),
                     columns: false,
                 };
-                let spec = ProductSpec {
+                let got = e.pruned_i64(&ai, &bi, semiring, &prune);
+                assert_pruned(
+                    &ai,
+                    &bi,
+                    semiring,
                     prune,
-                    ..ProductSpec::new().semiring(semiring)
-                };
-                let want = reference::multiply_spec(ai.view(), bi.view(), &spec).unwrap();
-                let (got, one_pass) = e.pruned_i64(&ai, &bi, semiring, &prune);
-                assert!(one_pass, "{symbolic:?} {semiring}");
-                assert_eq!(got, want, "{symbolic:?} {semiring}");
+                    got,
+                    &format!("{symbolic:?} {semiring}"),
+                );
             }
         });
     }
