@@ -5,10 +5,13 @@ column, or both — beside the unpruned product, on CuPy matrices (A on the
 GPU, C left there, complete when timed), then the same from SciPy matrices
 on the CUDA and the CPU backend (transfers and C's assembly included).
 
-    python python/bench_prune.py [--reps 5] out.json
+    python python/bench_prune.py [--reps 5] [--products 17:16,20:8] [--device-only] out.json
 
-Medians of --reps after a warm-up (3 for the SciPy rows), milliseconds,
-and C's entries after each pruning.
+--products: Erdős–Rényi matrices as log2(rows):entries a row (the
+default: 2^17 x 16, whose product has a symbolic phase, and 2^20 x 8,
+which runs in one pass). --device-only: the CuPy rows alone. Medians of
+--reps after a warm-up (3 for the SciPy rows), milliseconds, and C's
+entries after each pruning.
 """
 
 import argparse
@@ -38,14 +41,19 @@ def timed(f, reps):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--products", default="17:16,20:8")
+    p.add_argument("--device-only", action="store_true")
     p.add_argument("json")
     args = p.parse_args()
     rows = []
-    for n, per_row in ((1 << 17, 16), (1 << 20, 8)):
+    products = [tuple(int(x) for x in spec.split(":")) for spec in args.products.split(",")]
+    for log_n, per_row in products:
+        n = 1 << log_n
         rng = np.random.default_rng(1)
         a = sp.random_array((n, n), density=per_row / n, format="csr", rng=rng)
         sums = np.asarray(a.sum(axis=0)).ravel()
         a = sp.csr_array(a @ sp.diags_array(1.0 / np.where(sums > 0, sums, 1.0)))
+        a.sort_indices()
         ac = csp.csr_matrix(sp.csr_matrix(a))
         r = {"product": f"ER {n}x{per_row}", "nnz_c": int(spgemm.matmul(ac, ac).nnz)}
         r["device_unpruned_ms"] = timed(lambda: spgemm.matmul(ac, ac), args.reps)
@@ -57,9 +65,10 @@ def main():
         ):
             r[f"device_{label}_ms"] = timed(lambda: spgemm.matmul(ac, ac, **kw), args.reps)
             r[f"nnz_{label}"] = int(spgemm.matmul(ac, ac, **kw).nnz)
-        r["host_cuda_unpruned_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda"), 3)
-        r["host_cuda_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda", keep=32), 3)
-        r["host_cpu_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cpu", keep=32), 3)
+        if not args.device_only:
+            r["host_cuda_unpruned_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda"), 3)
+            r["host_cuda_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda", keep=32), 3)
+            r["host_cpu_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cpu", keep=32), 3)
         rows.append(r)
         print(json.dumps(r), flush=True)
     with open(args.json, "w") as f:

@@ -20,7 +20,9 @@
 /// semiring's atomic `⊕` (`semiring_atomic.cuh`), the pipeline up to the
 /// shared-memory bins (`spgemm.cuh`), the scans of row
 /// offsets (`scan.cuh`), the register sort
-/// of short rows (`register_sort.cuh`), the shared-memory bins
+/// of short rows (`register_sort.cuh`), magnitudes of values as pruning
+/// compares them (`magnitude.cuh`) and the pruning of a row in its
+/// shared-memory table (`row_prune.cuh`), the shared-memory bins
 /// (`shared_bins.cuh`), then the kernels for rows past the last
 /// shared-memory table (`long_rows.cuh`), then dense accumulators in
 /// shared memory for rows of a narrow C (`dense_rows.cuh`), then B packed
@@ -28,21 +30,21 @@
 /// then the checks of structures read in place from another library's
 /// device arrays (`checks.cuh`), then the row offsets of a matrix
 /// assembled from runs of other matrices' rows (`assembled_rows.cuh`),
-/// then magnitudes of values as pruning compares them (`magnitude.cuh`)
-/// and the one-pass product of short rows, pruned as it is written
+/// then the one-pass product of short rows, pruned as it is written
 /// (`one_pass.cuh`).
 pub const BODY: &str = concat!(
     include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/spgemm.cuh"),
     include_str!("kernels/scan.cuh"),
     include_str!("kernels/register_sort.cuh"),
+    include_str!("kernels/magnitude.cuh"),
+    include_str!("kernels/row_prune.cuh"),
     include_str!("kernels/shared_bins.cuh"),
     include_str!("kernels/long_rows.cuh"),
     include_str!("kernels/dense_rows.cuh"),
     include_str!("kernels/packed_columns.cuh"),
     include_str!("kernels/checks.cuh"),
     include_str!("kernels/assembled_rows.cuh"),
-    include_str!("kernels/magnitude.cuh"),
     include_str!("kernels/one_pass.cuh")
 );
 

@@ -249,8 +249,10 @@ def matmul(
     the semiring), under a mask (a dot product per entry of the mask) or
     its complement (the product, then the mask's entries dropped on the
     device), C pruned on the device before it is copied back (unmasked
-    products of short rows, run in one pass, prune each row as they write
-    it, so that C never exists unpruned there). On CuPy and
+    products prune each row as they write it where the row is in shared
+    memory: in one pass for short rows, so that C never exists unpruned
+    there, and in the numeric phase's hash tables after a symbolic phase;
+    other rows are pruned after the product). On CuPy and
     PyTorch matrices (the mask of the same kind, on the same GPU) the same
     GPU products run, pruning included, C left on the GPU and complete when
     the call returns. On device matrices a mask needs A's

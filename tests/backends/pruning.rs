@@ -8,9 +8,12 @@
 //! `i64` and `i32`; C pruned on the device by `GpuEngine::prune_device`,
 //! and the same products split over two engines (rows pruned on each,
 //! columns after stacking) and into blocks of rows within a device-memory
-//! budget.
+//! budget; after a symbolic phase, rows of every numeric bin (pruned in
+//! their tables as they are written, or marked after the numeric phase
+//! past the shared tables) under each sort and the DCU paper's table.
 
 use crate::common;
+use spgemm::gpu::{SortVariant, SymbolicMode};
 use spgemm::semiring::{ProductSpec, Prune, Semiring};
 use spgemm::{generate, reference, Backend, BackendKind, CsrMatrix, GpuConfig, Scalar};
 
@@ -37,6 +40,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 kind,
                 format!("{name}::pruning::matrices_on_the_device"),
                 move || matrices_on_the_device(kind),
+            ));
+            trials.push(common::trial(
+                kind,
+                format!("{name}::pruning::rows_of_every_bin_after_a_symbolic_phase"),
+                move || rows_of_every_bin_after_a_symbolic_phase(kind),
             ));
         }
     }
@@ -203,4 +211,120 @@ fn on_engine<D: spgemm::device::Device>(e: &spgemm::gpu::GpuEngine<D>) {
 #[cfg(any(feature = "cuda", feature = "hip"))]
 fn sorted(m: &CsrMatrix<f64>) -> CsrMatrix<f64> {
     m.transpose().unwrap().transpose().unwrap()
+}
+
+/// A (300 × 4,000) whose row i has max(1, i² / 60) entries (up to 1,490),
+/// values in −3..=3 but 0: times `ties` of B (4,000 × 30,000, 16 entries a
+/// row), C's rows run from a few entries to about 16,000, past every
+/// shared table.
+fn graded() -> (CsrMatrix<f64>, CsrMatrix<f64>) {
+    let (m, k) = (300usize, 4000usize);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..m {
+        for j in 0..(i * i / 60).max(1) {
+            rows.push(i);
+            // 2,741 is prime to 4,000: a row's columns are distinct.
+            cols.push(((i * 7_919 + j * 2_741) % k) as u32);
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let v = (x >> 61) as f64 - 3.0;
+            vals.push(if v >= 0.0 { v + 1.0 } else { v });
+        }
+    }
+    let a = CsrMatrix::from_triplets(m, k, &rows, &cols, &vals).unwrap();
+    let b = ties(&generate::uniform::<f64>(k, 30_000, 16, 51).unwrap());
+    (a, b)
+}
+
+/// Products with a symbolic phase whose rows fall in every numeric bin:
+/// those of the shared-memory bins pruned in their tables as they are
+/// written (rows of a few lanes, of a warp, of a whole block; tables
+/// sorted whole, condensed and ranked, condensed and sorted, and under
+/// the register sort), the longest marked after the numeric phase, under
+/// the default table and the DCU paper's (a wavefront of 64 a row where
+/// warps are 32 wide), against the reference, in `f64`, `f32` and `i64`.
+fn rows_of_every_bin_after_a_symbolic_phase(kind: BackendKind) {
+    let (a, b) = graded();
+    let configs = [
+        GpuConfig::default(),
+        GpuConfig {
+            sort: SortVariant::Bitonic,
+            ..GpuConfig::default()
+        },
+        GpuConfig {
+            sort: SortVariant::Register,
+            accumulator: spgemm::gpu::Accumulator::Hash,
+            ..GpuConfig::default()
+        },
+        GpuConfig {
+            table: spgemm::table::TableConfig::DcuPaper,
+            accumulator: spgemm::gpu::Accumulator::Hash,
+            ..GpuConfig::default()
+        },
+    ];
+    let prunings = [
+        (None, Some(7)),
+        (None, Some(100)),
+        (None, Some(1_000)),
+        (Some(2.5), None),
+        (Some(3.0), Some(50)),
+        (None, Some(0)),
+    ];
+    for config in configs {
+        let config = GpuConfig {
+            symbolic: SymbolicMode::Exact,
+            ..config
+        };
+        let (backend, _) = Backend::select_with(kind, &config).unwrap();
+        for (below, keep) in prunings {
+            let prune = Prune {
+                below,
+                keep,
+                columns: false,
+            };
+            check_graded(&backend, &a, &b, prune, &config);
+            let prune = Prune {
+                below: below.map(|t| t as f32),
+                keep,
+                columns: false,
+            };
+            check_graded(
+                &backend,
+                &a.map(|v| v as f32),
+                &b.map(|v| v as f32),
+                prune,
+                &config,
+            );
+            let prune = Prune {
+                below: below.map(|t| t.ceil() as i64),
+                keep,
+                columns: false,
+            };
+            let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
+            check_graded(&backend, &int(&a), &int(&b), prune, &config);
+        }
+    }
+}
+
+fn check_graded<T: Scalar>(
+    backend: &Backend,
+    a: &CsrMatrix<T>,
+    b: &CsrMatrix<T>,
+    prune: Prune<T>,
+    config: &GpuConfig,
+) {
+    let spec = ProductSpec {
+        prune,
+        ..ProductSpec::new()
+    };
+    let want = reference::multiply_spec(a.view(), b.view(), &spec).unwrap();
+    let got = backend.multiply_spec(a, b, &spec).unwrap();
+    assert_eq!(
+        got,
+        want,
+        "{} {prune:?} sort {:?} table {:?}",
+        T::NAME,
+        config.sort,
+        config.table
+    );
 }

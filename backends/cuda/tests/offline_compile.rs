@@ -130,7 +130,7 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
         for (ci, (table, sorts)) in configs.iter().enumerate() {
             for (si, &sort) in sorts.iter().enumerate() {
                 let mut units = if value_bytes == 4 {
-                    program::build::<f32>(
+                    program::build_pruning::<f32>(
                         spgemm_kernels_cuda::PRELUDE_CUDA,
                         spgemm_kernels_cuda::BODY,
                         table,
@@ -138,7 +138,7 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         Semiring::PlusTimes,
                     )
                 } else {
-                    program::build::<f64>(
+                    program::build_pruning::<f64>(
                         spgemm_kernels_cuda::PRELUDE_CUDA,
                         spgemm_kernels_cuda::BODY,
                         table,
@@ -264,8 +264,9 @@ fn kernels_compile_for_sm70_with_the_cuda12_nvrtc() -> Completion {
     Completion::Completed
 }
 
-/// The product's and the masked program's units for integer values of type
-/// `T` under plus-times and min-plus.
+/// The product's units (with the numeric bins that prune as they write)
+/// and the masked program's for integer values of type `T` under
+/// plus-times and min-plus.
 fn integer_units<T: spgemm_core::Scalar>(
     prelude: &str,
     body: &str,
@@ -276,7 +277,7 @@ fn integer_units<T: spgemm_core::Scalar>(
     [Semiring::PlusTimes, Semiring::MinPlus]
         .into_iter()
         .flat_map(|r| {
-            let mut units = program::build::<T>(prelude, body, table, sort, r);
+            let mut units = program::build_pruning::<T>(prelude, body, table, sort, r);
             units.push(program::masked_dot::<T>(prelude, masked, r));
             units
         })

@@ -147,7 +147,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
         }) {
             let table = KernelTable::for_device(&props, value_bytes);
             let mut units = if value_bytes == 4 {
-                program::build::<f32>(
+                program::build_pruning::<f32>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
                     &table,
@@ -155,7 +155,7 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
                     Semiring::PlusTimes,
                 )
             } else {
-                program::build::<f64>(
+                program::build_pruning::<f64>(
                     spgemm_kernels_hip::PRELUDE_HIP,
                     spgemm_kernels_hip::BODY,
                     &table,
@@ -252,8 +252,9 @@ fn every_kernel_compiles_for_gfx906_and_gfx90a_and_fits_its_table() -> Completio
     Completion::Completed
 }
 
-/// The product's and the masked program's units for integer values of type
-/// `T` under plus-times and min-plus.
+/// The product's units (with the numeric bins that prune as they write)
+/// and the masked program's for integer values of type `T` under
+/// plus-times and min-plus.
 fn integer_units<T: spgemm_core::Scalar>(
     prelude: &str,
     body: &str,
@@ -264,7 +265,7 @@ fn integer_units<T: spgemm_core::Scalar>(
     [Semiring::PlusTimes, Semiring::MinPlus]
         .into_iter()
         .flat_map(|r| {
-            let mut units = program::build::<T>(prelude, body, table, sort, r);
+            let mut units = program::build_pruning::<T>(prelude, body, table, sort, r);
             units.push(program::masked_dot::<T>(prelude, masked, r));
             units
         })

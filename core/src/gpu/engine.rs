@@ -1,6 +1,7 @@
 //! The driver of the GPU pipeline (see the module docs of [`crate::gpu`]).
 
 use super::config::GpuConfig;
+use super::kernels::DevicePtr;
 use super::launch::{KernelSet, Launcher, STREAMS};
 use super::matrix::{GpuMatrix, GpuMatrixRef, GpuPlan, HostCsr, PhaseTimes, RowsOf, Structure};
 use super::memory::{DeviceArray, Usage};
@@ -39,7 +40,7 @@ pub struct GpuEngine<D: Device> {
     body: &'static str,
     masked_dot: &'static str,
     pub(super) config: GpuConfig,
-    tables: Sets<(TypeId, Semiring), D>,
+    tables: Sets<(TypeId, Semiring, bool), D>,
     masked: Sets<(TypeId, Semiring), D>,
     streams: Mutex<Vec<Vec<D::Stream>>>,
     pub(super) staging: StagingPool<D>,
@@ -150,14 +151,30 @@ impl<D: Device> GpuEngine<D> {
     /// The product's kernels for `T` with `semiring`'s operators, compiled
     /// (or loaded from the cache) at their first use.
     pub(super) fn kernels_for<T: Scalar>(&self, semiring: Semiring) -> Result<Arc<KernelSet<D>>> {
-        let key = (TypeId::of::<T>(), semiring);
+        self.kernel_set::<T>(semiring, false)
+    }
+
+    /// [`GpuEngine::kernels_for`], and with `pruning` the numeric bins'
+    /// kernels that prune rows as they write them
+    /// ([`program::build_pruning`]; the other units are the same programs,
+    /// loaded from the cache).
+    fn kernel_set<T: Scalar>(
+        &self,
+        semiring: Semiring,
+        pruning: bool,
+    ) -> Result<Arc<KernelSet<D>>> {
+        let key = (TypeId::of::<T>(), semiring, pruning);
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, set)) = tables.iter().find(|(k, _)| *k == key) {
             return Ok(set.clone());
         }
         let table = self.table::<T>()?;
-        let units =
-            program::build::<T>(self.prelude, self.body, &table, self.config.sort, semiring);
+        let build = if pruning {
+            program::build_pruning::<T>
+        } else {
+            program::build::<T>
+        };
+        let units = build(self.prelude, self.body, &table, self.config.sort, semiring);
         let set = Arc::new(self.load(table, &units, semiring)?);
         tables.push((key, set.clone()));
         Ok(set)
@@ -505,9 +522,14 @@ impl<D: Device> GpuEngine<D> {
     /// one pass ([`SymbolicMode`](super::SymbolicMode); short rows), each
     /// row is pruned by its threshold and, per row, its `keep` largest as
     /// it is written, so that C never exists unpruned (its arrays then
-    /// have room for at most `keep` entries a row); a `keep` per column,
-    /// and everything after a symbolic phase, prunes C on the device after
-    /// the product. [`PhaseTimes::one_pass`] says which.
+    /// have room for at most `keep` entries a row). After a symbolic
+    /// phase, the rows of the shared-memory numeric bins are pruned the
+    /// same way in their tables before they are written (C's arrays keep
+    /// the symbolic phase's room; a dropped entry's place is marked) and
+    /// only the longest rows (global and dense accumulators, rows of one
+    /// product) are marked after the numeric phase; the marked places are
+    /// then compacted away. A `keep` per column prunes C on the device
+    /// after the product. [`PhaseTimes::one_pass`] says which path ran.
     ///
     /// # Errors
     /// As [`GpuEngine::multiply_semiring`] and [`GpuEngine::prune_device`].
@@ -520,14 +542,29 @@ impl<D: Device> GpuEngine<D> {
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         prune.check()?;
         let in_pass = InPass::of(prune);
-        let kernels = self.kernels_for::<T>(semiring)?;
+        let kernels = self.kernel_set::<T>(semiring, in_pass.is_some())?;
+        // One bit a row of C: the rows the numeric bins pruned.
+        let pruned_rows = match in_pass {
+            Some(_) => Some(self.launching(&kernels, |l| {
+                let words = a.nrows.div_ceil(32);
+                let rows = l.alloc::<u32>(0, words, "rows pruned by the numeric phase")?;
+                rows.zero(l.device, &l.streams[0], 0, words)?;
+                l.device.synchronize(&l.streams[0])?;
+                Ok(rows)
+            })?),
+            None => None,
+        };
+        let in_pass = in_pass.map(|p| InPass {
+            pruned_rows: pruned_rows.as_ref().map_or(DevicePtr(0), |r| r.ptr()),
+            ..p
+        });
         let ((c, mut times), peak) =
             self.with_product_on(&kernels, a, b, (None, in_pass), |p| p.multiply(None))?;
         times.peak_bytes = peak;
-        let c = if times.one_pass {
-            self.prune_device(c, &InPass::rest(prune))?
-        } else {
-            self.prune_device(c, prune)?
+        let c = match &pruned_rows {
+            _ if times.one_pass => self.prune_device(c, &InPass::rest(prune))?,
+            Some(rows) => self.prune_after_numeric(c, prune, rows)?,
+            None => self.prune_device(c, prune)?,
         };
         Ok((c, times))
     }

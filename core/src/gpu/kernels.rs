@@ -116,6 +116,10 @@ pub enum Kernel {
     /// `spgemm_numeric_bin{i}`: the rows of shared numeric bin `i` in a
     /// shared-memory hash table, sorted (OpSparse §5.6.2, DCU §5.3).
     NumericBin(usize),
+    /// `spgemm_numeric_bin{i}_pruned`: [`Kernel::NumericBin`] with each
+    /// row pruned in its table before it is written (`row_prune.cuh`),
+    /// for the bins the program builder's `pruned_kernels` lists.
+    NumericBinPruned(usize),
     /// `spgemm_numeric_dense_shared`: rows of a narrow C in a dense row in
     /// shared memory.
     NumericDenseShared,
@@ -234,11 +238,17 @@ pub enum Kernel {
     /// their column, found through Cᵀ, marked for the compaction to drop
     /// (masked program).
     PruneColumns,
+    /// `spgemm_kept_counts`: the entries of each row of C that the marks
+    /// keep, a warp a row, for the row-by-row compaction (masked program).
+    KeptCounts,
+    /// `spgemm_move_kept`: each row's kept entries moved, in order, to
+    /// their row's place in the compacted C (masked program).
+    MoveKept,
 }
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 19] = [
+pub const MASKED: [Kernel; 21] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
@@ -258,6 +268,8 @@ pub const MASKED: [Kernel; 19] = [
     Kernel::GridVisit,
     Kernel::PruneRows,
     Kernel::PruneColumns,
+    Kernel::KeptCounts,
+    Kernel::MoveKept,
 ];
 
 /// The kernels written out in the shared body (the others are wrappers the
@@ -316,6 +328,7 @@ impl Kernel {
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
             Kernel::SymbolicPackedBin(i) => return format!("spgemm_symbolic_packed_bin{i}"),
             Kernel::NumericBin(i) => return format!("spgemm_numeric_bin{i}"),
+            Kernel::NumericBinPruned(i) => return format!("spgemm_numeric_bin{i}_pruned"),
             Kernel::CheckOffsets(w) => return format!("spgemm_check_offsets_{}", w.name()),
             Kernel::NumericOnePass(0) => "spgemm_numeric_one_pass_warp",
             Kernel::NumericOnePass(lanes) => return format!("spgemm_numeric_one_pass_{lanes}"),
@@ -365,6 +378,8 @@ impl Kernel {
             Kernel::GridVisit => "spgemm_grid_visit",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
+            Kernel::KeptCounts => "spgemm_kept_counts",
+            Kernel::MoveKept => "spgemm_move_kept",
         };
         fixed.to_string()
     }
@@ -389,6 +404,7 @@ impl Kernel {
             Kernel::ScanAdd => of::<ScanAddArgs>(),
             Kernel::NumericDirect | Kernel::NumericDistinct => of::<NumericRows>(),
             Kernel::NumericBin(_) => of::<NumericBinArgs>(),
+            Kernel::NumericBinPruned(_) => of::<NumericBinPrunedArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
             Kernel::NumericRanked | Kernel::NumericRankedLong => of::<NumericRankedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
@@ -425,6 +441,8 @@ impl Kernel {
             Kernel::GridVisit => of::<GridVisitArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
+            Kernel::KeptCounts => of::<KeptCountsArgs>(),
+            Kernel::MoveKept => of::<MoveKeptArgs>(),
         }
     }
 
@@ -464,10 +482,12 @@ impl Kernel {
                 symbolic_packed_bin(table, i),
                 symbolic_packed_bytes(table, i),
             )),
-            Kernel::NumericBin(i) if i < table.numeric.len() => Some((
-                numeric_bin(table, i, sort),
-                numeric_shared_bytes(table, i, sort),
-            )),
+            Kernel::NumericBin(i) | Kernel::NumericBinPruned(i) if i < table.numeric.len() => {
+                Some((
+                    numeric_bin(table, i, sort),
+                    numeric_shared_bytes(table, i, sort),
+                ))
+            }
             _ => None,
         }
     }
@@ -693,6 +713,18 @@ kernel_args! {
     NumericBinArgs [rows: NumericRows] {
         g: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
+    }
+    /// [`Kernel::NumericBinPruned`]: the threshold's bits as a `value_t`
+    /// (`has_below` 0: none), at most `keep` entries a row (`u32::MAX`: no
+    /// limit), and a bitmap of one bit a row (`pruned_rows`, zeroed) where
+    /// the kernel marks the rows it pruned.
+    NumericBinPrunedArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        distinct_rows: DevicePtr = "const u32*",
+        below: u64 = "u64",
+        has_below: u32 = "u32",
+        keep: u32 = "u32",
+        pruned_rows: DevicePtr = "u32*",
     }
     /// [`Kernel::NumericDenseShared`].
     NumericDenseSharedArgs [rows: NumericRows] {

@@ -138,8 +138,9 @@ kernel_args! {
     }
     /// [`Kernel::PruneRows`](super::Kernel::PruneRows): C (`m` rows); the threshold's bits as a
     /// `value_t` (`has_below` 0: none), at most `keep` entries per row
-    /// (`u64::MAX`: no limit); C's columns with the dropped entries'
-    /// `SPGEMM_EMPTY`.
+    /// (`u64::MAX`: no limit); rows whose bit is set in `done` (one bit
+    /// a row; null: none) left as they are; C's columns with the dropped
+    /// entries' `SPGEMM_EMPTY` (`outcol` may be `ccol`).
     PruneRowsArgs {
         crpt: DevicePtr = "const u64*",
         ccol: DevicePtr = "const u32*",
@@ -148,6 +149,7 @@ kernel_args! {
         below: u64 = "u64",
         has_below: u32 = "u32",
         keep: u64 = "u64",
+        done: DevicePtr = "const u32*",
         outcol: DevicePtr = "u32*",
     }
     /// [`Kernel::PruneColumns`](super::Kernel::PruneColumns): Cᵀ (`n` rows in any order), at most
@@ -163,6 +165,27 @@ kernel_args! {
         ccol: DevicePtr = "const u32*",
         sorted: u32 = "u32",
         outcol: DevicePtr = "u32*",
+    }
+    /// [`Kernel::KeptCounts`](super::Kernel::KeptCounts): C (`m` rows),
+    /// its columns with the dropped entries' `SPGEMM_EMPTY`; `m + 1`
+    /// counts (the kept entries of each row, then 0).
+    KeptCountsArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        counts: DevicePtr = "u64*",
+    }
+    /// [`Kernel::MoveKept`](super::Kernel::MoveKept): C (`m` rows) as
+    /// for [`Kernel::KeptCounts`](super::Kernel::KeptCounts), the compacted
+    /// C's row offsets (its counts scanned) and arrays.
+    MoveKeptArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "const u32*",
+        cval: DevicePtr = "const value_t*",
+        m: u32 = "u32",
+        offsets: DevicePtr = "const u64*",
+        outcol: DevicePtr = "u32*",
+        outval: DevicePtr = "value_t*",
     }
     /// [`Kernel::GridPrepare`](super::Kernel::GridPrepare): A's columns
     /// (`annz`) and B's row offsets; `annz + 1` product counts; M (`m`

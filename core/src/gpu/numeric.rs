@@ -5,8 +5,9 @@ use super::config::LongRows;
 use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, DevicePtr, FillEmptyArgs, FillIdentityArgs, Kernel, NumericBinArgs, NumericDenseArgs,
-    NumericGlobalArgs, NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs, SortTilesArgs,
+    self, DevicePtr, FillEmptyArgs, FillIdentityArgs, Kernel, NumericBinArgs, NumericBinPrunedArgs,
+    NumericDenseArgs, NumericGlobalArgs, NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs,
+    SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
@@ -183,13 +184,30 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             } else {
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let shared = kernels::numeric_shared_bytes(table, i, l.kernels.sort);
-                let args = NumericBinArgs {
-                    rows: rows(i),
-                    g,
-                    distinct_rows: out.distinct,
-                };
                 let grid = shape(blocks, bin.block_threads, shared);
-                l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
+                let pruned = Kernel::NumericBinPruned(i);
+                let prune = self.prune.filter(|p| {
+                    p.pruned_rows != DevicePtr(0) && l.kernels.kernels.contains_key(&pruned)
+                });
+                if let Some(p) = prune {
+                    let args = NumericBinPrunedArgs {
+                        rows: rows(i),
+                        g,
+                        distinct_rows: out.distinct,
+                        below: p.below.unwrap_or(0),
+                        has_below: u32::from(p.below.is_some()),
+                        keep: p.keep,
+                        pruned_rows: p.pruned_rows,
+                    };
+                    l.launch(stream, pruned, grid, &args)?;
+                } else {
+                    let args = NumericBinArgs {
+                        rows: rows(i),
+                        g,
+                        distinct_rows: out.distinct,
+                    };
+                    l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
+                }
             }
         }
         l.join()?;

@@ -48,6 +48,22 @@ pub fn launch_min_blocks<T: Scalar>(bin: &Bin) -> u32 {
     }
 }
 
+/// [`launch_min_blocks`] for the numeric bins' pruned kernels
+/// ([`Kernel::NumericBinPruned`]): for 64-bit values three quarters of it
+/// (rounded down), since the row's selection holds 64-bit keys and values
+/// beside the kernel's state (at the table's budget, 32 registers on
+/// sm_90, the `f64` kernels of the bins of rows of 8 lanes and of rows of
+/// a block of 1,024 threads spilled 20 and 16 bytes); the table's for
+/// 32-bit values (no spill at 32 registers).
+pub fn pruned_min_blocks<T: Scalar>(bin: &Bin) -> u32 {
+    let blocks = launch_min_blocks::<T>(bin);
+    if std::mem::size_of::<T>() == 8 {
+        (blocks * 3 / 4).max(1)
+    } else {
+        blocks
+    }
+}
+
 /// The kernels of [`build`]'s program for `table`, in the order they are
 /// compiled and loaded: the fixed kernels and binning, then one kernel per
 /// shared symbolic bin, then one per shared numeric bin (a global last bin
@@ -68,6 +84,26 @@ pub fn kernels(table: &KernelTable) -> Vec<Kernel> {
             .map(Kernel::SymbolicPackedBin),
     );
     all
+}
+
+/// The numeric bins whose rows a pruned product prunes in their tables
+/// ([`Kernel::NumericBinPruned`], in [`build_pruning`]'s program): shared
+/// bins of rows of at most a warp (several a warp), or of one row a block
+/// whose table leaves three words past the row's entries for the block's
+/// sums (`row_prune.cuh`). Rows of the other bins are pruned after the
+/// numeric phase.
+pub fn pruned_kernels(table: &KernelTable, sort: SortVariant) -> Vec<Kernel> {
+    let warp = table.warp_width;
+    (0..table.numeric.len())
+        .filter(|&i| {
+            let bin = numeric_bin(table, i, sort);
+            let narrow = bin.row_threads <= warp && warp.is_multiple_of(bin.row_threads);
+            let whole_block = bin.row_threads == bin.block_threads
+                && u64::from(bin.table_size) >= bin.max.saturating_add(3);
+            !bin.global() && (narrow || whole_block)
+        })
+        .map(Kernel::NumericBinPruned)
+        .collect()
 }
 
 /// The numeric sort code of a bin under `semiring`: the register sort
@@ -134,16 +170,21 @@ fn wrapper<T: Scalar>(
                 rt = bin.row_threads,
             )
         }
-        Kernel::NumericBin(i) => {
+        Kernel::NumericBin(i) | Kernel::NumericBinPruned(i) => {
             let bin = &numeric_bin(table, i, sort);
             format!(
-                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}, {hubs}>({call}); }}\n",
+                "extern \"C\" __global__ void SPGEMM_LAUNCH_BOUNDS({bt}, {mb}) {name}({params}) {{ numeric_shared<{ts}u, {rt}u, {sort}, {hubs}, {pruned}>({call}); }}\n",
                 bt = bin.block_threads,
-                mb = launch_min_blocks::<T>(bin),
+                mb = if matches!(kernel, Kernel::NumericBinPruned(_)) {
+                    pruned_min_blocks::<T>(bin)
+                } else {
+                    launch_min_blocks::<T>(bin)
+                },
                 ts = bin.table_size,
                 rt = bin.row_threads,
                 sort = numeric_sort(sort.code(table, bin), semiring),
                 hubs = bin.walks_hubs(table.warp_width),
+                pruned = matches!(kernel, Kernel::NumericBinPruned(_)),
             )
         }
         fixed => unreachable!("{fixed:?} is written out in the body"),
@@ -164,6 +205,30 @@ pub fn build<T: Scalar>(
     table: &KernelTable,
     sort: SortVariant,
     semiring: Semiring,
+) -> Vec<Unit> {
+    assemble::<T>(prelude, body, table, sort, semiring, false)
+}
+
+/// [`build`]'s units, then units of the kernels of [`pruned_kernels`]
+/// (the numeric bins of pruned products), so that [`build`]'s units are
+/// the same programs (and hit the same cache entries).
+pub fn build_pruning<T: Scalar>(
+    prelude: &str,
+    body: &str,
+    table: &KernelTable,
+    sort: SortVariant,
+    semiring: Semiring,
+) -> Vec<Unit> {
+    assemble::<T>(prelude, body, table, sort, semiring, true)
+}
+
+fn assemble<T: Scalar>(
+    prelude: &str,
+    body: &str,
+    table: &KernelTable,
+    sort: SortVariant,
+    semiring: Semiring,
+    pruning: bool,
 ) -> Vec<Unit> {
     let mut head = String::new();
     let nsym = table.symbolic.len();
@@ -194,7 +259,7 @@ pub fn build<T: Scalar>(
         "__device__ const u64 SPGEMM_NUMERIC_MAX[{nnum}] = {{{}}};",
         u64_list(table.numeric.iter().map(|b| b.max))
     );
-    let unit = |index: usize, kernels: Vec<Kernel>| {
+    let unit = |index: usize, kernels: Vec<Kernel>, min_blocks: fn(&Bin) -> u32| {
         let fixed = index == 0;
         let mut s = head.clone();
         let _ = writeln!(
@@ -223,14 +288,20 @@ pub fn build<T: Scalar>(
                 kernels: kernels.iter().map(|k| k.name()).collect(),
             },
             kernels,
-            min_blocks: launch_min_blocks::<T>,
+            min_blocks,
         }
     };
     let all = kernels(table);
     let first = FIXED.len() + 4;
-    let mut units = vec![unit(0, all[..first].to_vec())];
-    for (i, group) in all[first..].chunks(BINS_PER_UNIT).enumerate() {
-        units.push(unit(i + 1, group.to_vec()));
+    let plain = launch_min_blocks::<T>;
+    let mut units = vec![unit(0, all[..first].to_vec(), plain)];
+    for group in all[first..].chunks(BINS_PER_UNIT) {
+        units.push(unit(units.len(), group.to_vec(), plain));
+    }
+    if pruning {
+        for group in pruned_kernels(table, sort).chunks(BINS_PER_UNIT) {
+            units.push(unit(units.len(), group.to_vec(), pruned_min_blocks::<T>));
+        }
     }
     units
 }
@@ -317,7 +388,7 @@ mod tests {
             all.contains("spgemm_symbolic_packed_bin0(")
                 && all.contains("symbolic_shared<32u, 4u, false, true, 0>")
         );
-        assert!(all.contains("numeric_shared<31u, 8u, 0, false>"));
+        assert!(all.contains("numeric_shared<31u, 8u, 0, false, false>"));
         assert!(all.contains("{26ull, 426ull"));
         assert!(all.contains(
             "spgemm_bin_count_numeric(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows, u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, u32* sizes, u64* max_value) { bin_count<8, true>(crpt, arpt, m, direct_ok, distinct_rows, distinct_max, ranked_max, promote_max, promote_min_a, SPGEMM_NUMERIC_MAX, sizes, max_value); }"
@@ -334,6 +405,50 @@ mod tests {
                 .contains("#define SPGEMM_FIXED_KERNEL template <int Unit> __global__"));
             assert!(u.kernels.len() <= BINS_PER_UNIT);
         }
+    }
+
+    #[test]
+    fn pruning_adds_units_of_pruned_numeric_bins_after_the_same_units() {
+        let t = KernelTable::v100_paper();
+        let args = ("#define SPGEMM_WARP_SIZE 32\n", "// body\n", &t);
+        let plain = build::<f64>(args.0, args.1, args.2, SortVariant::Auto, Semiring::MinPlus);
+        let pruning =
+            build_pruning::<f64>(args.0, args.1, args.2, SortVariant::Auto, Semiring::MinPlus);
+        assert!(pruning.len() > plain.len());
+        for (p, q) in plain.iter().zip(&pruning) {
+            assert_eq!(p.program.name, q.program.name);
+            assert_eq!(p.program.source, q.program.source);
+        }
+        let extra: Vec<Kernel> = pruning[plain.len()..]
+            .iter()
+            .flat_map(|u| u.kernels.clone())
+            .collect();
+        // Every shared bin of this table: rows of 8 lanes, or a block each
+        // with room past the row in its table.
+        assert_eq!(
+            extra,
+            (0..7).map(Kernel::NumericBinPruned).collect::<Vec<_>>()
+        );
+        assert_eq!(extra, pruned_kernels(&t, SortVariant::Auto));
+        let source = &pruning[plain.len()].program.source;
+        assert!(source.contains(
+            "spgemm_numeric_bin0_pruned(const u64* arpt, const u32* acol, const value_t* aval, \
+             const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, \
+             const u64* crpt, u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, \
+             u64 below, u32 has_below, u32 keep, u32* pruned_rows)"
+        ));
+        assert!(source.contains("numeric_shared<31u, 8u, 1, false, true>"));
+        // Three quarters of the table's 8 resident blocks.
+        assert!(source.contains("SPGEMM_LAUNCH_BOUNDS(256, 6) spgemm_numeric_bin0_pruned("));
+        // A block's row whose table leaves no three words past it, and rows
+        // wider than a warp that share a block, are pruned after.
+        let mut narrow = t.clone();
+        narrow.numeric[1].table_size = 129;
+        narrow.numeric[2].block_threads = 256;
+        let kept = pruned_kernels(&narrow, SortVariant::Auto);
+        assert!(!kept.contains(&Kernel::NumericBinPruned(1)));
+        assert!(!kept.contains(&Kernel::NumericBinPruned(2)));
+        assert!(kept.contains(&Kernel::NumericBinPruned(3)));
     }
 
     #[test]

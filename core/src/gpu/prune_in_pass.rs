@@ -1,18 +1,23 @@
-//! The part of a [`Prune`] that the one pass applies as it writes C's
-//! rows (`one_pass.cuh`), and the threshold's bits as every pruning kernel
-//! reads them.
+//! The part of a [`Prune`] that the one pass (`one_pass.cuh`) and the
+//! numeric bins' pruned kernels (`row_prune.cuh`) apply as they write C's
+//! rows, and the threshold's bits as every pruning kernel reads them.
 
+use super::kernels::DevicePtr;
 use crate::scalar::Scalar;
 use crate::semiring::Prune;
 
-/// What the one pass applies of a [`Prune`] as it writes C's rows
-/// (`one_pass.cuh`): the threshold's bits, and `keep` when it is per row.
+/// What the one pass and the numeric bins apply of a [`Prune`] as they
+/// write C's rows: the threshold's bits, and `keep` when it is per row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct InPass {
     /// The threshold's bits ([`bits`]), if any.
     pub(super) below: Option<u64>,
     /// At most this many entries a row (`u32::MAX`: no limit).
     pub(super) keep: u32,
+    /// A zeroed bitmap of one bit a row of C, where the numeric bins'
+    /// pruned kernels mark the rows they pruned (null: the numeric bins
+    /// do not prune; the one pass prunes every row and marks none).
+    pub(super) pruned_rows: DevicePtr,
 }
 
 impl InPass {
@@ -27,6 +32,7 @@ impl InPass {
         let in_pass = InPass {
             below: prune.below.map(bits),
             keep,
+            pruned_rows: DevicePtr(0),
         };
         (in_pass.below.is_some() || keep != u32::MAX).then_some(in_pass)
     }

@@ -1,7 +1,7 @@
 
 // Magnitudes of values as pruning compares them, in both programs: the
-// threshold in the one pass (one_pass.cuh) and the pruning of C after a
-// product (prune.cuh).
+// pruning of rows as they are written (one_pass.cuh, row_prune.cuh) and
+// of C after a product (prune.cuh).
 
 // An unsigned key ordering magnitudes as |x| orders them: a float's bits
 // with the sign cleared (NaN above +inf, as Rust's total_cmp orders |x|),

@@ -131,10 +131,12 @@ __device__ void keep_largest(u32* hist, u64 r0, u64 r1, u32 lane, const u32* col
 // C's rows pruned (C `m` rows, columns SPGEMM_EMPTY already dropped stay
 // so): outcol[p] is ccol[p], or SPGEMM_EMPTY when the entry is dropped —
 // below the threshold `below` (the bits of a value_t; with `has_below`),
-// or past the `keep` largest of its row (`keep` ~0: no limit). A warp per
-// row.
+// or past the `keep` largest of its row (`keep` ~0: no limit). Rows whose
+// bit is set in `done` (when not null: pruned as the numeric phase wrote
+// them) are left as they are. `outcol` may be `ccol` (marked in place:
+// each lane reads and writes only its own entries). A warp per row.
 SPGEMM_FIXED_KERNEL void spgemm_prune_rows(const u64* crpt, const u32* ccol, const value_t* cval, u32 m, u64 below,
-                                           u32 has_below, u64 keep, u32* outcol) {
+                                           u32 has_below, u64 keep, const u32* done, u32* outcol) {
     const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
     const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
@@ -144,6 +146,8 @@ SPGEMM_FIXED_KERNEL void spgemm_prune_rows(const u64* crpt, const u32* ccol, con
     of_bits(below, &t);
     const auto live = [&](u64 p) { return ccol[p] != SPGEMM_EMPTY && (!has_below || at_least(cval[p], t)); };
     for (u64 r = warp; r < m; r += nwarps) {
+        // One bit a row, 32 rows a word (the numeric phase's bitmap).
+        if (done && (done[r >> 5] >> (r & 31) & 1u)) continue;
         const u64 r0 = crpt[r], r1 = crpt[r + 1];
         for (u64 p = r0 + lane; p < r1; p += SPGEMM_WARP_SIZE) outcol[p] = live(p) ? ccol[p] : SPGEMM_EMPTY;
         if (keep != ~0ull)
@@ -175,4 +179,52 @@ SPGEMM_FIXED_KERNEL void spgemm_prune_columns(const u64* ctrpt, const u32* ctcol
                 while (q < c1 && ccol[q] != (u32)j) ++q;
             if (q < c1) outcol[q] = SPGEMM_EMPTY;
         });
+}
+
+// C compacted row by row once its dropped entries are marked (column
+// SPGEMM_EMPTY): a warp a row counts the entries it keeps (counts[r]; the
+// last of the m + 1 counts 0), their exclusive scan (spgemm_scan_tiles)
+// gives the compacted C's row offsets, and a warp a row moves its kept
+// entries there in order. Each entry's column is read twice and only kept
+// entries are written: where pruning keeps few of many entries, far less
+// traffic than spgemm_keep_flags' entry-by-entry places.
+SPGEMM_FIXED_KERNEL void spgemm_kept_counts(const u64* crpt, const u32* ccol, u32 m, u64* counts) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    if (blockIdx.x == 0 && threadIdx.x == 0) counts[m] = 0;
+    for (u64 r = warp; r < m; r += nwarps) {
+        const u64 r0 = crpt[r], r1 = crpt[r + 1];
+        u64 n = 0;
+        for (u64 base = r0; base < r1; base += SPGEMM_WARP_SIZE) {
+            const u64 p = base + lane;
+            n += SPGEMM_POPC(SPGEMM_BALLOT(p < r1 && ccol[p] != SPGEMM_EMPTY));
+        }
+        if (lane == 0) counts[r] = n;
+    }
+}
+
+// The kept entries of each row moved, in their order, to the row's place
+// `offsets[r]` in outcol / outval, a warp a row (see spgemm_kept_counts).
+SPGEMM_FIXED_KERNEL void spgemm_move_kept(const u64* crpt, const u32* ccol, const value_t* cval, u32 m,
+                                          const u64* offsets, u32* outcol, value_t* outval) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / SPGEMM_WARP_SIZE;
+    const u64 nwarps = (u64)gridDim.x * blockDim.x / SPGEMM_WARP_SIZE;
+    const lane_mask_t below = (((lane_mask_t)1) << lane) - 1;
+    for (u64 r = warp; r < m; r += nwarps) {
+        const u64 r0 = crpt[r], r1 = crpt[r + 1];
+        u64 out = offsets[r];
+        for (u64 base = r0; base < r1; base += SPGEMM_WARP_SIZE) {
+            const u64 p = base + lane;
+            const u32 c = p < r1 ? ccol[p] : SPGEMM_EMPTY;
+            const lane_mask_t kept = SPGEMM_BALLOT(c != SPGEMM_EMPTY);
+            if (c != SPGEMM_EMPTY) {
+                const u64 q = out + SPGEMM_POPC(kept & below);
+                outcol[q] = c;
+                outval[q] = cval[p];
+            }
+            out += SPGEMM_POPC(kept);
+        }
+    }
 }

@@ -263,10 +263,16 @@ __device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* va
 // the others. SORT 4 (`--sort register-hash`): as SORT 1, but blocks whose
 // rows all fit insert from the lanes' even shares of each row's products
 // in registers (`expand_and_load`, reg-hash) instead of walking B.
-template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS>
+// PRUNED (the kernels of a pruned product): each row is pruned in its
+// table as `prune_row` says (threshold `below_bits`, the bits of a
+// value_t, with `has_below`; then `keep`) before it is written, dropped
+// entries written with column SPGEMM_EMPTY, and its bit set in
+// `pruned_rows`; SORT 3 then takes the hash tables for every row.
+template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS, bool PRUNED>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
-                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows) {
+                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, u64 below_bits = 0,
+                               u32 has_below = 0, u32 keep = ~0u, u32* pruned_rows = nullptr) {
     extern __shared__ u64 smem_num[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     // Keys first, each row's padded to a multiple of four (16-byte aligned
@@ -282,7 +288,7 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     // SORT 3: blocks whose rows all fit take the register sort
     // (`register_sort.cuh`; a width of 1 elsewhere, so that nothing wider
     // is built), the others the hash tables and the rank sort.
-    if (SORT == 3) {
+    if (SORT == 3 && !PRUNED) {
         const u32 i = blockIdx.x * rows_per_block + local;
         const u32 r = i < nrows ? bins[i] : 0;
         if (numeric_registers<TSIZE, SORT == 3 ? ROW_THREADS : 1>(arpt, acol, aval, brpt, bcol, bval, i < nrows, r,
@@ -334,16 +340,32 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     __syncthreads();
     const u64 start = active ? crpt[row] : 0;
     const u32 nnz = active ? (u32)(crpt[row + 1] - start) : 0;
+    // The row's entries, once pruning has marked the dropped ones, at
+    // keys[0, nnz): after the whole table's sort, or after condensing.
+    const auto prune = [&]() {
+        value_t below;
+        of_bits(below_bits, &below);
+        const u32 kept = prune_row<ROW_THREADS>(keys, vals, nnz, lane, below, has_below != 0, keep);
+        if (active && lane == 0) atomicOr(&pruned_rows[row / SPGEMM_WORD_BITS], 1u << (row % SPGEMM_WORD_BITS));
+        __syncthreads();
+        return kept;
+    };
     if (SORT == 0) {
         bitonic_sort(keys, vals, TSIZE, lane, ROW_THREADS, [] { __syncthreads(); });
+        if (PRUNED) prune();
         for (u32 t = lane; t < nnz; t += ROW_THREADS) {
             ccol[start + t] = keys[t];
             cval[start + t] = vals[t];
         }
     } else {
         condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local]);
+        const u32 kept = PRUNED ? prune() : nnz;
         if (SORT == 1 || SORT == 3 || SORT == 4) {
+            // Dropped entries rank past the kept ones: each writes the
+            // first place after them, and the places after it are marked.
             rank_sort_out(keys, vals, nnz, lane, ROW_THREADS, ccol + start, cval + start);
+            if (PRUNED)
+                for (u32 t = kept + lane; t < nnz; t += ROW_THREADS) ccol[start + t] = SPGEMM_EMPTY;
             return;
         }
         // One row per block: sort exactly nnz entries. Several rows: a size
