@@ -10,7 +10,9 @@
 //! columns after stacking) and into blocks of rows within a device-memory
 //! budget; after a symbolic phase, rows of every numeric bin (pruned in
 //! their tables as they are written, or marked after the numeric phase
-//! past the shared tables) under each sort and the DCU paper's table.
+//! past the shared tables) under each sort and the DCU paper's table, and
+//! rows whose products all have columns of their own (pruned as a warp
+//! writes them).
 
 use crate::common;
 use spgemm::gpu::{SortVariant, SymbolicMode};
@@ -45,6 +47,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 kind,
                 format!("{name}::pruning::rows_of_every_bin_after_a_symbolic_phase"),
                 move || rows_of_every_bin_after_a_symbolic_phase(kind),
+            ));
+            trials.push(common::trial(
+                kind,
+                format!("{name}::pruning::rows_of_distinct_products_after_a_symbolic_phase"),
+                move || rows_of_distinct_products_after_a_symbolic_phase(kind),
             ));
         }
     }
@@ -303,6 +310,53 @@ fn rows_of_every_bin_after_a_symbolic_phase(kind: BackendKind) {
             let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
             check_graded(&backend, &int(&a), &int(&b), prune, &config);
         }
+    }
+}
+
+/// Rows whose products mostly have columns of their own (A 3,000 × 2¹⁶
+/// with 8 entries a row times B with 16: 128 products a row in 2¹⁶
+/// columns, about seven rows in eight without a repeated column), which
+/// the numeric phase writes a warp a row without a hash table and prunes
+/// there; values with many ties of magnitude; `keep` below, near and past
+/// the rows' lengths, a threshold, both; in `f64`, `f32` and `i64`,
+/// against the reference.
+fn rows_of_distinct_products_after_a_symbolic_phase(kind: BackendKind) {
+    let n = 1 << 16;
+    let a = ties(&generate::uniform::<f64>(3_000, n, 8, 61).unwrap());
+    let b = ties(&generate::uniform::<f64>(n, n, 16, 62).unwrap());
+    let config = GpuConfig {
+        symbolic: SymbolicMode::Exact,
+        ..GpuConfig::default()
+    };
+    let (backend, _) = Backend::select_with(kind, &config).unwrap();
+    for (below, keep) in [
+        (None, Some(1)),
+        (None, Some(17)),
+        (None, Some(127)),
+        (None, Some(500)),
+        (Some(5.0), None),
+        (Some(2.0), Some(40)),
+    ] {
+        let prune = Prune {
+            below,
+            keep,
+            columns: false,
+        };
+        check_graded(&backend, &a, &b, prune, &config);
+        let prune = Prune {
+            below: below.map(|t| t as f32),
+            keep,
+            columns: false,
+        };
+        let single = |m: &CsrMatrix<f64>| m.map(|v| v as f32);
+        check_graded(&backend, &single(&a), &single(&b), prune, &config);
+        let prune = Prune {
+            below: below.map(|t| t as i64),
+            keep,
+            columns: false,
+        };
+        let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
+        check_graded(&backend, &int(&a), &int(&b), prune, &config);
     }
 }
 

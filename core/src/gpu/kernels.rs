@@ -113,6 +113,10 @@ pub enum Kernel {
     /// different columns, placed by a scan and rank-sorted, a warp per row
     /// (expand-sort-compress with nothing to compress; no hash table).
     NumericDistinct,
+    /// `spgemm_numeric_distinct_pruned`: [`Kernel::NumericDistinct`] with
+    /// each row pruned where it lies before it is written
+    /// (`row_prune.cuh`), generated for pruned products.
+    NumericDistinctPruned,
     /// `spgemm_numeric_bin{i}`: the rows of shared numeric bin `i` in a
     /// shared-memory hash table, sorted (OpSparse §5.6.2, DCU §5.3).
     NumericBin(usize),
@@ -346,6 +350,7 @@ impl Kernel {
             Kernel::ScanAdd => "spgemm_scan_add",
             Kernel::NumericDirect => "spgemm_numeric_direct",
             Kernel::NumericDistinct => "spgemm_numeric_distinct",
+            Kernel::NumericDistinctPruned => "spgemm_numeric_distinct_pruned",
             Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
             Kernel::NumericRanked => "spgemm_numeric_ranked",
             Kernel::NumericRankedLong => "spgemm_numeric_ranked_long",
@@ -405,6 +410,7 @@ impl Kernel {
             Kernel::NumericDirect | Kernel::NumericDistinct => of::<NumericRows>(),
             Kernel::NumericBin(_) => of::<NumericBinArgs>(),
             Kernel::NumericBinPruned(_) => of::<NumericBinPrunedArgs>(),
+            Kernel::NumericDistinctPruned => of::<NumericDistinctPrunedArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
             Kernel::NumericRanked | Kernel::NumericRankedLong => of::<NumericRankedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
@@ -721,6 +727,14 @@ kernel_args! {
     NumericBinPrunedArgs [rows: NumericRows] {
         g: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
+        below: u64 = "u64",
+        has_below: u32 = "u32",
+        keep: u32 = "u32",
+        pruned_rows: DevicePtr = "u32*",
+    }
+    /// [`Kernel::NumericDistinctPruned`]: the pruning as
+    /// [`NumericBinPrunedArgs`] gives it.
+    NumericDistinctPrunedArgs [rows: NumericRows] {
         below: u64 = "u64",
         has_below: u32 = "u32",
         keep: u32 = "u32",

@@ -6,13 +6,14 @@ use super::constants::SORT_TILE;
 use super::dense::bitmap_words;
 use super::kernels::{
     self, DevicePtr, FillEmptyArgs, FillIdentityArgs, Kernel, NumericBinArgs, NumericBinPrunedArgs,
-    NumericDenseArgs, NumericGlobalArgs, NumericHashSlicesArgs, NumericRows, Phase, SortStepArgs,
-    SortTilesArgs,
+    NumericDenseArgs, NumericDistinctPrunedArgs, NumericGlobalArgs, NumericHashSlicesArgs,
+    NumericRows, Phase, SortStepArgs, SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::product::{bounds_at, NumericBinning, Product};
+use super::prune_in_pass::InPass;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -83,6 +84,15 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         l.launch(stream, Kernel::FillIdentity, grid, &args)
     }
 
+    /// The pruning that `kernel` (a pruned numeric kernel) applies as it
+    /// writes its rows: the product's, when it prunes after a symbolic
+    /// phase (a bitmap to mark the rows) and its kernels include `kernel`.
+    fn pruning(&self, kernel: Kernel) -> Option<InPass> {
+        self.prune.filter(|p| {
+            p.pruned_rows != DevicePtr(0) && self.launcher.kernels.kernels.contains_key(&kernel)
+        })
+    }
+
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
     /// `counts`) and one kernel per bin, largest first on several streams:
     /// direct copies for single-entry rows of A, shared tables, and global
@@ -135,12 +145,21 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             let warps = BLOCK / dev.properties().warp_width;
             let grid = l.grid(distinct, warps as usize);
             let bytes = distinct_shared_bytes(warps * self.distinct_max(), size_of::<T>());
-            l.launch(
-                Launcher::<D>::stream_of(2),
-                Kernel::NumericDistinct,
-                shape(grid, BLOCK, bytes),
-                &rows(nbins + 1),
-            )?;
+            let grid = shape(grid, BLOCK, bytes);
+            let stream = Launcher::<D>::stream_of(2);
+            match self.pruning(Kernel::NumericDistinctPruned) {
+                Some(p) => {
+                    let args = NumericDistinctPrunedArgs {
+                        rows: rows(nbins + 1),
+                        below: p.below.unwrap_or(0),
+                        has_below: u32::from(p.below.is_some()),
+                        keep: p.keep,
+                        pruned_rows: p.pruned_rows,
+                    };
+                    l.launch(stream, Kernel::NumericDistinctPruned, grid, &args)?;
+                }
+                None => l.launch(stream, Kernel::NumericDistinct, grid, &rows(nbins + 1))?,
+            }
         }
         let ranked = counts.sizes[nbins + 2] as usize;
         if ranked > 0 {
@@ -186,10 +205,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let shared = kernels::numeric_shared_bytes(table, i, l.kernels.sort);
                 let grid = shape(blocks, bin.block_threads, shared);
                 let pruned = Kernel::NumericBinPruned(i);
-                let prune = self.prune.filter(|p| {
-                    p.pruned_rows != DevicePtr(0) && l.kernels.kernels.contains_key(&pruned)
-                });
-                if let Some(p) = prune {
+                if let Some(p) = self.pruning(pruned) {
                     let args = NumericBinPrunedArgs {
                         rows: rows(i),
                         g,

@@ -86,12 +86,13 @@ pub fn kernels(table: &KernelTable) -> Vec<Kernel> {
     all
 }
 
-/// The numeric bins whose rows a pruned product prunes in their tables
-/// ([`Kernel::NumericBinPruned`], in [`build_pruning`]'s program): shared
-/// bins of rows of at most a warp (several a warp), or of one row a block
-/// whose table leaves three words past the row's entries for the block's
-/// sums (`row_prune.cuh`). Rows of the other bins are pruned after the
-/// numeric phase.
+/// The kernels of [`build_pruning`]'s program that prune rows where the
+/// numeric phase holds them (`row_prune.cuh`): the shared numeric bins of
+/// rows of at most a warp (several a warp), or of one row a block whose
+/// table leaves three words past the row's entries for the block's sums
+/// ([`Kernel::NumericBinPruned`]), then the rows whose products all have
+/// different columns, a warp a row ([`Kernel::NumericDistinctPruned`]).
+/// Rows of the other bins are pruned after the numeric phase.
 pub fn pruned_kernels(table: &KernelTable, sort: SortVariant) -> Vec<Kernel> {
     let warp = table.warp_width;
     (0..table.numeric.len())
@@ -103,6 +104,7 @@ pub fn pruned_kernels(table: &KernelTable, sort: SortVariant) -> Vec<Kernel> {
             !bin.global() && (narrow || whole_block)
         })
         .map(Kernel::NumericBinPruned)
+        .chain([Kernel::NumericDistinctPruned])
         .collect()
 }
 
@@ -187,6 +189,9 @@ fn wrapper<T: Scalar>(
                 pruned = matches!(kernel, Kernel::NumericBinPruned(_)),
             )
         }
+        Kernel::NumericDistinctPruned => format!(
+            "extern \"C\" __global__ void {name}({params}) {{ numeric_distinct<true>({call}); }}\n"
+        ),
         fixed => unreachable!("{fixed:?} is written out in the body"),
     }
 }
@@ -427,7 +432,10 @@ mod tests {
         // with room past the row in its table.
         assert_eq!(
             extra,
-            (0..7).map(Kernel::NumericBinPruned).collect::<Vec<_>>()
+            (0..7)
+                .map(Kernel::NumericBinPruned)
+                .chain([Kernel::NumericDistinctPruned])
+                .collect::<Vec<_>>()
         );
         assert_eq!(extra, pruned_kernels(&t, SortVariant::Auto));
         let source = &pruning[plain.len()].program.source;
@@ -438,6 +446,15 @@ mod tests {
              u64 below, u32 has_below, u32 keep, u32* pruned_rows)"
         ));
         assert!(source.contains("numeric_shared<31u, 8u, 1, false, true>"));
+        let last = &pruning.last().unwrap().program.source;
+        assert!(last.contains(
+            "spgemm_numeric_distinct_pruned(const u64* arpt, const u32* acol, \
+             const value_t* aval, const u64* brpt, const u32* bcol, const value_t* bval, \
+             const u32* bins, u32 nrows, const u64* crpt, u32* ccol, value_t* cval, u64 below, \
+             u32 has_below, u32 keep, u32* pruned_rows) { numeric_distinct<true>(arpt, acol, \
+             aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval, below, has_below, keep, \
+             pruned_rows); }"
+        ));
         // Three quarters of the table's 8 resident blocks.
         assert!(source.contains("SPGEMM_LAUNCH_BOUNDS(256, 6) spgemm_numeric_bin0_pruned("));
         // A block's row whose table leaves no three words past it, and rows

@@ -393,10 +393,14 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
 // (shuffles), stores them, and each product's place in C is the number of
 // smaller columns (the rank sort of OpSparse §5.6.2). Warps take rows on
 // their own; a warp barrier orders a row's stores and ranks.
-SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* acol, const value_t* aval,
-                                                   const u64* brpt, const u32* bcol, const value_t* bval,
-                                                   const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
-                                                   value_t* cval) {
+// PRUNED (`spgemm_numeric_distinct_pruned`, generated for pruned products):
+// each row is pruned where it lies in shared memory (`prune_row`, a warp a
+// row) before it is written, as the numeric bins' pruned kernels do.
+template <bool PRUNED>
+__device__ void numeric_distinct(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
+                                 const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
+                                 u32* ccol, value_t* cval, u64 below_bits = 0, u32 has_below = 0, u32 keep = ~0u,
+                                 u32* pruned_rows = nullptr) {
     constexpr u32 CAP = SPGEMM_DISTINCT_PER_LANE * SPGEMM_WARP_SIZE;
     extern __shared__ u64 smem_distinct[];
     const u32 warps = blockDim.x / SPGEMM_WARP_SIZE, wid = threadIdx.x / SPGEMM_WARP_SIZE;
@@ -439,10 +443,30 @@ SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* aco
             run += total;
         }
         SPGEMM_SYNC_WARP();
-        // Each warp's keys start 16-byte aligned.
-        rank_sort_out(keys, vals, run, lane, SPGEMM_WARP_SIZE, ccol + crpt[row], cval + crpt[row]);
+        u32 kept = run;
+        if (PRUNED) {
+            value_t below;
+            of_bits(below_bits, &below);
+            kept = prune_row<SPGEMM_WARP_SIZE>(keys, vals, run, lane, below, has_below != 0, keep);
+            if (lane == 0) atomicOr(&pruned_rows[row / SPGEMM_WORD_BITS], 1u << (row % SPGEMM_WORD_BITS));
+            SPGEMM_SYNC_WARP();
+        }
+        // Each warp's keys start 16-byte aligned. Dropped entries rank past
+        // the kept ones: each writes the first place after them, and the
+        // places after it are marked.
+        const u64 out = crpt[row];
+        rank_sort_out(keys, vals, run, lane, SPGEMM_WARP_SIZE, ccol + out, cval + out);
+        if (PRUNED)
+            for (u32 t = kept + lane; t < run; t += SPGEMM_WARP_SIZE) ccol[out + t] = SPGEMM_EMPTY;
         SPGEMM_SYNC_WARP();
     }
+}
+
+SPGEMM_FIXED_KERNEL void spgemm_numeric_distinct(const u64* arpt, const u32* acol, const value_t* aval,
+                                                   const u64* brpt, const u32* bcol, const value_t* bval,
+                                                   const u32* bins, u32 nrows, const u64* crpt, u32* ccol,
+                                                   value_t* cval) {
+    numeric_distinct<false>(arpt, acol, aval, brpt, bcol, bval, bins, nrows, crpt, ccol, cval);
 }
 
 // Rows of A with one entry: C(i,:) = A(i,k)·B(k,:) copied directly (DCU
