@@ -8,8 +8,11 @@ on the CUDA and the CPU backend (transfers and C's assembly included).
     python python/bench_prune.py [--reps 5] [--products 17:16,20:8] [--device-only] out.json
 
 --products: Erdős–Rényi matrices as log2(rows):entries a row (the
-default: 2^17 x 16, whose product has a symbolic phase, and 2^20 x 8,
-which runs in one pass). --device-only: the CuPy rows alone. Medians of
+default: 2^17 x 16 and 2^20 x 8, rows of a binomial length, whose
+products have a symbolic phase); a third field `u` (`20:8:u`) gives
+every row that many entries (columns drawn at random, repeats merged),
+so that a product of short rows runs in one pass. --device-only: the
+CuPy rows alone. Medians of
 --reps after a warm-up (3 for the SciPy rows), milliseconds, and C's
 entries after each pruning.
 """
@@ -46,16 +49,24 @@ def main():
     p.add_argument("json")
     args = p.parse_args()
     rows = []
-    products = [tuple(int(x) for x in spec.split(":")) for spec in args.products.split(",")]
-    for log_n, per_row in products:
+    for spec in args.products.split(","):
+        fields = spec.split(":")
+        log_n, per_row, uniform = int(fields[0]), int(fields[1]), fields[2:] == ["u"]
         n = 1 << log_n
         rng = np.random.default_rng(1)
-        a = sp.random_array((n, n), density=per_row / n, format="csr", rng=rng)
+        if uniform:
+            cols = rng.integers(0, n, size=n * per_row)
+            row_ids = np.repeat(np.arange(n), per_row)
+            a = sp.csr_array((rng.random(n * per_row), (row_ids, cols)), shape=(n, n))
+            a.sum_duplicates()
+        else:
+            a = sp.random_array((n, n), density=per_row / n, format="csr", rng=rng)
         sums = np.asarray(a.sum(axis=0)).ravel()
         a = sp.csr_array(a @ sp.diags_array(1.0 / np.where(sums > 0, sums, 1.0)))
         a.sort_indices()
         ac = csp.csr_matrix(sp.csr_matrix(a))
-        r = {"product": f"ER {n}x{per_row}", "nnz_c": int(spgemm.matmul(ac, ac).nnz)}
+        name = f"ER {n}x{per_row}" + (" uniform" if uniform else "")
+        r = {"product": name, "nnz_c": int(spgemm.matmul(ac, ac).nnz)}
         r["device_unpruned_ms"] = timed(lambda: spgemm.matmul(ac, ac), args.reps)
         for label, kw in (
             ("keep32_rows", dict(keep=32)),

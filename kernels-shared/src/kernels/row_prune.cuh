@@ -51,8 +51,10 @@ __device__ __forceinline__ bool rows_any(bool p) {
 // words of their sums (the host fuses pruning only into bins whose tables
 // leave them). Every thread of the block calls it at once.
 //
-// The keep-th largest magnitude key is bounded bit by bit from the top (a
-// count over the row a bit: entries at least the candidate), until exactly
+// The keep-th largest magnitude key is bounded bit by bit from the top
+// (rows of at most a warp: from the highest bit where their live keys
+// differ, two bits a round; a count over the row a candidate: entries at
+// least it), until exactly
 // `keep` entries reach the bound (then they are the kept ones: rows of
 // distinct magnitudes settle once the bound parts the keep-th largest from
 // the next, after about the bits the row's magnitudes share and the
@@ -93,16 +95,65 @@ __device__ __forceinline__ u32 prune_row(u32* keys, const value_t* vals, u32 nnz
         return row_sum<ROW_THREADS>(n, words, round);
     };
     // A magnitude key's top bit is clear. `reach`: the live entries at
-    // least `kth`.
+    // least `kth`. Rows of at most a warp start below the bits their live
+    // keys share (kth has them: the OR and AND of the keys differ first
+    // at bit `top`) and bound two bits a round (three counts, whose
+    // shuffles overlap); a block's row one bit a round from the top.
+    constexpr bool PAIRS = ROW_THREADS <= SPGEMM_WARP_SIZE;
     u64 kth = 0;
     u32 reach = live;
-    for (int b = 8 * (int)sizeof(value_t) - 2; b >= 0; --b) {
-        if (!rows_any<ROW_THREADS>(live > keep && reach != keep)) break;
-        const u64 c = kth | (1ull << b);
-        const u32 n = count([&](u32 t) { return magnitude_key(vals[t]) >= c; });
-        if (n >= keep) {
-            kth = c;
-            reach = n;
+    int top = 8 * (int)sizeof(value_t) - 2;
+    if (PAIRS) {
+        u64 any = 0, all = ~0ull;
+        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
+            if (keys[t] == SPGEMM_EMPTY) continue;
+            const u64 k = magnitude_key(vals[t]);
+            any |= k;
+            all &= k;
+        }
+        for (u32 d = ROW_THREADS / 2; d > 0; d /= 2) {
+            any |= SPGEMM_SHFL_XOR_W(any, d, ROW_THREADS);
+            all &= SPGEMM_SHFL_XOR_W(all, d, ROW_THREADS);
+        }
+        // A row without live entries (all ones against none) takes no
+        // part; where every live key is alike, kth is that key.
+        const u64 differ = any ^ all;
+        top = differ == 0 ? -1 : 63 - __clzll((long long)differ);
+        kth = differ == 0 ? all : all & ~((2ull << top) - 1);
+    }
+    constexpr int STEP = PAIRS ? 2 : 1;
+    for (int b = top; rows_any<ROW_THREADS>(live > keep && reach != keep && b >= 0); b -= STEP) {
+        // The candidates kth | j·2^low for j = 1 .. 2^STEP − 1 (one where
+        // only bit 0 is left); a candidate above every key counts none.
+        const int low = PAIRS && b >= 1 ? b - 1 : b >= 0 ? b : 0;
+        const bool on = b >= 0;
+        const u64 c1 = on ? kth | (1ull << low) : ~0ull;
+        const u64 c2 = on && b > low ? kth | (2ull << low) : ~0ull;
+        const u64 c3 = on && b > low ? kth | (3ull << low) : ~0ull;
+        u32 n1 = 0, n2 = 0, n3 = 0;
+        for (u32 t = lane; t < nnz; t += ROW_THREADS) {
+            if (keys[t] == SPGEMM_EMPTY) continue;
+            const u64 k = magnitude_key(vals[t]);
+            n1 += k >= c1;
+            if (PAIRS) {
+                n2 += k >= c2;
+                n3 += k >= c3;
+            }
+        }
+        n1 = row_sum<ROW_THREADS>(n1, words, round);
+        if (PAIRS) {
+            n2 = row_sum<ROW_THREADS>(n2, words, round);
+            n3 = row_sum<ROW_THREADS>(n3, words, round);
+        }
+        if (PAIRS && n3 >= keep) {
+            kth = c3;
+            reach = n3;
+        } else if (PAIRS && n2 >= keep) {
+            kth = c2;
+            reach = n2;
+        } else if (n1 >= keep) {
+            kth = c1;
+            reach = n1;
         }
     }
     // Where the bits ran out with more than `keep` entries at least kth,
