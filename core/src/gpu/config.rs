@@ -305,7 +305,7 @@ pub enum Accumulator {
     /// never overflow to the global kernels (measured on an H100, the
     /// symbolic phase of R-MAT 18 57 -> 7 ms). Rows past the last shared
     /// table (the last symbolic bin's overflow for a wide C, the global
-    /// bins) keep the global paths of [`LongRows`](super::LongRows), which
+    /// bins) keep the global paths of [`LongRows`], which
     /// split a long row between blocks. In the numeric phase, rows of up to 8 entries
     /// per lane of a warp whose products all have different columns (the
     /// symbolic phase saw nnz = nprod) skip the hash table: a warp places

@@ -33,7 +33,7 @@ pub struct DeviceCsr {
 }
 
 /// Row structure of a matrix on the device, shared by every matrix that
-/// has it (see [`GpuMatrix::with_values`]), with a host copy when it came
+/// has it (see [`GpuEngine::with_values`](super::GpuEngine::with_values)), with a host copy when it came
 /// from the host (to check plans against).
 pub(super) struct Structure<D: Device> {
     pub(super) rpt: DeviceArray<D, u64>,
