@@ -18,6 +18,7 @@ mod bfs;
 mod booleans;
 mod cpu;
 mod cuda;
+mod device_masks;
 mod galerkin;
 mod hip;
 mod integers;
@@ -35,6 +36,7 @@ fn main() {
     trials.extend(hip::trials());
     trials.extend(plans::trials());
     trials.extend(semirings::trials());
+    trials.extend(device_masks::trials());
     trials.extend(galerkin::trials());
     trials.extend(integers::trials());
     trials.extend(pruning::trials());
