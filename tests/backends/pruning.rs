@@ -284,31 +284,7 @@ fn rows_of_every_bin_after_a_symbolic_phase(kind: BackendKind) {
         };
         let (backend, _) = Backend::select_with(kind, &config).unwrap();
         for (below, keep) in prunings {
-            let prune = Prune {
-                below,
-                keep,
-                columns: false,
-            };
-            check_graded(&backend, &a, &b, prune, &config);
-            let prune = Prune {
-                below: below.map(|t| t as f32),
-                keep,
-                columns: false,
-            };
-            check_graded(
-                &backend,
-                &a.map(|v| v as f32),
-                &b.map(|v| v as f32),
-                prune,
-                &config,
-            );
-            let prune = Prune {
-                below: below.map(|t| t.ceil() as i64),
-                keep,
-                columns: false,
-            };
-            let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
-            check_graded(&backend, &int(&a), &int(&b), prune, &config);
+            check_every_type(&backend, (&a, &b), (below, keep), &config);
         }
     }
 }
@@ -337,30 +313,35 @@ fn rows_of_distinct_products_after_a_symbolic_phase(kind: BackendKind) {
         (Some(5.0), None),
         (Some(2.0), Some(40)),
     ] {
-        let prune = Prune {
-            below,
-            keep,
-            columns: false,
-        };
-        check_graded(&backend, &a, &b, prune, &config);
-        let prune = Prune {
-            below: below.map(|t| t as f32),
-            keep,
-            columns: false,
-        };
-        let single = |m: &CsrMatrix<f64>| m.map(|v| v as f32);
-        check_graded(&backend, &single(&a), &single(&b), prune, &config);
-        let prune = Prune {
-            below: below.map(|t| t as i64),
-            keep,
-            columns: false,
-        };
-        let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
-        check_graded(&backend, &int(&a), &int(&b), prune, &config);
+        check_every_type(&backend, (&a, &b), (below, keep), &config);
     }
 }
 
-fn check_graded<T: Scalar>(
+/// `a·b` row-pruned below `below` (rounded up for integers) and to `keep`
+/// a row, in `f64`, `f32` and `i64`, each against the reference.
+fn check_every_type(
+    backend: &Backend,
+    (a, b): (&CsrMatrix<f64>, &CsrMatrix<f64>),
+    (below, keep): (Option<f64>, Option<usize>),
+    config: &GpuConfig,
+) {
+    fn rows<T: Scalar>(below: Option<T>, keep: Option<usize>) -> Prune<T> {
+        Prune {
+            below,
+            keep,
+            columns: false,
+        }
+    }
+    check_pruned(backend, a, b, rows(below, keep), config);
+    let single = |m: &CsrMatrix<f64>| m.map(|v| v as f32);
+    let below32 = below.map(|t| t as f32);
+    check_pruned(backend, &single(a), &single(b), rows(below32, keep), config);
+    let int = |m: &CsrMatrix<f64>| m.map(|v| v as i64);
+    let below64 = below.map(|t| t.ceil() as i64);
+    check_pruned(backend, &int(a), &int(b), rows(below64, keep), config);
+}
+
+fn check_pruned<T: Scalar>(
     backend: &Backend,
     a: &CsrMatrix<T>,
     b: &CsrMatrix<T>,
