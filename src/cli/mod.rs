@@ -157,9 +157,10 @@ struct Common {
     /// counted and placed in one pass; other products run exact), estimate
     /// (bound's one pass into room for the nnz(C) that a sample of rows
     /// estimates, run again into exact room when it falls short), auto
-    /// (bound for rows of at most 32 products, and for rows of at most 128
-    /// whose sampled compression ratio is at most 1.5; estimate where only
-    /// its room fits the device).
+    /// (bound for rows of at most 32 products, for rows of at most 128
+    /// whose sampled compression ratio is at most 2.5 and for longer rows
+    /// whose ratio is at most 1.25; estimate where only its room fits the
+    /// device).
     #[arg(long, default_value = "auto")]
     symbolic: SymbolicMode,
     /// GPU backends: the room that --symbolic estimate gives C, in percent

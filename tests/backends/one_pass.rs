@@ -2,7 +2,8 @@
 //! (`SymbolicMode::Bound`), on each GPU backend against the reference:
 //! rows of 0 to the one pass's limit of products (8 per lane of a group
 //! of 4, 8, 16 lanes and a warp), their columns repeated so that runs are
-//! summed; a row past the limit,
+//! summed, in the order the reference sums them, with columns narrow
+//! enough to carry a product's place and too wide; a row past the limit,
 //! which sends the product to the symbolic phase; many tiles of rows with
 //! empty rows among them and a last tile cut short; semirings and integer
 //! values; C sized from an estimate (`SymbolicMode::Estimate`), with room
@@ -29,6 +30,10 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
                 rows_up_to_the_limit_and_past_it as fn(BackendKind),
             ),
             ("many_tiles_and_empty_rows", many_tiles_and_empty_rows),
+            (
+                "wide_columns_and_the_order_of_sums",
+                wide_columns_and_the_order_of_sums,
+            ),
             ("semirings_and_integers", semirings_and_integers),
             (
                 "estimates_with_room_and_short",
@@ -270,6 +275,41 @@ fn many_tiles_and_empty_rows(kind: BackendKind) {
         assert!((0..got.nrows())
             .filter(|i| i % 7 == 3)
             .all(|i| got.row_nnz(i) == 0));
+    });
+}
+
+fn wide_columns_and_the_order_of_sums(kind: BackendKind) {
+    on_engine(kind, &|e| {
+        // Values of many bits, so that sums taken in another order than
+        // the reference's (each row's products by column, stably: A's
+        // entries in order, then B's) differ in their last bits; the
+        // columns of B's last half of rows past 2²⁷ (too wide for a
+        // product's place beside them, whatever the lanes a row), so that
+        // warps of narrow rows, of wide rows and of both run.
+        let warp = e.warp_width();
+        let n = 4 * warp + 64;
+        let narrow = overlapping_rows(n).map(|v| v / 3.0 + 0.1);
+        let stretch = 1usize << 27;
+        let t: Vec<(usize, usize, f64)> = (0..n)
+            .flat_map(|j| {
+                let (cols, vals) = narrow.row(j);
+                cols.iter().zip(vals).map(move |(&c, &v)| {
+                    let c = c as usize;
+                    (j, if j >= n / 2 { c + stretch } else { c }, v)
+                })
+            })
+            .collect();
+        let wide = triplets(n, 4 * n + 8 + stretch, &t);
+        for lanes in [4, 8, 16, warp] {
+            let lens: Vec<usize> = (0..5000).map(|i| i % (lanes + 1)).collect();
+            let a = rows_of(&lens, n).map(|v| 1.0 / (v + 0.7));
+            for b in [&narrow, &wide] {
+                let want = reference::multiply(&a, b).unwrap();
+                let (got, one_pass) = e.product(&a, b);
+                assert!(one_pass, "{lanes} lanes");
+                assert_eq!(got, want, "{lanes} lanes, {} columns", b.ncols());
+            }
+        }
     });
 }
 

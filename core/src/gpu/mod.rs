@@ -72,7 +72,9 @@ pub use matrix::DeviceCsr;
 pub use matrix::{GpuMatrix, GpuPlan, PhaseTimes, VendorRun};
 pub use memory::DeviceArray;
 pub use multi::{MultiGpu, MultiOperands};
-pub use one_pass::{estimated_room, one_pass_pays, ONE_PASS_MAX_COMPRESSION};
+pub use one_pass::{
+    estimated_room, one_pass_pays, ONE_PASS_MAX_COMPRESSION, ONE_PASS_MAX_COMPRESSION_WARP,
+};
 pub use pipeline::{Enqueued, PhaseEvents};
 
 #[cfg(test)]

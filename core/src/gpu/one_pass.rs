@@ -58,18 +58,20 @@ const SAMPLE_PAST: u128 = 2;
 /// `lanes` lanes a row on a device of `warp`-lane warps, whose sampled
 /// compression ratio `compression` gives (asked only when the answer
 /// depends on it; its errors are returned): always for rows of 4 lanes (at
-/// most 32 products: batched 8 to a warp, they gain most), never for rows
-/// of a warp (the rank sort of up to 8 products a lane costs more than the
-/// symbolic phase saves), and between them when the compression ratio is
-/// at most [`ONE_PASS_MAX_COMPRESSION`] (the one pass sorts every product,
-/// the numeric phase only the row's entries). Measured on an H200
-/// (`docs/benchmarks/one-pass-h200-2026-11-27.md`, f64, against the
-/// symbolic phase; the one pass forced for all): Erdős–Rényi 2²⁰ × 4 (4
-/// lanes) 1.63× faster, the AMG pairs Poisson 64³ and 96³ · P (4 lanes,
-/// compression 3.3) 1.03× and 1.31×, luxembourg_osm 1.23×; Erdős–Rényi
-/// 2²⁰ × 8 and 2²² × 8 (8 lanes, compression 1.00) 1.11× and 1.49×; the
-/// 7-point stencils 128³ and Poisson 96³ (8 lanes, compression 1.96)
-/// 0.97× and 0.66×; Erdős–Rényi 2¹⁸ × 16 (a warp, 1.00) 0.70×.
+/// most 32 products: batched 8 to a warp, they gain most); for rows of 8
+/// or 16 lanes when the compression ratio is at most
+/// [`ONE_PASS_MAX_COMPRESSION`], for rows of a warp when it is at most
+/// [`ONE_PASS_MAX_COMPRESSION_WARP`] (the one pass ranks every product
+/// against the row's others, the numeric phase only the row's entries:
+/// where many products fall on one column, and the longer the rows, the
+/// symbolic phase pays). Measured on an H200
+/// (`docs/benchmarks/one-pass-places-h200-2026-11-30.md`, f64, the one
+/// pass forced against the symbolic phase): Poisson 64³ (8 lanes,
+/// compression 1.96) 1.32× faster; Erdős–Rényi 2²⁰ × 6 (8 lanes, 1.00)
+/// 1.36×, 2¹⁸ × 10 (16 lanes) 1.45×, 2¹⁹ × 14 (a warp) 1.39×; the square
+/// of Poisson 64³ times its prolongation (16 lanes, compression 6.6)
+/// 0.80×; that square times Poisson 64³ and 96³'s times 96³ (a warp,
+/// 2.78) 0.61× and 0.58×.
 pub fn one_pass_pays(
     lanes: u32,
     warp: u32,
@@ -77,14 +79,18 @@ pub fn one_pass_pays(
 ) -> Result<bool> {
     Ok(match lanes {
         4 => true,
-        l if l >= warp => false,
+        l if l >= warp => compression()? <= ONE_PASS_MAX_COMPRESSION_WARP,
         _ => compression()? <= ONE_PASS_MAX_COMPRESSION,
     })
 }
 
 /// The sampled compression ratio up to which [`one_pass_pays`] takes the
 /// one pass for rows of 8 or 16 lanes.
-pub const ONE_PASS_MAX_COMPRESSION: f64 = 1.5;
+pub const ONE_PASS_MAX_COMPRESSION: f64 = 2.5;
+
+/// The sampled compression ratio up to which [`one_pass_pays`] takes the
+/// one pass for rows of a warp.
+pub const ONE_PASS_MAX_COMPRESSION_WARP: f64 = 1.25;
 
 /// The room for C's entries that [`SymbolicMode::Estimate`] allocates:
 /// `nprod` (nprod(C)) times the sampled rows' entries over their products
@@ -226,7 +232,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// over A's (one in [`ROWS_PER_SAMPLE`] or more) ([`Kernel::OnePassSample`], a warp a row, rows of more
     /// products than the one pass takes left out, and nothing sampled when
     /// setup's largest nprod(i) leaves [`one_pass_pays`] no use for it:
-    /// rows of 4 lanes or of a warp, unless `every`) after setup, which wrote
+    /// rows of 4 lanes, unless `every`) after setup, which wrote
     /// each row's products into `crpt` and their largest into `meta`; the
     /// sample's products and entries go to `meta`'s sample words.
     fn sample(&self, meta: &Meta<D>, crpt: &DeviceArray<D, u64>, every: bool) -> Result<()> {
@@ -362,17 +368,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn four_lanes_always_a_warp_never_and_between_by_compression() {
+    fn four_lanes_always_and_longer_rows_by_compression() {
         let unasked = || -> Result<f64> { panic!("sampled") };
         assert!(one_pass_pays(4, 32, unasked).unwrap());
-        assert!(!one_pass_pays(32, 32, unasked).unwrap());
-        assert!(!one_pass_pays(64, 64, unasked).unwrap());
         for lanes in [8, 16] {
             assert!(one_pass_pays(lanes, 32, || Ok(1.0)).unwrap());
+            assert!(one_pass_pays(lanes, 32, || Ok(1.96)).unwrap());
             assert!(one_pass_pays(lanes, 32, || Ok(ONE_PASS_MAX_COMPRESSION)).unwrap());
-            assert!(!one_pass_pays(lanes, 32, || Ok(1.96)).unwrap());
+            assert!(!one_pass_pays(lanes, 32, || Ok(3.3)).unwrap());
         }
-        assert!(one_pass_pays(32, 64, || Ok(1.2)).unwrap());
+        for warp in [32, 64] {
+            assert!(one_pass_pays(warp, warp, || Ok(1.0)).unwrap());
+            assert!(!one_pass_pays(warp, warp, || Ok(1.5)).unwrap());
+        }
+        assert!(one_pass_pays(32, 64, || Ok(2.0)).unwrap());
         let failed = || -> Result<f64> { Err(crate::error::Error::Unsupported("x".into())) };
         assert!(one_pass_pays(8, 32, failed).is_err());
     }

@@ -65,12 +65,20 @@ __device__ __forceinline__ u32 warp_max(u32 x) {
     return x;
 }
 
+// The bits that hold every number below n.
+__host__ __device__ constexpr u32 bits_for(u32 n) { return n <= 1 ? 0 : 1 + bits_for((n + 1) / 2); }
+
 // A group's shared memory: its products twice (expanded, then sorted)
 // and four slots of padding (so that the groups of a warp read other
 // banks), keys then values; then a word per group.
 template <u32 G>
 struct OnePassShared {
     static constexpr u32 CAP = SPGEMM_DISTINCT_PER_LANE * G;
+    // Bits that hold a product's place in the row (below CAP), and the
+    // columns below which a column shifted past them, with a place, stays
+    // below SPGEMM_EMPTY.
+    static constexpr u32 PLACE_BITS = bits_for(CAP);
+    static constexpr u32 PLACED_LIMIT = (1u << (32 - PLACE_BITS)) - 1;
     static constexpr u32 STRIDE = 2 * CAP + 4;
     u32* keys;
     u32* sorted_keys;
@@ -274,7 +282,7 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
     u32* keys = sh.keys;
     value_t* vals = sh.vals;
     const u64 a0 = active ? arpt[row] : 0, a1 = active ? arpt[row + 1] : 0;
-    u32 run = 0;
+    u32 run = 0, wide = 0;
     const u32 len = (u32)(a1 - a0);
     const u32 most = warp_max(len);
     for (u32 base = 0; base < most; base += G) {
@@ -301,7 +309,9 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
             const value_t aj = SPGEMM_SHFL_W(a, j, G);
             if (t < total) {
                 const u64 q = bj + (t - before);
-                keys[run + t] = bcol[q];
+                const u32 col = bcol[q];
+                wide |= col >= OnePassShared<G>::PLACED_LIMIT;
+                keys[run + t] = col;
                 vals[run + t] = semiring_times(aj, bval[q]);
             }
         }
@@ -310,31 +320,57 @@ __device__ __forceinline__ u32 one_pass_row(const u64* arpt, const u32* acol, co
     // Padded to a multiple of four with columns past every real one.
     if (glane < ((4 - run % 4) % 4)) keys[run + glane] = SPGEMM_EMPTY;
     SPGEMM_SYNC_WARP();
-    // Stable rank sort: an entry's place is the number of smaller columns
-    // (two products a lane per pass over the keys, read four at a time:
-    // one broadcast 16-byte load, as rank_sort_out does), plus, when its
-    // column repeats, the number of its repeats before it.
+    // Stable rank sort: an entry's place is the number of entries before
+    // it in (column, place in the expansion) order, counted in a pass over
+    // the keys for two products a lane, read four at a time (one broadcast
+    // 16-byte load, as rank_sort_out does). Where every column of the
+    // warp's rows leaves room, each key carries its place in its low
+    // PLACE_BITS, so that keys are distinct and one compare ranks them;
+    // otherwise the equal keys before an entry are counted apart, only
+    // for columns that repeat. Padding (SPGEMM_EMPTY) is above every key.
     const uint4* keys4 = (const uint4*)keys;
-    for (u32 t = glane; t < run; t += 2 * G) {
-        const u32 t2 = t + G;
-        const u32 k0 = keys[t], k1 = t2 < run ? keys[t2] : SPGEMM_EMPTY;
-        u32 r0 = 0, r1 = 0, e0 = 0, e1 = 0;
-        for (u32 q = 0; q < run; q += 4) {
-            const uint4 w = keys4[q / 4];
-            r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
-            e0 += (w.x == k0) + (w.y == k0) + (w.z == k0) + (w.w == k0);
-            r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
-            e1 += (w.x == k1) + (w.y == k1) + (w.z == k1) + (w.w == k1);
+    if (!SPGEMM_BALLOT(wide)) {
+        constexpr u32 S = OnePassShared<G>::PLACE_BITS;
+        for (u32 t = glane; t < run; t += G) keys[t] = (keys[t] << S) | t;
+        SPGEMM_SYNC_WARP();
+        for (u32 t = glane; t < run; t += 2 * G) {
+            const u32 t2 = t + G;
+            const u32 k0 = keys[t], k1 = t2 < run ? keys[t2] : SPGEMM_EMPTY;
+            u32 r0 = 0, r1 = 0;
+            for (u32 q = 0; q < run; q += 4) {
+                const uint4 w = keys4[q / 4];
+                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+            }
+            sh.sorted_keys[r0] = k0 >> S;
+            sh.sorted_vals[r0] = vals[t];
+            if (t2 < run) {
+                sh.sorted_keys[r1] = k1 >> S;
+                sh.sorted_vals[r1] = vals[t2];
+            }
         }
-        if (e0 > 1)
-            for (u32 q = 0; q < t; ++q) r0 += keys[q] == k0;
-        if (e1 > 1)
-            for (u32 q = 0; q < t2; ++q) r1 += keys[q] == k1;
-        sh.sorted_keys[r0] = k0;
-        sh.sorted_vals[r0] = vals[t];
-        if (t2 < run) {
-            sh.sorted_keys[r1] = k1;
-            sh.sorted_vals[r1] = vals[t2];
+    } else {
+        for (u32 t = glane; t < run; t += 2 * G) {
+            const u32 t2 = t + G;
+            const u32 k0 = keys[t], k1 = t2 < run ? keys[t2] : SPGEMM_EMPTY;
+            u32 r0 = 0, r1 = 0, e0 = 0, e1 = 0;
+            for (u32 q = 0; q < run; q += 4) {
+                const uint4 w = keys4[q / 4];
+                r0 += (w.x < k0) + (w.y < k0) + (w.z < k0) + (w.w < k0);
+                e0 += (w.x == k0) + (w.y == k0) + (w.z == k0) + (w.w == k0);
+                r1 += (w.x < k1) + (w.y < k1) + (w.z < k1) + (w.w < k1);
+                e1 += (w.x == k1) + (w.y == k1) + (w.z == k1) + (w.w == k1);
+            }
+            if (e0 > 1)
+                for (u32 q = 0; q < t; ++q) r0 += keys[q] == k0;
+            if (e1 > 1)
+                for (u32 q = 0; q < t2; ++q) r1 += keys[q] == k1;
+            sh.sorted_keys[r0] = k0;
+            sh.sorted_vals[r0] = vals[t];
+            if (t2 < run) {
+                sh.sorted_keys[r1] = k1;
+                sh.sorted_vals[r1] = vals[t2];
+            }
         }
     }
     SPGEMM_SYNC_WARP();
@@ -459,9 +495,9 @@ __device__ __forceinline__ void one_pass_rows(const u64* arpt, const u32* acol, 
 // row) adds its products to totals[0] and its entries to totals[1]. B's
 // values may still be arriving: the counts do not depend on them. Nothing
 // is sampled when setup's largest nprod(i) (stats[1]) leaves the host no
-// choice to make: rows within 4 lanes' reach, or past 16 lanes' — unless
-// `every` (the host sizes C from the sample) — and never when a row is past
-// a warp's reach (no one pass at all).
+// choice to make: rows within 4 lanes' reach, unless `every` (the host
+// sizes C from the sample), and never when a row is past a warp's reach
+// (no one pass at all).
 SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol, const value_t* aval,
                                                 const u64* brpt, const u32* bcol, const value_t* bval, u32 m,
                                                 const u64* nprod, const u64* stats, u32 nsample, u64* totals,
@@ -469,7 +505,7 @@ SPGEMM_FIXED_KERNEL void spgemm_one_pass_sample(const u64* arpt, const u32* acol
     constexpr u32 G = SPGEMM_WARP_SIZE;
     const u64 longest = stats[1];
     if (longest > OnePassShared<G>::CAP) return;
-    if (!every && (longest > OnePassShared<16>::CAP || longest <= OnePassShared<4>::CAP)) return;
+    if (!every && longest <= OnePassShared<4>::CAP) return;
     extern __shared__ u64 smem_one_pass[];
     const u32 groups = blockDim.x / G, group = threadIdx.x / G;
     const OnePassShared<G> sh(smem_one_pass, groups, group);
