@@ -4,6 +4,7 @@
 
 pub mod conformance;
 pub mod engine_suite;
+pub mod engine_suite_device;
 pub mod fuzz_checks;
 
 use spgemm::{CsrMatrix, Scalar};
