@@ -1,7 +1,8 @@
 """Galerkin products C = P.T @ A @ P (algebraic multigrid's coarse
 operator): ``spgemm.ptap`` beside our own two separate products (P.T
 formed by SciPy, then ``spgemm.matmul`` twice), the plan's setup
-(``spgemm.galerkin``) and numeric-only re-setup, and what a CuPy user
+(``spgemm.galerkin``) and numeric-only re-setup (returning a new C, and
+refilling the C it returned: ``out=``), and what a CuPy user
 writes, ``P.T @ (A @ P)``, in one process.
 
     python python/bench_galerkin.py [--reps 5] [--backend auto] [--cupy] [--json out.json] A.npz P.npz
@@ -74,7 +75,9 @@ def main():
         "setup_ms": median_ms(lambda: spgemm.galerkin(a, p, backend=be), args.reps),
         "separate_ms": median_ms(separate, args.reps),
         "resetup_ms": median_ms(lambda: plan.numeric(a2), args.reps),
+        "resetup_out_ms": median_ms(lambda: plan.numeric(a2, out=c_plan), args.reps),
     }
+    assert close(c_plan, 2.0 * c)
     if args.cupy:
         import cupy
         import cupyx.scipy.sparse as cps
@@ -101,8 +104,8 @@ def main():
         row["device_resetup_ms"] = median_ms(lambda: dplan.numeric(da2), args.reps)
     print(f"A {a.shape[0]} rows, {a.nnz} entries; P {p.shape[1]} columns, {p.nnz} entries; "
           f"C {c.nnz} entries on {row['backend']}, {os.cpu_count()} cores")
-    keys = ("ptap_ms", "setup_ms", "separate_ms", "resetup_ms", "cupy_ms", "device_ptap_ms",
-            "device_setup_ms", "device_resetup_ms")
+    keys = ("ptap_ms", "setup_ms", "separate_ms", "resetup_ms", "resetup_out_ms", "cupy_ms",
+            "device_ptap_ms", "device_setup_ms", "device_resetup_ms")
     for k in keys:
         if k in row:
             print(f"  {k:12} {row[k]:10.2f}  ptap x {row[k] / row['ptap_ms']:.2f}")

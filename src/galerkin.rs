@@ -97,6 +97,62 @@ impl<T: Scalar> Galerkin<T> {
         }
     }
 
+    /// [`Galerkin::numeric`] writing only C's values, into `values`: nnz(C)
+    /// of them, in the order of C's entries as [`Backend::galerkin`]
+    /// returned C (A's values do not change C's structure). A re-setup
+    /// then refills the C its setup returned, as PETSc's `MatPtAP` with
+    /// `MAT_REUSE_MATRIX` does; GPU backends move only the values back.
+    ///
+    /// # Errors
+    /// As [`Galerkin::numeric`]; `StructureMismatch` (in [`Error::Core`])
+    /// when `values` does not hold nnz(C) values.
+    pub fn numeric_values<'a>(
+        &self,
+        backend: &Backend,
+        a: impl Into<CsrView<'a, T>>,
+        values: &mut [T],
+    ) -> Result<()> {
+        let a = a.into();
+        match (backend, &self.inner) {
+            #[cfg(feature = "cuda")]
+            (Backend::Cuda(m), Inner::Cuda(g)) => {
+                Ok(m.engines()[0].galerkin_numeric_values(g, a, values)?)
+            }
+            #[cfg(feature = "hip")]
+            (Backend::Hip(m), Inner::Hip(g)) => {
+                Ok(m.engines()[0].galerkin_numeric_values(g, a, values)?)
+            }
+            _ => {
+                if values.len() != self.nnz() {
+                    return Err(spgemm_core::Error::StructureMismatch(format!(
+                        "C of the Galerkin plan has {} entries, but room for {} values was given",
+                        self.nnz(),
+                        values.len()
+                    ))
+                    .into());
+                }
+                let c = self.numeric(backend, a)?;
+                values.copy_from_slice(c.values());
+                Ok(())
+            }
+        }
+    }
+
+    /// The row offsets (`M + 1`) of the A the plan was built for, where
+    /// the plan keeps them on the host (the CPU's plans, and GPU plans
+    /// built from the host): a caller holding A's offsets in another
+    /// integer type may pass these once they compare equal to its own,
+    /// rather than convert them.
+    pub fn a_row_offsets(&self) -> Option<&[usize]> {
+        match &self.inner {
+            Inner::Cpu { ap, .. } => Some(ap.a_row_offsets()),
+            #[cfg(feature = "cuda")]
+            Inner::Cuda(g) => g.a_host_row_offsets(),
+            #[cfg(feature = "hip")]
+            Inner::Hip(g) => g.a_host_row_offsets(),
+        }
+    }
+
     /// The backend that built the plan.
     pub fn backend(&self) -> &'static str {
         match &self.inner {

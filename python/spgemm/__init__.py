@@ -493,21 +493,45 @@ class GalerkinPlan:
         """The backend the plan runs on ("cpu", "cuda" or "hip")."""
         return self._native.backend if self._kind == "scipy" else "cuda"
 
-    def numeric(self, a, *, check=None):
+    def numeric(self, a, *, check=None, out=None):
         """C = R @ A @ P for ``a`` (of the kind the plan was built from) with
         exactly the structure the plan was built for and new values
         (converted to the plan's dtype), returned as :func:`galerkin`
         returned C: SciPy, or CuPy / torch on their device, complete.
-        ValueError for another structure, naming what differs; TypeError for
-        another kind of matrix."""
+
+        ``out`` (SciPy plans): the C that :func:`galerkin` or an earlier
+        ``numeric`` of this plan returned, its structure unchanged; C's new
+        values are written into ``out.data`` in place and ``out`` is
+        returned (PETSc's ``MatPtAP`` with ``MAT_REUSE_MATRIX``): no new
+        arrays, and from a GPU only the values come back.
+
+        ValueError for another structure of A, naming what differs, or an
+        ``out`` whose structure, dtype or shape is not C's; TypeError for
+        another kind of matrix, or ``out`` given to a plan of CuPy or torch
+        matrices."""
         kind = _kind(a)
         if kind != self._kind:
             raise TypeError(f"the Galerkin plan was built for {self._kind} matrices, not {kind}")
         if kind != "scipy":
+            if out is not None:
+                raise TypeError(
+                    "out= refills a SciPy C; a plan of CuPy or torch matrices returns C on the device"
+                )
             return self._native.numeric(a)
         check = self._check if check is None else check
-        c = self._native.numeric(_host_operand(a, self._dtype), _native_check(check, "scipy"))
-        return _host_result_of(self._a_is_array, self._shape, c)
+        oa = _host_operand(a, self._dtype)
+        if out is None:
+            c = self._native.numeric(oa, _native_check(check, "scipy"))
+            return _host_result_of(self._a_is_array, self._shape, c)
+        if not _sp.issparse(out) or out.format != "csr" or out.shape != self._shape:
+            raise ValueError(
+                f"out must be the {self._shape[0]}x{self._shape[1]} SciPy CSR C this plan "
+                "returned"
+            )
+        if out.data.dtype != self._dtype:
+            raise ValueError(f"out holds {out.data.dtype} values; the plan computes {self._dtype}")
+        self._native.refill(oa, _native_check(check, "scipy"), out.indptr, out.indices, out.data)
+        return out
 
 
 def galerkin(a, p, r=None, *, backend: str = "auto", precision=None, check=True):

@@ -120,8 +120,9 @@ class GalerkinPlan:
     def nnz(self) -> int: ...
     @property
     def backend(self) -> str: ...
-    def numeric(self, a: _M, *, check: Optional[_Check] = None) -> _M:
-        """C = R @ A @ P for A of the plan's structure with new values."""
+    def numeric(self, a: _M, *, check: Optional[_Check] = None, out: Optional[_M] = None) -> _M:
+        """C = R @ A @ P for A of the plan's structure with new values;
+        with ``out`` (SciPy), C's values written into that C in place."""
 
 def galerkin(
     a: _M,

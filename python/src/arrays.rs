@@ -8,13 +8,14 @@
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use rayon::prelude::*;
 use spgemm::interop::{indices_as_u32, offsets_as_usize, CsrCow};
 use spgemm::semiring::{Prune, Semiring};
 use spgemm::{Backend, CsrMatrix, Galerkin, Plan, ProductSpec, Scalar, Transposed};
 use std::borrow::Cow;
 
 /// An index array as NumPy holds it.
-enum Index<'py> {
+pub(crate) enum Index<'py> {
     I32(PyReadonlyArray1<'py, i32>),
     I64(PyReadonlyArray1<'py, i64>),
 }
@@ -40,7 +41,9 @@ pub(crate) struct Operand<'py> {
     check: bool,
 }
 
-fn index<'py>(x: &Bound<'py, PyAny>, what: &str) -> PyResult<Index<'py>> {
+/// `x` as an index array (`int32` or `int64`, one-dimensional), or a
+/// `ValueError` naming it `what`.
+pub(crate) fn index<'py>(x: &Bound<'py, PyAny>, what: &str) -> PyResult<Index<'py>> {
     if let Ok(a) = x.extract::<PyReadonlyArray1<'py, i32>>() {
         return Ok(Index::I32(a));
     }
@@ -97,19 +100,12 @@ impl<'py> Operand<'py> {
 
     /// The slices the arrays hold (contiguous, or a `ValueError`).
     pub(crate) fn slices(&self) -> PyResult<Slices<'_>> {
-        fn idx<'a>(i: &'a Index<'_>, what: &str) -> PyResult<IndexSlice<'a>> {
-            let fail = |_| PyValueError::new_err(format!("{what} must be contiguous"));
-            Ok(match i {
-                Index::I32(a) => IndexSlice::I32(a.as_slice().map_err(fail)?),
-                Index::I64(a) => IndexSlice::I64(a.as_slice().map_err(fail)?),
-            })
-        }
         let fail = |_| PyValueError::new_err("data must be contiguous");
         Ok(Slices {
             nrows: self.nrows,
             ncols: self.ncols,
-            indptr: idx(&self.indptr, "indptr")?,
-            indices: idx(&self.indices, "indices")?,
+            indptr: self.indptr.slice("indptr")?,
+            indices: self.indices.slice("indices")?,
             data: match &self.data {
                 Values::F32(a) => ValueSlice::F32(a.as_slice().map_err(fail)?),
                 Values::F64(a) => ValueSlice::F64(a.as_slice().map_err(fail)?),
@@ -134,9 +130,44 @@ pub(crate) fn same_precision(a: &Operand<'_>, b: &Operand<'_>) -> PyResult<()> {
 }
 
 #[derive(Clone, Copy)]
-enum IndexSlice<'a> {
+pub(crate) enum IndexSlice<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
+}
+
+impl<'py> Index<'py> {
+    /// The indices as a slice (contiguous, or a `ValueError` naming them
+    /// `what`).
+    pub(crate) fn slice(&self, what: &str) -> PyResult<IndexSlice<'_>> {
+        let fail = |_| PyValueError::new_err(format!("{what} must be contiguous"));
+        Ok(match self {
+            Index::I32(a) => IndexSlice::I32(a.as_slice().map_err(fail)?),
+            Index::I64(a) => IndexSlice::I64(a.as_slice().map_err(fail)?),
+        })
+    }
+}
+
+impl IndexSlice<'_> {
+    /// Whether these indices equal `x`'s (unsigned, so a negative index
+    /// equals none), compared in blocks on all cores.
+    pub(crate) fn equals<U: Copy + Sync + TryInto<i64>>(&self, x: &[U]) -> bool {
+        fn same<I: Copy + Sync + Into<i64>, U: Copy + Sync + TryInto<i64>>(
+            a: &[I],
+            b: &[U],
+        ) -> bool {
+            const BLOCK: usize = 1 << 16;
+            a.len() == b.len()
+                && a.par_chunks(BLOCK).zip(b.par_chunks(BLOCK)).all(|(p, q)| {
+                    p.iter()
+                        .zip(q)
+                        .all(|(&u, &v)| v.try_into().ok() == Some(u.into()))
+                })
+        }
+        match *self {
+            IndexSlice::I32(s) => same(s, x),
+            IndexSlice::I64(s) => same(s, x),
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -177,12 +208,23 @@ impl<'a> Slices<'a> {
     /// when `check`), indices reinterpreted where their bits are ours and
     /// converted otherwise. A negative index is named as such.
     fn csr<T: Scalar>(&self, values: &'a [T]) -> spgemm::Result<CsrCow<'a, T>> {
-        let offsets = match self.indptr {
-            IndexSlice::I64(s) => match bytemuck::try_cast_slice::<i64, usize>(s) {
+        self.csr_over(values, None)
+    }
+
+    /// [`Slices::csr`], with `known` row offsets (a plan's) borrowed in
+    /// place of `int32` ones that equal them: no conversion.
+    fn csr_over<T: Scalar>(
+        &self,
+        values: &'a [T],
+        known: Option<&'a [usize]>,
+    ) -> spgemm::Result<CsrCow<'a, T>> {
+        let offsets = match (self.indptr, known) {
+            (IndexSlice::I64(s), _) => match bytemuck::try_cast_slice::<i64, usize>(s) {
                 Ok(u) => Cow::Borrowed(u),
                 Err(_) => Cow::Owned(offsets_as_usize(s)?),
             },
-            IndexSlice::I32(s) => Cow::Owned(offsets_as_usize(s)?),
+            (i @ IndexSlice::I32(_), Some(k)) if i.equals(k) => Cow::Borrowed(k),
+            (IndexSlice::I32(s), _) => Cow::Owned(offsets_as_usize(s)?),
         };
         let cols = match self.indices {
             IndexSlice::I32(s) => Cow::Borrowed(bytemuck::cast_slice::<i32, u32>(s)),
@@ -569,21 +611,52 @@ impl AnyGalerkin {
         }
     }
 
-    /// C again for `a` of the plan's structure and precision, new values.
+    /// C again for `a` of the plan's structure and precision, new values
+    /// (A's `int32` row offsets not converted where they equal the plan's).
     pub(crate) fn numeric(&self, backend: &Backend, a: Slices<'_>) -> spgemm::Result<AnyCsr> {
         match (self, a.data) {
-            (AnyGalerkin::F32(g), ValueSlice::F32(v)) => {
-                Ok(AnyCsr::F32(g.numeric(backend, &a.csr(v)?)?))
-            }
-            (AnyGalerkin::F64(g), ValueSlice::F64(v)) => {
-                Ok(AnyCsr::F64(g.numeric(backend, &a.csr(v)?)?))
-            }
-            _ => Err(spgemm::error::Error::StructureMismatch(
-                "A differs in dtype from the matrix the Galerkin plan was built for".into(),
-            )
-            .into()),
+            (AnyGalerkin::F32(g), ValueSlice::F32(v)) => Ok(AnyCsr::F32(
+                g.numeric(backend, &a.csr_over(v, g.a_row_offsets())?)?,
+            )),
+            (AnyGalerkin::F64(g), ValueSlice::F64(v)) => Ok(AnyCsr::F64(
+                g.numeric(backend, &a.csr_over(v, g.a_row_offsets())?)?,
+            )),
+            _ => Err(galerkin_dtype()),
         }
     }
+
+    /// [`AnyGalerkin::numeric`] writing only C's values, into `out`
+    /// (nnz(C) of the plan's dtype, in the order of C's entries).
+    pub(crate) fn numeric_values(
+        &self,
+        backend: &Backend,
+        a: Slices<'_>,
+        out: ValuesMut<'_>,
+    ) -> spgemm::Result<()> {
+        match (self, a.data, out) {
+            (AnyGalerkin::F32(g), ValueSlice::F32(v), ValuesMut::F32(o)) => {
+                g.numeric_values(backend, &a.csr_over(v, g.a_row_offsets())?, o)
+            }
+            (AnyGalerkin::F64(g), ValueSlice::F64(v), ValuesMut::F64(o)) => {
+                g.numeric_values(backend, &a.csr_over(v, g.a_row_offsets())?, o)
+            }
+            _ => Err(galerkin_dtype()),
+        }
+    }
+}
+
+/// A mismatch of A's (or C's) dtype and a Galerkin plan's.
+fn galerkin_dtype() -> spgemm::Error {
+    spgemm::error::Error::StructureMismatch(
+        "A (or the C given for the values) differs in dtype from the Galerkin plan's".into(),
+    )
+    .into()
+}
+
+/// C's values to fill, of a Galerkin plan's precision.
+pub(crate) enum ValuesMut<'a> {
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
 }
 
 /// A plan in either precision.

@@ -11,6 +11,7 @@ mod device_galerkin;
 mod distributed;
 #[cfg(feature = "mpi")]
 mod distributed_device;
+mod galerkin_reuse;
 mod search;
 
 use arrays::{Operand, Product, Slices};
@@ -79,7 +80,7 @@ fn backend(name: &str) -> PyResult<Arc<Backend>> {
 /// conversions and the product's passes then run as nested tasks, rather
 /// than each pass handed from the interpreter's thread to the pool and
 /// waited for.
-fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }
 
@@ -223,6 +224,8 @@ fn reduce_values(values: &Bound<'_, PyAny>, semiring: &str) -> PyResult<arrays::
 struct GalerkinPlan {
     backend: Arc<Backend>,
     plan: arrays::AnyGalerkin,
+    /// C's structure as the setup returned it, to check a C to refill.
+    c: galerkin_reuse::CStructure,
 }
 
 #[pymethods]
@@ -251,6 +254,33 @@ impl GalerkinPlan {
         let a = a.slices()?;
         let c = py.detach(|| on_pool(|| self.plan.numeric(&self.backend, a)));
         arrays::product(py, c.map_err(to_py)?)
+    }
+
+    /// `refill(a, check, indptr, indices, data)`: C's values for A of the
+    /// plan's structure with new values, written into `data`, the values of
+    /// the C (`indptr`, `indices`) the setup returned; `ValueError` when
+    /// that C's structure is not the plan's or `data` is not a writeable
+    /// array of the plan's dtype and nnz(C).
+    fn refill<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        check: bool,
+        indptr: &Bound<'py, PyAny>,
+        indices: &Bound<'py, PyAny>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let a = Operand::extract(a, check)?;
+        let (indptr, indices) = (
+            arrays::index(indptr, "out.indptr")?,
+            arrays::index(indices, "out.indices")?,
+        );
+        let out = (
+            indptr.slice("out.indptr")?,
+            indices.slice("out.indices")?,
+            data,
+        );
+        galerkin_reuse::refill(py, &self.backend, &self.plan, &self.c, a.slices()?, out)
     }
 }
 
@@ -292,7 +322,11 @@ fn galerkin<'py>(
     let r = r.as_ref().map(|r| r.slices()).transpose()?;
     let built = py.detach(|| on_pool(|| arrays::AnyGalerkin::build(&be, r, a, p)));
     let (plan, c) = built.map_err(to_py)?;
-    let plan = GalerkinPlan { backend: be, plan };
+    let plan = GalerkinPlan {
+        backend: be,
+        plan,
+        c: galerkin_reuse::CStructure::of(&c),
+    };
     Ok((plan, arrays::product(py, c)?))
 }
 

@@ -271,6 +271,8 @@ def test_galerkin_plans_of_device_matrices(cupy, torch):
         plan.numeric(to_cupy(sp.csr_array(a + sp.eye_array(500, k=7))))
     with pytest.raises(TypeError, match="built for cupy matrices, not scipy"):
         plan.numeric(a2)
+    with pytest.raises(TypeError, match="out= refills a SciPy C"):
+        plan.numeric(to_cupy(a2), out=c)
     with pytest.raises(ValueError, match="of one kind"):
         spgemm.galerkin(to_cupy(a), p)
     plan, c = spgemm.galerkin(to_torch(torch, a), to_torch(torch, p), to_torch(torch, r))

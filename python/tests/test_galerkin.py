@@ -76,3 +76,51 @@ def test_galerkin_plan_recomputes_for_new_values():
     plan, c = spgemm.galerkin(a, p, r, backend="cpu")
     assert plan.backend == "cpu" and c.shape == (30, 40)
     np.testing.assert_allclose(plan.numeric(a2).toarray(), (r @ a2 @ p).toarray(), atol=1e-11)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "auto"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_galerkin_plan_refills_the_c_it_returned(backend, dtype):
+    # A re-setup with out=: C's values written into the C the setup
+    # returned (its arrays kept), for A with the plan's int32 offsets and
+    # with int64 ones; a C of another structure, dtype, shape or kind, or
+    # read-only values, is refused and left as it was.
+    tol = 1e-11 if dtype == np.float64 else 1e-4
+    a = random(400, 400, 0.03, 51)
+    a = sp.csr_array(a + a.T + sp.eye_array(400)).astype(dtype)
+    p = random(400, 70, 0.04, 52).astype(dtype)
+    plan, c = spgemm.galerkin(a, p, backend=backend)
+    indptr, indices, data = c.indptr, c.indices, c.data
+    for scale in (3.0, -0.5):
+        a2 = a.copy()
+        a2.data = (scale * a2.data - 1.0).astype(dtype)
+        if scale < 0:
+            a2.indptr = a2.indptr.astype(np.int64)
+        out = plan.numeric(a2, out=c)
+        assert out is c and c.data is data and c.indptr is indptr and c.indices is indices
+        assert c.dtype == dtype
+        want = (p.T @ a2 @ p).toarray()
+        np.testing.assert_allclose(c.toarray(), want, rtol=tol, atol=tol)
+    before = c.data.copy()
+    with pytest.raises(ValueError, match="Galerkin plan was built for"):
+        plan.numeric(sp.csr_array(a + sp.eye_array(400, k=9).astype(dtype)), out=c)
+    lo = c.indptr[int(np.argmax(np.diff(c.indptr) >= 2))]
+    moved = c.copy()
+    moved.indices[[lo, lo + 1]] = moved.indices[[lo + 1, lo]]
+    with pytest.raises(ValueError, match="its indices differ"):
+        plan.numeric(a, out=moved)
+    fewer = sp.csr_array((c.data[1:], c.indices[1:], np.maximum(c.indptr - 1, 0)), shape=c.shape)
+    with pytest.raises(ValueError, match="differ from C's"):
+        plan.numeric(a, out=fewer)
+    other = np.float32 if dtype == np.float64 else np.float64
+    with pytest.raises(ValueError, match=f"out holds {np.dtype(other)} values"):
+        plan.numeric(a, out=c.astype(other))
+    with pytest.raises(ValueError, match="out must be the 70x70 SciPy CSR C"):
+        plan.numeric(a, out=c.toarray())
+    with pytest.raises(ValueError, match="out must be the 70x70 SciPy CSR C"):
+        plan.numeric(a, out=sp.csr_array(c[:69]))
+    frozen = c.copy()
+    frozen.data.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        plan.numeric(a, out=frozen)
+    np.testing.assert_array_equal(c.data, before)

@@ -193,9 +193,39 @@ fn resetup_reruns_the_numeric_phases(backend: &Backend) {
     let new_a = a.map(|v| 0.5 * v + 0.25);
     let c = plan.numeric(backend, &new_a).unwrap();
     check(&c, &p.transpose().unwrap(), &new_a, &p);
+    // Only C's values, into room for them: those of the C returned.
+    let newer_a = a.map(|v| 2.0 - v);
+    let mut values = vec![f64::NAN; plan.nnz()];
+    plan.numeric_values(backend, &newer_a, &mut values).unwrap();
+    let refilled = CsrMatrix::new(
+        c.nrows(),
+        c.ncols(),
+        c.row_offsets().to_vec(),
+        c.col_indices().to_vec(),
+        values,
+    )
+    .unwrap();
+    check(&refilled, &p.transpose().unwrap(), &newer_a, &p);
+    let e = plan
+        .numeric_values(backend, &newer_a, &mut vec![0.0; plan.nnz() - 1])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!("has {} entries", plan.nnz())), "{e}");
+    let offsets = plan
+        .a_row_offsets()
+        .expect("a plan from the host keeps A's offsets");
+    assert_eq!(offsets, a.row_offsets());
     // Another structure: refused, naming A.
     let other: CsrMatrix<f64> = generate::erdos_renyi(a.nrows(), 7, 4).unwrap();
     let e = plan.numeric(backend, &other).unwrap_err().to_string();
+    assert!(
+        e.contains("A is not the matrix the Galerkin plan was built for"),
+        "{e}"
+    );
+    let e = plan
+        .numeric_values(backend, &other, &mut vec![0.0; plan.nnz()])
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("A is not the matrix the Galerkin plan was built for"),
         "{e}"

@@ -205,6 +205,10 @@ impl CpuPlan {
     pub fn total_nprod(&self) -> u64 {
         self.total_nprod
     }
+    /// The row offsets of the A the plan was built for (length `M + 1`).
+    pub fn a_row_offsets(&self) -> &[usize] {
+        &self.a.row_offsets
+    }
 }
 
 impl CpuBackend {

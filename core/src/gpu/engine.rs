@@ -436,6 +436,29 @@ impl<D: Device> GpuEngine<D> {
         Ok(())
     }
 
+    /// Copies `m`'s values (nnz of them, `values.len()`) into `values`
+    /// through the staging buffers; its structure stays on the device.
+    ///
+    /// # Errors
+    /// Device errors (including faults of earlier kernels).
+    pub(super) fn download_values<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+        values: &mut [T],
+    ) -> Result<()> {
+        debug_assert_eq!(values.len(), m.nnz);
+        let Some(buf) = &m.val.buf else {
+            return Ok(());
+        };
+        let streams = self.take_streams()?;
+        let (s, dev) = (&streams[0], &self.device);
+        let r = self
+            .staging
+            .with(|st| st.download(dev, s, &mut [(buf, 0, bytes_of(values))]));
+        self.give_streams(streams);
+        r
+    }
+
     /// Copies `m`'s row offsets from the `first`-th on into `offsets`, its
     /// columns into `cols` and its values into `vals`, in one pipeline
     /// through the staging buffers.

@@ -45,6 +45,14 @@ impl<D: Device, T: Scalar> GalerkinPlan<D, T> {
     pub fn a(&self) -> &GpuMatrix<D, T> {
         &self.a
     }
+
+    /// A's row offsets (`M + 1`) where the plan keeps them on the host
+    /// (built from the host): a caller holding A's offsets in another
+    /// integer type may pass these once they compare equal, rather than
+    /// convert its own.
+    pub fn a_host_row_offsets(&self) -> Option<&[usize]> {
+        self.a.structure.host.as_ref().map(|(o, _)| o.as_slice())
+    }
 }
 
 impl<D: Device> GpuEngine<D> {
@@ -125,6 +133,45 @@ impl<D: Device> GpuEngine<D> {
         plan: &GalerkinPlan<D, T>,
         a: CsrView<'_, T>,
     ) -> Result<CsrMatrix<T>> {
+        let c = self.galerkin_numeric_host(plan, a)?;
+        self.download(&c)
+    }
+
+    /// [`GpuEngine::galerkin_numeric`] writing only C's values, into
+    /// `values`: nnz(C) of them, in the order of C's entries as
+    /// [`GpuEngine::galerkin`] returned C (A's values do not change C's
+    /// structure). A re-setup then refills the C its setup returned, as
+    /// PETSc's `MatPtAP` with `MAT_REUSE_MATRIX` does: no new host arrays,
+    /// and only the values cross the bus back.
+    ///
+    /// # Errors
+    /// [`Error::StructureMismatch`] naming what differs in A, or when
+    /// `values` does not hold nnz(C) values; as [`GpuEngine::numeric`].
+    pub fn galerkin_numeric_values<T: Scalar>(
+        &self,
+        plan: &GalerkinPlan<D, T>,
+        a: CsrView<'_, T>,
+        values: &mut [T],
+    ) -> Result<()> {
+        if values.len() != plan.nnz() {
+            return Err(Error::StructureMismatch(format!(
+                "C of the Galerkin plan has {} entries, but room for {} values was given",
+                plan.nnz(),
+                values.len()
+            )));
+        }
+        let c = self.galerkin_numeric_host(plan, a)?;
+        self.download_values(&c, values)
+    }
+
+    /// The two numeric phases for A from the host: its structure checked
+    /// against the plan's host copy on the cores while its values cross
+    /// the bus; C left on the device.
+    fn galerkin_numeric_host<T: Scalar>(
+        &self,
+        plan: &GalerkinPlan<D, T>,
+        a: CsrView<'_, T>,
+    ) -> Result<GpuMatrix<D, T>> {
         let Some((offsets, cols)) = &plan.a.structure.host else {
             return Err(Error::StructureMismatch(
                 "A is not the matrix the Galerkin plan was built for: the plan was built on the device, and takes A there".into(),
@@ -136,8 +183,7 @@ impl<D: Device> GpuEngine<D> {
             row_offsets: offsets,
             col_indices: cols,
         };
-        // A's structure is checked on the cores while its values cross
-        // the bus; a mismatch discards them.
+        // A mismatch discards the values sent.
         let (differs, ga) = rayon::join(
             || built.difference(&a.structure()),
             || self.with_values(&plan.a, a.values()),
@@ -147,8 +193,7 @@ impl<D: Device> GpuEngine<D> {
                 "A is not the matrix the Galerkin plan was built for: it {what}"
             )));
         }
-        let c = self.galerkin_numeric_device(plan, &ga?)?;
-        self.download(&c)
+        self.galerkin_numeric_device(plan, &ga?)
     }
 
     /// [`GpuEngine::galerkin_numeric`] for A on the device: `a` shares the
