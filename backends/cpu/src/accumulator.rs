@@ -232,6 +232,9 @@ impl CompressedRows {
     /// multiplication for many-core and GPU architectures", §3.2).
     pub(crate) fn of<T: Scalar>(b: &CsrView<'_, T>) -> Option<Self> {
         const ROWS: usize = 1024;
+        if !Self::worth_packing(b, ROWS) {
+            return None;
+        }
         // Pack chunks of rows in parallel, then concatenate.
         let parts: Vec<(Vec<usize>, Vec<u32>, Vec<u32>)> = (0..b.nrows().div_ceil(ROWS))
             .into_par_iter()
@@ -277,6 +280,47 @@ impl CompressedRows {
         })
     }
 }
+
+impl CompressedRows {
+    /// Whether packing would remove more than 15% of the entries of the
+    /// chunks of `rows` rows sampled (one in [`SAMPLE_STRIDE`]; all of a
+    /// smaller B), counted without packing: a B whose rows' columns are
+    /// scattered (random matrices, road networks) then costs one pass over
+    /// a sample, not a packed copy of B that is thrown away. A sample near
+    /// the bound only changes the accumulator's speed; the packed
+    /// rows are checked again whole.
+    fn worth_packing<T: Scalar>(b: &CsrView<'_, T>, rows: usize) -> bool {
+        let chunks = b.nrows().div_ceil(rows);
+        let stride = if chunks >= 4 * SAMPLE_STRIDE {
+            SAMPLE_STRIDE
+        } else {
+            1
+        };
+        let (blocks, entries) = (0..chunks)
+            .into_par_iter()
+            .step_by(stride)
+            .map(|c| {
+                let (mut blocks, mut entries) = (0usize, 0usize);
+                for i in c * rows..((c + 1) * rows).min(b.nrows()) {
+                    let cols = b.row(i).0;
+                    entries += cols.len();
+                    let mut last = None;
+                    for &j in cols {
+                        let blk = Some(j / 32);
+                        blocks += usize::from(blk != last);
+                        last = blk;
+                    }
+                }
+                (blocks, entries)
+            })
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+        blocks as f64 <= 0.85 * entries as f64
+    }
+}
+
+/// One chunk of B's rows in this many is sampled to decide whether to
+/// pack B ([`CompressedRows::of`]).
+const SAMPLE_STRIDE: usize = 16;
 
 impl<T: Scalar> Accumulator<T> for Dense<T> {
     fn count(&mut self, acols: &[u32], b: &CsrView<'_, T>, _nprod: usize) -> usize {
@@ -643,5 +687,26 @@ mod tests {
         // overflow.
         packed_fill_is_the_first_touch_fill::<i32>(&[0, 1, -3, 1000, 7, -1000]);
         packed_fill_is_the_first_touch_fill::<i64>(&[0, 1, -3, 1 << 28, 7, -(1 << 28)]);
+    }
+
+    #[test]
+    fn b_is_packed_only_where_a_sample_says_it_pays() {
+        // 2^17 rows: 128 chunks of 1024, one in 16 sampled. Scattered
+        // columns (Erdős–Rényi) are not packed; runs of neighbours are,
+        // whole, as the sampled count foretold.
+        let scattered: CsrMatrix<f64> = spgemm_core::generate::erdos_renyi(1 << 17, 8, 3).unwrap();
+        assert!(!CompressedRows::worth_packing(&scattered.view(), 1024));
+        assert!(CompressedRows::of(&scattered.view()).is_none());
+        let n = 1usize << 17;
+        let (mut offsets, mut cols) = (vec![0usize], Vec::new());
+        for i in 0..n {
+            cols.extend((i..(i + 20).min(n)).map(|j| j as u32));
+            offsets.push(cols.len());
+        }
+        let vals = vec![1.0f64; cols.len()];
+        let runs = CsrMatrix::new(n, n, offsets, cols, vals).unwrap();
+        assert!(CompressedRows::worth_packing(&runs.view(), 1024));
+        let cb = CompressedRows::of(&runs.view()).expect("runs of 20 neighbours pack");
+        assert!(cb.blocks.len() < runs.nnz() / 10);
     }
 }
