@@ -58,9 +58,9 @@ pub enum Fetch {
     /// (meshes, power-law graphs); no row is sent. 1D even under
     /// [`Choice::Auto`]. Every rank must run on one node, and B must have
     /// fewer than 2³² rows and columns. Measured on 16 cores of one host
-    /// (4 ranks × 4 threads, one call): Erdős–Rényi 2²⁰ × 8 327–346
-    /// against 444–448 ms with messages, R-MAT 16 318–341 against
-    /// 335–346, a 27-point stencil 92–101 against 79–86 (writing all of B
+    /// (4 ranks × 4 threads, one call, 2026-11-30): Erdős–Rényi 2²⁰ × 8
+    /// 267–289 against 407–469 ms with messages, R-MAT 16 325–373 against
+    /// 311–377, a 27-point stencil 105–112 against 94 (writing all of B
     /// into the windows costs more than its few fetched rows), so not the
     /// default.
     Shared,
