@@ -77,4 +77,4 @@ pub use local::LocalProduct;
 #[cfg(feature = "mpi")]
 pub use mpi;
 #[cfg(feature = "mpi")]
-pub use run::{multiply, Choice, Fetch, Options, RunStats};
+pub use run::{multiply, Choice, Fetch, Options, RunStats, SHARED_ROWS_FRACTION};

@@ -46,9 +46,18 @@ impl std::str::FromStr for Choice {
 /// Where the 1D algorithm reads the rows of B that other ranks hold.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fetch {
+    /// [`Fetch::Shared`] where every rank runs on one node, B has fewer
+    /// than 2³² rows and columns, and some rank's rows of A reference at
+    /// least [`SHARED_ROWS_FRACTION`] of the rows of B that other ranks
+    /// hold (random matrices, where each rank needs nearly all of B);
+    /// [`Fetch::Messages`] otherwise (meshes, whose ranks need a halo).
+    /// Decided from the structure before any row moves: each rank counts
+    /// the rows of B its list of A's columns holds outside its own part,
+    /// then one reduction and one split of the communicator by node.
+    #[default]
+    Auto,
     /// Fetched: each rank asks for the rows its rows of A reference,
     /// receives them in messages and assembles them with its own into B̂.
-    #[default]
     Messages,
     /// Read in place: each rank writes its rows of B into shared-memory
     /// windows of the node (MPI-3 `MPI_Win_allocate_shared`), then either
@@ -61,8 +70,8 @@ pub enum Fetch {
     /// (4 ranks × 4 threads, one call, 2026-11-30): Erdős–Rényi 2²⁰ × 8
     /// 267–289 against 407–469 ms with messages, R-MAT 16 325–373 against
     /// 311–377, a 27-point stencil 105–112 against 94 (writing all of B
-    /// into the windows costs more than its few fetched rows), so not the
-    /// default.
+    /// into the windows costs more than its few fetched rows): what
+    /// [`Fetch::Auto`] weighs.
     Shared,
 }
 
@@ -70,9 +79,10 @@ impl std::str::FromStr for Fetch {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
+            "auto" => Ok(Self::Auto),
             "messages" => Ok(Self::Messages),
             "shared" => Ok(Self::Shared),
-            _ => Err(format!("unknown fetch '{s}' (messages, shared)")),
+            _ => Err(format!("unknown fetch '{s}' (auto, messages, shared)")),
         }
     }
 }
@@ -184,8 +194,18 @@ pub fn multiply<T: Scalar>(
     backend: &dyn LocalProduct<T>,
     options: Options,
 ) -> Result<(DistCsr<T>, RunStats)> {
-    if options.fetch == Fetch::Shared && options.algorithm != Choice::TwoD {
-        return one_d::multiply_shared(comm, a, b, backend);
+    if options.algorithm != Choice::TwoD {
+        let shared = match options.fetch {
+            Fetch::Shared => true,
+            Fetch::Messages => false,
+            Fetch::Auto => {
+                check_shapes(comm, a, b)?;
+                shared_rows_pay(comm, a, b)
+            }
+        };
+        if shared {
+            return one_d::multiply_shared(comm, a, b, backend);
+        }
     }
     match options.algorithm {
         Choice::OneD => one_d::multiply(comm, a, b, backend),
@@ -225,6 +245,34 @@ pub fn multiply<T: Scalar>(
             }
         }
     }
+}
+
+/// The share of the rows of B other ranks hold that a rank's rows of A
+/// must reference, on some rank, for [`Fetch::Auto`] to read B in place:
+/// on 16 cores of one host (4 ranks) Erdős–Rényi 2²⁰ × 8 (each rank about
+/// 86%) ran 1.4–1.7× faster in place, R-MAT 16 alike both ways, and a
+/// 27-point stencil (a halo of about 1%) 12–19% slower in place.
+pub const SHARED_ROWS_FRACTION: f64 = 0.5;
+
+/// Whether [`Fetch::Auto`] reads B's rows in place ([`Fetch::Auto`]'s
+/// rule); the same answer on every rank. Collective; A's columns are B's
+/// rows, both split over `comm`'s ranks.
+fn shared_rows_pay<T: Scalar>(comm: &SimpleCommunicator, a: &DistCsr<T>, b: &DistCsr<T>) -> bool {
+    let (p, r) = (comm.size() as usize, comm.rank() as usize);
+    let own = b.row_partition().range(r);
+    let need = a.col_map();
+    let held = need.partition_point(|&c| c < own.end) - need.partition_point(|&c| c < own.start);
+    let others = b.nrows() - (own.end - own.start);
+    let share = if others == 0 {
+        0.0
+    } else {
+        (need.len() - held) as f64 / others as f64
+    };
+    let mut busiest = 0.0f64;
+    comm.all_reduce_into(&share, &mut busiest, SystemOperation::max());
+    let one_node = crate::shared_rows::on_one_node(comm);
+    let narrow = b.nrows() <= u64::from(u32::MAX) && b.ncols() <= u64::from(u32::MAX);
+    p > 1 && one_node && narrow && busiest >= SHARED_ROWS_FRACTION
 }
 
 /// The bytes of A and B this rank would send and receive in 2D SUMMA

@@ -92,7 +92,7 @@ def _device_blocks(comm, a, b, algorithm: str, exchange: str):
     return _device._result(kind, c, device), run
 
 
-def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
+def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "auto",
            backend: str = "auto", devices: tuple[int, ...] = (0,), exchange: str = "host"):
     """This rank's block of ``C = A @ B`` over the ranks of ``comm``.
 
@@ -101,8 +101,10 @@ def matmul(comm, a, b, *, algorithm: str = "auto", fetch: str = "messages",
     (``rows x ncols(B)``), SciPy CSR (other formats are converted). ``algorithm`` is "auto", "1d" (each rank fetches the rows
     of B its rows of A reference) or "2d" (sparse SUMMA on a square number
     of ranks). ``fetch`` is how 1D reads other ranks' rows of B:
-    "messages" (fetched and assembled) or "shared" (read in place from the
-    node's shared memory, every rank on one node; 1D under "auto").
+    "messages" (fetched and assembled), "shared" (read in place from the
+    node's shared memory, every rank on one node; 1D under "auto") or
+    "auto" (shared on one node where some rank references at least half of
+    the rows of B that other ranks hold, messages otherwise).
     ``backend`` is "auto", "cpu", "cuda" or "hip"; a rank's GPU is
     ``devices[node-local rank % len(devices)]``. Values are multiplied in
     the common type of A's and B's (float32, float64, int32 or int64;

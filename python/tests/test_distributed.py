@@ -44,6 +44,7 @@ SCRIPT = textwrap.dedent(
         cuts = np.linspace(0, m.shape[0], p + 1).astype(int)
         return m[cuts[r]:cuts[r + 1]]
     runs = [("1d", "messages"), ("1d", "shared"), ("auto", "messages"), ("auto", "shared")]
+    runs += [("1d", "auto"), ("auto", "auto")]
     runs += [("2d", "messages")] if int(p ** 0.5) ** 2 == p else []
     for algorithm, fetch in runs:
         c, run = distributed.matmul(comm, block(a), block(b), algorithm=algorithm, fetch=fetch,

@@ -65,10 +65,12 @@ pub struct BenchArgs {
     #[cfg(feature = "mpi")]
     #[arg(long, default_value = "auto")]
     pub(super) algorithm: spgemm::distributed::Choice,
-    /// With --distributed, 1D rows: messages or shared (B read in place
-    /// from the node's shared memory; every rank on one node).
+    /// With --distributed, 1D rows: messages, shared (B read in place
+    /// from the node's shared memory; every rank on one node) or auto
+    /// (shared on one node where some rank references at least half of
+    /// the rows of B other ranks hold).
     #[cfg(feature = "mpi")]
-    #[arg(long, default_value = "messages")]
+    #[arg(long, default_value = "auto")]
     pub(super) fetch: spgemm::distributed::Fetch,
     /// With --distributed: A, B and C stay on the ranks' GPUs (1D rows,
     /// B's rows moved GPU to GPU), timed beside rank 0's GPU alone and all

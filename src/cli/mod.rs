@@ -218,11 +218,12 @@ struct MultiplyArgs {
     #[arg(long, default_value = "auto")]
     algorithm: spgemm::distributed::Choice,
     /// With --distributed, 1D rows: how a rank reads other ranks' rows of
-    /// B: messages (fetched and assembled into B̂) or shared (read in
-    /// place from the node's shared memory: every rank on one node; 1D
-    /// under --algorithm auto).
+    /// B: messages (fetched and assembled into B̂), shared (read in place
+    /// from the node's shared memory: every rank on one node; 1D under
+    /// --algorithm auto) or auto (shared on one node where some rank
+    /// references at least half of the rows of B other ranks hold).
     #[cfg(feature = "mpi")]
-    #[arg(long, default_value = "messages")]
+    #[arg(long, default_value = "auto")]
     fetch: spgemm::distributed::Fetch,
     /// With --distributed: A, B and C stay on the ranks' GPUs between
     /// reading and writing (1D rows, B's rows moved GPU to GPU by
