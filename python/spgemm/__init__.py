@@ -503,7 +503,8 @@ class GalerkinPlan:
         ``numeric`` of this plan returned, its structure unchanged; C's new
         values are written into ``out.data`` in place and ``out`` is
         returned (PETSc's ``MatPtAP`` with ``MAT_REUSE_MATRIX``): no new
-        arrays, and from a GPU only the values come back.
+        arrays, and from a GPU only the values come back. An ``a`` or
+        ``out`` refused as below leaves ``out`` as it was.
 
         ValueError for another structure of A, naming what differs, or an
         ``out`` whose structure, dtype or shape is not C's; TypeError for
