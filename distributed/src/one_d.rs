@@ -84,6 +84,18 @@ pub fn multiply_shared<T: Scalar>(
             "B's rows are read in place only by the ranks of one node; these run on several (fetch them in messages)".into(),
         ));
     }
+    shared_product(comm, a, b, backend, start)
+}
+
+/// [`multiply_shared`] once the shapes are checked and every rank is
+/// known to run on one node (`start`: when the product began). Collective.
+pub(crate) fn shared_product<T: Scalar>(
+    comm: &SimpleCommunicator,
+    a: &DistCsr<T>,
+    b: &DistCsr<T>,
+    backend: &dyn LocalProduct<T>,
+    start: Instant,
+) -> Result<(DistCsr<T>, RunStats)> {
     let mut stats = RunStats::new(Algorithm::OneD);
     stats.shared_rows = true;
     let t = Instant::now();

@@ -195,16 +195,16 @@ pub fn multiply<T: Scalar>(
     options: Options,
 ) -> Result<(DistCsr<T>, RunStats)> {
     if options.algorithm != Choice::TwoD {
-        let shared = match options.fetch {
-            Fetch::Shared => true,
-            Fetch::Messages => false,
+        match options.fetch {
+            Fetch::Shared => return one_d::multiply_shared(comm, a, b, backend),
+            Fetch::Messages => {}
             Fetch::Auto => {
+                let start = Instant::now();
                 check_shapes(comm, a, b)?;
-                shared_rows_pay(comm, a, b)
+                if shared_rows_pay(comm, a, b) {
+                    return one_d::shared_product(comm, a, b, backend, start);
+                }
             }
-        };
-        if shared {
-            return one_d::multiply_shared(comm, a, b, backend);
         }
     }
     match options.algorithm {
