@@ -120,6 +120,10 @@ pub const CASES: &[(&str, Case)] = &[
         rows_longer_than_the_largest_shared_table,
     ),
     ("rectangular_a_times_b", rectangular_a_times_b),
+    (
+        "banded_rows_bounded_by_their_reach",
+        banded_rows_bounded_by_their_reach,
+    ),
     ("pattern_and_symmetric_files", pattern_and_symmetric_files),
     (
         "explicit_zeros_in_input_are_kept",
@@ -138,6 +142,68 @@ pub const CASES: &[(&str, Case)] = &[
         dimension_mismatch_is_an_error,
     ),
 ];
+
+/// `diagonals` diagonals from `-(diagonals / 2)` of an `n × ncols` matrix
+/// (rows clipped at its edges), values from `seed`.
+fn banded(n: usize, ncols: usize, diagonals: usize, seed: u64) -> CsrMatrix<f64> {
+    let mut next = crate::common::xorshift(seed);
+    let half = diagonals / 2;
+    let entries: Vec<(usize, u32, f64)> = (0..n)
+        .flat_map(|i| {
+            (i.saturating_sub(half)..(i + diagonals - half).min(ncols)).map(move |j| (i, j))
+        })
+        .map(|(i, j)| (i, j as u32, 1.0 + f64::from(next(1000)) / 1000.0))
+        .collect();
+    triplets(n, ncols, &entries)
+}
+
+/// `x` with `extra` entries added (value 0.5).
+fn with_entries(x: &CsrMatrix<f64>, extra: &[(usize, u32)]) -> CsrMatrix<f64> {
+    let mut all: Vec<(usize, u32, f64)> = Vec::new();
+    for i in 0..x.nrows() {
+        let (cols, vals) = x.row(i);
+        all.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+    }
+    all.extend(extra.iter().map(|&(i, j)| (i, j, 0.5)));
+    triplets(x.nrows(), x.ncols(), &all)
+}
+
+/// Banded products, whose rows the GPU's symbolic binning bounds by the
+/// columns their products can reach (B's bandwidths around the first and
+/// last column of A's row) rather than by their products: 17 diagonals
+/// squared (289 products, at most 33 entries a row); one row reaching far
+/// above its diagonal and one far below, which widen every row's bound;
+/// the same rows unsorted (no bound then); empty rows; a rectangular
+/// product of 33 diagonals by 17.
+fn banded_rows_bounded_by_their_reach(m: &dyn Multiplier) {
+    // Large enough for the bound (2^25 products and more).
+    let a = banded(160_000, 160_000, 17, 1);
+    check(m, "17 diagonals squared", &a, &a);
+    let far = with_entries(&a, &[(80_000, 159_999)]);
+    check(m, "one row reaching far above", &far, &far);
+    let low = with_entries(&a, &[(140_000, 0), (159_999, 3)]);
+    check(m, "rows reaching far below", &low, &low);
+    let (nr, nc, off, cols, vals) = low.clone().into_parts();
+    let (mut cols_r, mut vals_r): (Vec<u32>, Vec<f64>) = (Vec::new(), Vec::new());
+    for i in 0..nr {
+        cols_r.extend(cols[off[i]..off[i + 1]].iter().rev());
+        vals_r.extend(vals[off[i]..off[i + 1]].iter().rev());
+    }
+    let unsorted = CsrMatrix::new(nr, nc, off, cols_r, vals_r).unwrap();
+    assert!(!unsorted.is_sorted());
+    check(m, "rows unsorted", &unsorted, &unsorted);
+    // Every tenth row empty.
+    let mut kept: Vec<(usize, u32, f64)> = Vec::new();
+    for i in (0..a.nrows()).filter(|i| i % 10 != 0) {
+        let (cols, vals) = a.row(i);
+        kept.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+    }
+    let holes: CsrMatrix<f64> = triplets(a.nrows(), a.ncols(), &kept);
+    check(m, "empty rows", &holes, &holes);
+    let tall = banded(80_000, 160_000, 33, 3);
+    let wide = banded(160_000, 250_000, 17, 2);
+    check(m, "33 diagonals times 17, rectangular", &tall, &wide);
+}
 
 fn every_real_matrix_f64(m: &dyn Multiplier) {
     for name in crate::common::real_matrices() {

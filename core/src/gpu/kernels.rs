@@ -598,11 +598,16 @@ kernel_args! {
     }
     /// [`Kernel::Setup`] and [`Kernel::SetupShort`]: A's rows, and the
     /// four fault words of the operands' pending checks (null when none),
-    /// which the first block copies to `seen` (`Meta::faults`).
+    /// which the first block copies to `seen` (`Meta::faults`); B's column
+    /// indices and rows, and the three zeroed words where it leaves B's
+    /// bandwidths and their mark for the symbolic binning (null: none).
     SetupArgs [rows: SetupRows] {
         m: u32 = "u32",
         faults: DevicePtr = "const u64*",
         seen: DevicePtr = "u64*",
+        bcol: DevicePtr = "const u32*",
+        k: u32 = "u32",
+        band: DevicePtr = "u64*",
     }
     /// What both binning passes start with: the binned value per row
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
@@ -611,7 +616,9 @@ kernel_args! {
     /// most a row of the ranked bin may have (0: none), and the most
     /// entries of a row binned as a longer one (0: none; `PROMOTE_SHIFT`
     /// of the shared constants says how much longer) with the fewest
-    /// entries of A it must have.
+    /// entries of A it must have; (symbolic phase) A's column indices and
+    /// B's bandwidths with their mark (found by setup, [`SetupArgs`]; null:
+    /// rows are binned by nprod alone).
     BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
@@ -622,6 +629,8 @@ kernel_args! {
         ranked_max: u32 = "u32",
         promote_max: u32 = "u32",
         promote_min_a: u32 = "u32",
+        acol: DevicePtr = "const u32*",
+        band: DevicePtr = "const u64*",
     }
     /// [`Kernel::BinCount`].
     BinCountArgs [rows: BinnedRows] {

@@ -11,7 +11,7 @@ use super::kernels::{
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use super::product::{bounds_at, Product};
+use super::product::{band_words, bounds_at, Product};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -111,11 +111,11 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     pub(super) fn setup(&self, timed: bool, sample: bool) -> Result<Setup<D>> {
         let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        // Row offsets, the distinct-row bits and the repeat bits in one
-        // allocation, the last offset and the bits zeroed at once.
+        // Row offsets, the distinct-row bits, the repeat bits and B's
+        // bandwidths in one allocation, all but the offsets zeroed at once.
         let words = m.div_ceil(64);
-        let crpt = l.alloc::<u64>(0, m + 1 + 2 * words, "C row offsets")?;
-        crpt.zero(dev, self.stream(0), m, 1 + 2 * words)?;
+        let crpt = l.alloc::<u64>(0, m + 1 + 2 * words + 3, "C row offsets")?;
+        crpt.zero(dev, self.stream(0), m, 4 + 2 * words)?;
         let meta = Meta::new(l, m, l.table().symbolic.len())?;
         // Faults of the operands' checks, when pending: setup and the count
         // of B's runs return on one, and setup copies them beside the
@@ -137,6 +137,13 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             m: m as u32,
             faults,
             seen: meta.faults(),
+            bcol: b.col.ptr(),
+            k: self.b.nrows as u32,
+            band: if self.bands_bound_rows() {
+                band_words(&crpt, m)
+            } else {
+                DevicePtr(0)
+            },
         };
         let (kernel, lanes) = if a.col.len() <= SETUP_SHORT_ROW * m {
             (Kernel::SetupShort, SETUP_SHORT_LANES)

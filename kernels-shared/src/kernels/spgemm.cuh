@@ -125,13 +125,24 @@ __device__ __forceinline__ bool operands_faulted(const u64* faults) {
 // over the grid, where a warp would walk each alone (the power-law
 // issue's balanced long rows: 24 rows of 40,000 entries took most of a
 // 0.34 ms setup, H100).
+// With `band` (A's and B's rows sorted; null otherwise), also B's
+// bandwidths for the symbolic binning's bound on a row's entries
+// (row_bin), a thread per row of B (`k` of them, columns `bcol`): band[0]
+// the most a row r reaches below its own index (r − its first column),
+// band[1] above it (its last column − r), from each row's first and last
+// entries (its least and greatest); band[2] set to 1 once the operands'
+// pending checks found nothing, so that the binning indexes A's columns
+// only through offsets known sound. band[0..3] start at 0.
 template <u32 LANES>
 __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__ acol,
                            const u64* __restrict__ brpt, u32 m, u64* __restrict__ crpt, u64* __restrict__ stats,
                            u64* __restrict__ hist, u32* __restrict__ split, u32* __restrict__ nsplit,
-                           const u64* __restrict__ faults, u64* __restrict__ seen) {
+                           const u64* __restrict__ faults, u64* __restrict__ seen, const u32* __restrict__ bcol,
+                           u32 k, u64* __restrict__ band) {
     if (faults && blockIdx.x == 0 && threadIdx.x < SPGEMM_FAULT_WORDS) seen[threadIdx.x] = faults[threadIdx.x];
     if (operands_faulted(faults)) return;
+    if (band && blockIdx.x == 0 && threadIdx.x == 0) band[2] = 1;
+    u64 below = 0, above = 0;
     __shared__ u64 s_hist[SPGEMM_HIST_BUCKETS];
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x) s_hist[t] = 0;
     __syncthreads();
@@ -182,11 +193,25 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
         }
     }
     h.flush(s_hist);
+    if (band)
+        for (u32 r = blockIdx.x * blockDim.x + threadIdx.x; r < k; r += gridDim.x * blockDim.x) {
+            const u64 b0 = brpt[r], b1 = brpt[r + 1];
+            if (b0 == b1) continue;
+            const u32 first = bcol[b0], last = bcol[b1 - 1];
+            if (first < r && r - first > below) below = r - first;
+            if (last > r && last - r > above) above = last - r;
+        }
     total = warp_sum(total);
     maxp = warp_max(maxp);
+    if (band) {
+        below = warp_max(below);
+        above = warp_max(above);
+    }
     if (lane == 0) {
         if (total) atomicAdd(&stats[0], total);
         if (maxp) atomicMax(&stats[1], maxp);
+        if (below) atomicMax((unsigned long long*)&band[0], (unsigned long long)below);
+        if (above) atomicMax((unsigned long long*)&band[1], (unsigned long long)above);
     }
     __syncthreads();
     for (u32 t = threadIdx.x; t < SPGEMM_HIST_BUCKETS; t += blockDim.x)
@@ -198,14 +223,17 @@ __device__ void setup_rows(const u64* __restrict__ arpt, const u32* __restrict__
 // A's average row), whose lanes would otherwise mostly idle while each
 // waits on one gather.
 SPGEMM_FIXED_KERNEL void spgemm_setup(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt, u64* stats,
-                                      u64* hist, u32* split, u32* nsplit, u32 m, const u64* faults, u64* seen) {
-    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen);
+                                      u64* hist, u32* split, u32* nsplit, u32 m, const u64* faults, u64* seen,
+                                      const u32* bcol, u32 k, u64* band) {
+    setup_rows<SPGEMM_SETUP_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen, bcol, k,
+                                   band);
 }
 
 SPGEMM_FIXED_KERNEL void spgemm_setup_short(const u64* arpt, const u32* acol, const u64* brpt, u64* crpt,
                                             u64* stats, u64* hist, u32* split, u32* nsplit, u32 m,
-                                            const u64* faults, u64* seen) {
-    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen);
+                                            const u64* faults, u64* seen, const u32* bcol, u32 k, u64* band) {
+    setup_rows<SPGEMM_SETUP_SHORT_LANES>(arpt, acol, brpt, m, crpt, stats, hist, split, nsplit, faults, seen,
+                                         bcol, k, band);
 }
 
 // The rows setup listed in `split` (their number at nsplit[0]), cut into
@@ -282,12 +310,25 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
 // entries of A take the bin of a row 2^SPGEMM_PROMOTE_SHIFT times longer,
 // at most the last shared one: more lanes share each row, where a few
 // hundred rows would leave the device idle and each row's chain of loads
-// bound the kernel.
+// bound the kernel. In the symbolic phase, with B's bandwidths `band`
+// (setup_rows; null: none) and A's rows sorted, a row past the first bin
+// is binned by the smaller of nprod and the width of the columns its
+// products can reach, [first column − band[0], last column + band[1]]: a
+// bound on its entries as sure as nprod, and far tighter for banded
+// matrices (17 diagonals: 289 products, at most 33 entries), whose rows
+// then take small tables several to a block. A row's columns are read only
+// where the bandwidths alone leave room below nprod.
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
                                        const u32* distinct_rows, u32 distinct_max, u32 ranked_max,
-                                       u32 promote_max, u32 promote_min_a, const u64* maxes, u64* value) {
-    const u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
+                                       u32 promote_max, u32 promote_min_a, const u32* acol, const u64* band,
+                                       const u64* maxes, u64* value) {
+    u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
+    if (!NUMERIC && band && band[2] && v > maxes[0] && band[0] + band[1] + 1 < v && arpt[i + 1] > arpt[i]) {
+        const u64 first = acol[arpt[i]], last = acol[arpt[i + 1] - 1];
+        const u64 lo = first > band[0] ? first - band[0] : 0, width = last + band[1] + 1 - lo;
+        v = width < v ? width : v;
+    }
     *value = v;
     if (v == 0) return -1;
     if (direct_ok && arpt[i + 1] - arpt[i] == 1) return NUMERIC ? NBINS : -1;
@@ -306,8 +347,8 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
 // direct, the distinct and the ranked bins), then the max (u64).
 template <int NBINS, bool NUMERIC>
 __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                          u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a,
-                          const u64* maxes, u32* sizes, u64* max_value) {
+                          u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
+                          const u64* band, const u64* maxes, u32* sizes, u64* max_value) {
     __shared__ u32 s_size[NBINS + 3];
     __shared__ u64 s_max;
     for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_size[b] = 0;
@@ -317,7 +358,7 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         u64 v;
         const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, ranked_max,
-                                              promote_max, promote_min_a, maxes, &v);
+                                              promote_max, promote_min_a, acol, band, maxes, &v);
         if (b >= 0) atomicAdd(&s_size[b], 1u);
         if (b >= 0 && (b < NBINS || b == NBINS + 2)) local_max = v > local_max ? v : local_max;
     }
@@ -334,8 +375,8 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
 // one global atomic per bin; `cursor` starts at zero.
 template <int NBINS, bool NUMERIC>
 __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
-                         u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a,
-                         const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
+                         u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
+                         const u64* band, const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
     __shared__ u32 s_count[NBINS + 3];
     __shared__ u32 s_base[NBINS + 3];
     const u32 chunk = blockDim.x;
@@ -345,7 +386,7 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
         const u32 i = start + threadIdx.x;
         u64 v;
         const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max,
-                                                       ranked_max, promote_max, promote_min_a, maxes, &v)
+                                                       ranked_max, promote_max, promote_min_a, acol, band, maxes, &v)
                             : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
