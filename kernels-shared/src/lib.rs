@@ -18,7 +18,9 @@
 
 /// The kernels shared by every GPU vendor (OpSparse + DCU algorithm): the
 /// semiring's atomic `⊕` (`semiring_atomic.cuh`), the pipeline up to the
-/// shared-memory bins (`spgemm.cuh`), the scans of row
+/// shared-memory bins (`spgemm.cuh`), the runs of rows of A with the same
+/// columns, counted once by the symbolic phase (`same_rows.cuh`), the
+/// scans of row
 /// offsets (`scan.cuh`), the register sort
 /// of short rows (`register_sort.cuh`), magnitudes of values as pruning
 /// compares them (`magnitude.cuh`) and the pruning of a row in its
@@ -35,6 +37,7 @@
 pub const BODY: &str = concat!(
     include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/spgemm.cuh"),
+    include_str!("kernels/same_rows.cuh"),
     include_str!("kernels/scan.cuh"),
     include_str!("kernels/register_sort.cuh"),
     include_str!("kernels/magnitude.cuh"),

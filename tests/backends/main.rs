@@ -26,6 +26,7 @@ mod one_pass;
 mod plans;
 mod pruning;
 mod reduced;
+mod same_rows;
 mod semirings;
 mod transposed;
 
@@ -45,5 +46,6 @@ fn main() {
     trials.extend(transposed::trials());
     trials.extend(reduced::trials());
     trials.extend(booleans::trials());
+    trials.extend(same_rows::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -124,6 +124,10 @@ pub const CASES: &[(&str, Case)] = &[
         "banded_rows_bounded_by_their_reach",
         banded_rows_bounded_by_their_reach,
     ),
+    (
+        "rows_sharing_their_columns_counted_once",
+        rows_sharing_their_columns_counted_once,
+    ),
     ("pattern_and_symmetric_files", pattern_and_symmetric_files),
     (
         "explicit_zeros_in_input_are_kept",
@@ -203,6 +207,83 @@ fn banded_rows_bounded_by_their_reach(m: &dyn Multiplier) {
     let tall = banded(80_000, 160_000, 33, 3);
     let wide = banded(160_000, 250_000, 17, 2);
     check(m, "33 diagonals times 17, rectangular", &tall, &wide);
+}
+
+/// A square matrix of `nodes` nodes, node `v` owning `dofs[v % dofs.len()]`
+/// rows and as many columns (its degrees of freedom), each of its rows
+/// holding every column of `v` and of `neighbors` nodes drawn from
+/// `seed`: runs of rows with the same columns, as a finite-element
+/// matrix's nodes have. Every fifth node's second row has its last column
+/// moved one further (as long as the row before, differing only at its
+/// end), and rows of `empty` (a step) have no entries.
+pub fn node_blocked(
+    nodes: usize,
+    dofs: &[usize],
+    neighbors: usize,
+    empty: usize,
+) -> CsrMatrix<f64> {
+    let mut next = crate::common::xorshift(7);
+    let mut start = vec![0usize; nodes + 1];
+    for v in 0..nodes {
+        start[v + 1] = start[v] + dofs[v % dofs.len()];
+    }
+    let n = start[nodes];
+    let mut entries: Vec<(usize, u32, f64)> = Vec::new();
+    for v in 0..nodes {
+        let mut adjacent: Vec<usize> = (0..neighbors).map(|_| next(nodes) as usize).collect();
+        adjacent.push(v);
+        adjacent.sort_unstable();
+        adjacent.dedup();
+        let columns: Vec<usize> = adjacent
+            .iter()
+            .flat_map(|&u| start[u]..start[u + 1])
+            .collect();
+        for i in (start[v]..start[v + 1]).filter(|i| i % empty != 0) {
+            let moved = v % 5 == 0 && i == start[v] + 1 && columns.last() < Some(&(n - 1));
+            for (k, &j) in columns.iter().enumerate() {
+                let j = if moved && k + 1 == columns.len() {
+                    j + 1
+                } else {
+                    j
+                };
+                entries.push((i, j as u32, 1.0 + f64::from(next(1000)) / 1000.0));
+            }
+        }
+    }
+    triplets(n, n, &entries)
+}
+
+/// Products of matrices whose rows come in runs with the same columns,
+/// whose rows of C then have the same columns too, so that the GPU's
+/// symbolic phase counts only the first row of each run: nodes of 1 to 40
+/// rows (runs across words of 32 rows), rows as long as the row before
+/// that differ only in their last column, empty rows; the same rows
+/// unsorted, every row reversed (runs unchanged) and every other row
+/// reversed (the same columns in another order, no run); a rectangular
+/// product by a random B. Large enough (2^25 products and more) for the
+/// runs to be found.
+fn rows_sharing_their_columns_counted_once(m: &dyn Multiplier) {
+    let a = node_blocked(10_000, &[3, 3, 1, 40, 2, 0, 6], 2, 101);
+    check(m, "nodes of 1 to 40 rows, squared", &a, &a);
+    for every in [1, 2] {
+        let (nr, nc, off, cols, vals) = a.clone().into_parts();
+        let (mut cols_r, mut vals_r): (Vec<u32>, Vec<f64>) = (Vec::new(), Vec::new());
+        for i in 0..nr {
+            let (c, v) = (&cols[off[i]..off[i + 1]], &vals[off[i]..off[i + 1]]);
+            if i % every == 0 {
+                cols_r.extend(c.iter().rev());
+                vals_r.extend(v.iter().rev());
+            } else {
+                cols_r.extend(c);
+                vals_r.extend(v);
+            }
+        }
+        let unsorted = CsrMatrix::new(nr, nc, off, cols_r, vals_r).unwrap();
+        assert!(!unsorted.is_sorted());
+        check(m, &format!("every {every} rows reversed"), &unsorted, &a);
+    }
+    let b = generate::uniform::<f64>(a.ncols(), 50_000, 24, 5).unwrap();
+    check(m, "nodes times a random B", &a, &b);
 }
 
 fn every_real_matrix_f64(m: &dyn Multiplier) {

@@ -78,6 +78,14 @@ pub enum Kernel {
     /// `spgemm_setup_split`: the rows of A that setup listed as longer
     /// than `SETUP_SPLIT` entries, summed in chunks by every warp.
     SetupSplit,
+    /// `spgemm_same_rows`: the rows of A with the columns of the row before
+    /// them, marked so that the symbolic phase counts only the first row
+    /// of each run (`same_rows.cuh`).
+    SameRows,
+    /// `spgemm_copy_same_rows`: after the symbolic phase, each marked row
+    /// takes the count and the distinct and repeat bits of its run's
+    /// first row.
+    CopySameRows,
     /// `spgemm_bin_count_{phase}`: binning pass 1, rows per bin.
     BinCount(Phase),
     /// `spgemm_bin_fill_{phase}`: binning pass 2, row ids at per-bin offsets.
@@ -278,10 +286,12 @@ pub const MASKED: [Kernel; 21] = [
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 39] = [
+pub const FIXED: [Kernel; 41] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
+    Kernel::SameRows,
+    Kernel::CopySameRows,
     Kernel::SymbolicGlobal,
     Kernel::ScanTiles,
     Kernel::ScanAdd,
@@ -327,6 +337,8 @@ impl Kernel {
             Kernel::Setup => "spgemm_setup",
             Kernel::SetupShort => "spgemm_setup_short",
             Kernel::SetupSplit => "spgemm_setup_split",
+            Kernel::SameRows => "spgemm_same_rows",
+            Kernel::CopySameRows => "spgemm_copy_same_rows",
             Kernel::BinCount(p) => return format!("spgemm_bin_count_{}", p.name()),
             Kernel::BinFill(p) => return format!("spgemm_bin_fill_{}", p.name()),
             Kernel::SymbolicBin(i) => return format!("spgemm_symbolic_bin{i}"),
@@ -398,6 +410,8 @@ impl Kernel {
         match self {
             Kernel::Setup | Kernel::SetupShort => of::<SetupArgs>(),
             Kernel::SetupSplit => of::<SetupRows>(),
+            Kernel::SameRows => of::<SameRowsArgs>(),
+            Kernel::CopySameRows => of::<CopySameRowsArgs>(),
             Kernel::BinCount(_) => of::<BinCountArgs>(),
             Kernel::BinFill(_) => of::<BinFillArgs>(),
             Kernel::SymbolicBin(_) | Kernel::SymbolicPackedBin(_) => of::<SymbolicBinArgs>(),
@@ -609,6 +623,27 @@ kernel_args! {
         k: u32 = "u32",
         band: DevicePtr = "u64*",
     }
+    /// [`Kernel::SameRows`]: A's rows, the fault words of the operands'
+    /// pending checks (null when none), the zeroed bits it sets, a bit a
+    /// row, and the counter it adds their number to.
+    SameRowsArgs {
+        arpt: DevicePtr = "const u64*",
+        acol: DevicePtr = "const u32*",
+        m: u32 = "u32",
+        faults: DevicePtr = "const u64*",
+        same_rows: DevicePtr = "u32*",
+        nsame: DevicePtr = "u64*",
+    }
+    /// [`Kernel::CopySameRows`]: C's row offsets (the symbolic phase's
+    /// counts), the rows, their same-row bits and their distinct and
+    /// repeat bits.
+    CopySameRowsArgs {
+        crpt: DevicePtr = "u64*",
+        m: u32 = "u32",
+        same_rows: DevicePtr = "const u32*",
+        distinct_rows: DevicePtr = "u32*",
+        repeat_rows: DevicePtr = "u32*",
+    }
     /// What both binning passes start with: the binned value per row
     /// (`crpt`), A's row offsets, the rows, whether single-entry rows of
     /// A may be copied directly, and (numeric phase) the distinct-row bits
@@ -618,7 +653,8 @@ kernel_args! {
     /// of the shared constants says how much longer) with the fewest
     /// entries of A it must have; (symbolic phase) A's column indices and
     /// B's bandwidths with their mark (found by setup, [`SetupArgs`]; null:
-    /// rows are binned by nprod alone).
+    /// rows are binned by nprod alone), and the rows that get no bin, their
+    /// run's first row counted for them ([`SameRowsArgs`]; null: none).
     BinnedRows {
         crpt: DevicePtr = "const u64*",
         arpt: DevicePtr = "const u64*",
@@ -631,6 +667,7 @@ kernel_args! {
         promote_min_a: u32 = "u32",
         acol: DevicePtr = "const u32*",
         band: DevicePtr = "const u64*",
+        same_rows: DevicePtr = "const u32*",
     }
     /// [`Kernel::BinCount`].
     BinCountArgs [rows: BinnedRows] {

@@ -198,6 +198,12 @@ pub struct PhaseTimes {
     /// Whether the estimate fell short of nnz(C), so that the one pass ran
     /// again into arrays of exactly nnz(C).
     pub one_pass_rerun: bool,
+    /// Rows of A whose count the symbolic phase took from the row before
+    /// them, having the same columns (runs of rows of one structure, as a
+    /// finite-element node's degrees of freedom have), where a heavy
+    /// symbolic phase looked for them; 0 otherwise, and when no symbolic
+    /// phase ran (a plan's numeric phase, the one pass).
+    pub rows_counted_once: usize,
 }
 
 /// One timed product by a vendor library (cuSPARSE, rocSPARSE) in the

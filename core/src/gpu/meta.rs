@@ -13,7 +13,8 @@ use crate::error::Result;
 /// words 0..8 hold the stats (2 u64), (symbolic phase) the number of rows
 /// of A that setup split and the blocks of `spgemm_setup_split` done (2
 /// u32), the maximum, the overflow count, (numeric phase) a copy of nnz(C)
-/// and (symbolic phase) the entries of B packed into words of columns;
+/// and (symbolic phase) the entries of B packed into words of columns and
+/// the rows of A with the columns of the row before;
 /// then per-bin sizes and cursors (u32, the direct, the distinct and the
 /// ranked bins last); (symbolic phase) words 56 and 57 the products and
 /// entries of the one pass's sample; words 64..128 the histogram of
@@ -47,6 +48,9 @@ pub(super) struct Counts {
     /// Entries of B packed into words of 32 columns, where
     /// `spgemm_pack_count` added them ([`Meta::packed_total`]).
     pub(super) packed: u64,
+    /// Rows of A with the columns of the row before them, where
+    /// `spgemm_same_rows` added them ([`Meta::same_rows_total`]).
+    pub(super) same: u64,
     /// Products and entries of the rows the one pass's sample computed
     /// (0 where none ran).
     pub(super) sample: [u64; 2],
@@ -109,6 +113,9 @@ impl<D: Device> Meta<D> {
     pub(super) fn packed_total(&self) -> DevicePtr {
         self.words.ptr_to(6)
     }
+    pub(super) fn same_rows_total(&self) -> DevicePtr {
+        self.words.ptr_to(7)
+    }
     /// Two words for the products and entries of the rows sampled for
     /// the one pass's choice (`Kernel::OnePassSample`).
     pub(super) fn sample(&self) -> DevicePtr {
@@ -165,6 +172,7 @@ impl<D: Device> Meta<D> {
             typical,
             nnz: h[5],
             packed: h[6],
+            same: h[7],
             sample: [h[Self::SAMPLE], h[Self::SAMPLE + 1]],
             faults: h[Self::FAULTS..Self::HEADER]
                 .try_into()

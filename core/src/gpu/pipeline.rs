@@ -45,6 +45,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let start = dev.record(s0)?;
         let nbins = self.launcher.table().numeric.len();
         let mut one_pass = None;
+        let mut same_rows = 0;
         let (crpt, ccol, cval, nnz, after_setup, before_numeric) = match plan {
             Some(p) => {
                 let before_numeric = dev.record(s0)?;
@@ -67,11 +68,14 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     one_pass = Some(run);
                     (Arc::new(crpt), ccol, cval, nnz, after_setup, before_numeric)
                 } else {
+                    let offsets = self.count_rows(setup)?;
+                    same_rows = offsets.same_rows;
                     let Offsets {
                         crpt,
                         after_setup,
                         typical,
-                    } = self.count_rows(setup)?;
+                        ..
+                    } = offsets;
                     let before_numeric = dev.record(s0)?;
                     // Numeric binning counts and nnz(C) come back in one read.
                     let meta = Meta::new(&self.launcher, self.m(), nbins)?;
@@ -116,6 +120,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             end,
             done,
             one_pass,
+            same_rows,
         };
         Ok(Enqueued {
             c,
@@ -177,6 +182,7 @@ pub struct PhaseEvents<D: Device> {
     end: D::Event,
     done: D::Event,
     one_pass: Option<OnePassRun>,
+    same_rows: u64,
 }
 
 impl<D: Device> PhaseEvents<D> {
@@ -209,6 +215,7 @@ impl<D: Device> PhaseEvents<D> {
             one_pass: self.one_pass.is_some(),
             one_pass_estimated: self.one_pass.is_some_and(|r| r.estimated),
             one_pass_rerun: self.one_pass.is_some_and(|r| r.rerun),
+            rows_counted_once: self.same_rows as usize,
         })
     }
 }

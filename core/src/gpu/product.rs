@@ -67,13 +67,21 @@ pub(super) fn band_words<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> Dev
     crpt.ptr_to(m + 1 + 2 * m.div_ceil(64))
 }
 
-/// The average products a row (nnz(A)/M · nnz(B)/K) past which setup
-/// finds B's bandwidths for the symbolic binning's bound
-/// ([`Product::bands_bound_rows`]).
-pub(super) const BAND_MIN_PRODUCTS: usize = 128;
-/// The least products in all (nnz(A) · nnz(B)/K) for which setup finds
-/// B's bandwidths ([`Product::bands_bound_rows`]).
-pub(super) const BAND_MIN_TOTAL: usize = 1 << 25;
+/// The bits after B's bandwidths in C's row offsets `crpt` (`m` rows, as
+/// setup allocates them): a bit a row of A, set for the rows the symbolic
+/// phase does not count because they have the columns of the row before
+/// ([`super::kernels::SameRowsArgs`]).
+pub(super) fn same_row_words<D: Device>(crpt: &DeviceArray<D, u64>, m: usize) -> DevicePtr {
+    crpt.ptr_to(m + 4 + 2 * m.div_ceil(64))
+}
+
+/// The average products a row (nnz(A)/M · nnz(B)/K) past which the
+/// symbolic phase is worth a pass of its own over A or B to lighten
+/// ([`Product::symbolic_is_heavy`]).
+pub(super) const HEAVY_MIN_PRODUCTS: usize = 128;
+/// The least products in all (nnz(A) · nnz(B)/K) for which the symbolic
+/// phase is worth such a pass ([`Product::symbolic_is_heavy`]).
+pub(super) const HEAVY_MIN_TOTAL: usize = 1 << 25;
 
 /// [`Error::TooLarge`] for a count past `u32::MAX`.
 pub(super) fn too_large(what: &'static str, value: usize) -> Error {
@@ -146,27 +154,43 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         self.b.sorted as u32
     }
 
+    /// Whether the symbolic phase is heavy enough for a pass over A or B
+    /// that lightens it to pay: rows of more than [`HEAVY_MIN_PRODUCTS`]
+    /// products on average (shorter rows take the smallest bins whatever
+    /// bounds them) and at least [`HEAVY_MIN_TOTAL`] in all (c-39's 17.8 M
+    /// products, 0.36 ms, took 3–4% longer with B's bandwidths found on an
+    /// H200). The products are estimated as nnz(A) · nnz(B) / B's rows.
+    fn symbolic_is_heavy(&self) -> bool {
+        let (m, k) = (self.a.nrows as u128, self.b.nrows.max(1) as u128);
+        let products = self.a.nnz as u128 * self.b.nnz as u128 / k;
+        products > HEAVY_MIN_PRODUCTS as u128 * m && products >= HEAVY_MIN_TOTAL as u128
+    }
+
     /// Whether the symbolic binning bounds a row's entries by the columns
     /// its products can reach, from B's bandwidths that setup finds: A's
     /// and B's rows sorted (a row's first and last columns its least and
-    /// greatest), B's rows countable in 32 bits, rows of more than
-    /// [`BAND_MIN_PRODUCTS`] products on average (shorter rows take the
-    /// smallest bins whatever bounds them) and at least
-    /// [`BAND_MIN_TOTAL`] in all (setup then reads the first and last
-    /// column of every row of B: c-39's 17.8 M products, 0.36 ms, took
-    /// 3–4% longer with them on an H200), and no symbolic bin sorting its
-    /// products in registers (whose room is the bin's nprod). The
-    /// products are estimated as nnz(A) · nnz(B) / B's rows.
+    /// greatest), B's rows countable in 32 bits, a heavy symbolic phase
+    /// ([`Product::symbolic_is_heavy`]: setup then reads the first and last
+    /// column of every row of B), and no symbolic bin sorting its
+    /// products in registers (whose room is the bin's nprod).
     pub(super) fn bands_bound_rows(&self) -> bool {
         let table = self.launcher.table();
-        let (m, k) = (self.a.nrows as u128, self.b.nrows.max(1) as u128);
-        let products = self.a.nnz as u128 * self.b.nnz as u128 / k;
         self.a.sorted
             && self.b.sorted
             && self.b.nrows < u32::MAX as usize
-            && products > BAND_MIN_PRODUCTS as u128 * m
-            && products >= BAND_MIN_TOTAL as u128
+            && self.symbolic_is_heavy()
             && (0..table.symbolic.len()).all(|i| !symbolic_registers(table, i, self.options.sort))
+    }
+
+    /// Whether the symbolic phase counts only the first row of each run of
+    /// rows of A with the same columns (PETSc's i-nodes: a node's degrees
+    /// of freedom, a dense block's rows), the rows after it taking its
+    /// count ([`Kernel::SameRows`](super::kernels::Kernel::SameRows)): a
+    /// heavy symbolic phase ([`Product::symbolic_is_heavy`]), where the
+    /// pass that finds the runs, one read of A's row offsets and of the
+    /// columns of rows as long as the row before, costs little beside it.
+    pub(super) fn counts_runs_once(&self) -> bool {
+        self.symbolic_is_heavy()
     }
 
     /// How the dense global paths split `n` long rows: rows at once (at
@@ -306,6 +330,10 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             None if self.bands_bound_rows() => band_words(crpt, self.m()),
             _ => DevicePtr(0),
         };
+        let same_rows = match numeric {
+            None if self.counts_runs_once() => same_row_words(crpt, self.m()),
+            _ => DevicePtr(0),
+        };
         BinnedRows {
             crpt: crpt.ptr(),
             arpt: self.a.structure.rpt.ptr(),
@@ -318,6 +346,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             promote_min_a,
             acol: self.a.structure.col.ptr(),
             band,
+            same_rows,
         }
     }
 

@@ -138,8 +138,8 @@ fn wrapper<T: Scalar>(
                 Phase::Symbolic => (table.symbolic.len(), false, "SPGEMM_SYMBOLIC_MAX"),
                 Phase::Numeric => (table.numeric.len(), true, "SPGEMM_NUMERIC_MAX"),
             };
-            // The template takes the bin ranges after `band`.
-            let (front, back) = names.split_at(11);
+            // The template takes the bin ranges after `same_rows`.
+            let (front, back) = names.split_at(12);
             let template = if matches!(kernel, Kernel::BinCount(_)) {
                 "bin_count"
             } else {
@@ -396,7 +396,7 @@ mod tests {
         assert!(all.contains("numeric_shared<31u, 8u, 0, false, false>"));
         assert!(all.contains("{26ull, 426ull"));
         assert!(all.contains(
-            "spgemm_bin_count_numeric(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows, u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol, const u64* band, u32* sizes, u64* max_value) { bin_count<8, true>(crpt, arpt, m, direct_ok, distinct_rows, distinct_max, ranked_max, promote_max, promote_min_a, acol, band, SPGEMM_NUMERIC_MAX, sizes, max_value); }"
+            "spgemm_bin_count_numeric(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows, u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol, const u64* band, const u32* same_rows, u32* sizes, u64* max_value) { bin_count<8, true>(crpt, arpt, m, direct_ok, distinct_rows, distinct_max, ranked_max, promote_max, promote_min_a, acol, band, same_rows, SPGEMM_NUMERIC_MAX, sizes, max_value); }"
         ));
         // The fixed kernels are exported by the first unit only.
         assert!(units[0]

@@ -5,13 +5,14 @@ use super::config::{Accumulator, LongRows};
 use super::constants::{SETUP_LANES, SETUP_SHORT_LANES, SETUP_SHORT_ROW, SETUP_SPLIT};
 use super::dense::bitmap_words;
 use super::kernels::{
-    self, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase, SetupArgs, SetupRows,
-    SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs, SymbolicRows,
+    self, CopySameRowsArgs, DevicePtr, Kernel, PackCountArgs, PackFillArgs, PackRows, Phase,
+    SameRowsArgs, SetupArgs, SetupRows, SymbolicBinArgs, SymbolicDenseArgs, SymbolicGlobalArgs,
+    SymbolicRows,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use super::product::{band_words, bounds_at, Product};
+use super::product::{band_words, bounds_at, same_row_words, Product};
 use crate::device::Device;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -47,6 +48,9 @@ pub(super) struct Offsets<D: Device> {
     pub(super) after_setup: Option<D::Event>,
     /// The typical row of B for G (see `Counts::typical`).
     pub(super) typical: usize,
+    /// Rows the symbolic kernels did not count, each taking the count of
+    /// the row before it (the same columns; `same_rows.cuh`).
+    pub(super) same_rows: u64,
 }
 
 /// Setup's results ([`Product::setup`]).
@@ -111,11 +115,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     pub(super) fn setup(&self, timed: bool, sample: bool) -> Result<Setup<D>> {
         let (dev, m, l) = (self.device(), self.m(), &self.launcher);
         let (a, b) = (&*self.a.structure, &*self.b.structure);
-        // Row offsets, the distinct-row bits, the repeat bits and B's
-        // bandwidths in one allocation, all but the offsets zeroed at once.
+        // Row offsets, the distinct-row bits, the repeat bits, B's
+        // bandwidths and the same-row bits in one allocation, all but the
+        // offsets zeroed at once.
         let words = m.div_ceil(64);
-        let crpt = l.alloc::<u64>(0, m + 1 + 2 * words + 3, "C row offsets")?;
-        crpt.zero(dev, self.stream(0), m, 4 + 2 * words)?;
+        let crpt = l.alloc::<u64>(0, m + 1 + 3 * words + 3, "C row offsets")?;
+        crpt.zero(dev, self.stream(0), m, 4 + 3 * words)?;
         let meta = Meta::new(l, m, l.table().symbolic.len())?;
         // Faults of the operands' checks, when pending: setup and the count
         // of B's runs return on one, and setup copies them beside the
@@ -158,6 +163,23 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             // (which return at once when there are none).
             let grid = shape(2 * l.sms() as u32, BLOCK, 0);
             l.launch(0, Kernel::SetupSplit, grid, &setup.rows)?;
+        }
+        if self.counts_runs_once() {
+            // A warp a word of rows; their number comes back with setup's.
+            let args = SameRowsArgs {
+                arpt: a.rpt.ptr(),
+                acol: a.col.ptr(),
+                m: m as u32,
+                faults,
+                same_rows: same_row_words(&crpt, m),
+                nsame: meta.same_rows_total(),
+            };
+            // A warp a word of rows, every word at once: a word's lanes
+            // each follow a chain of loads along a row.
+            let warp = dev.properties().warp_width as usize;
+            let n = m.div_ceil(u32::BITS as usize) * warp;
+            let grid = shape(blocks_for(n, BLOCK as usize, u32::MAX as usize), BLOCK, 0);
+            l.launch(0, Kernel::SameRows, grid, &args)?;
         }
         if sample {
             self.sample_with_setup(&meta, &crpt)?;
@@ -280,11 +302,27 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             }
         }
         drop(meta);
+        if counts.same > 0 {
+            // The rows that got no bin take their run's first row's count.
+            let args = CopySameRowsArgs {
+                crpt: crpt.ptr(),
+                m: m as u32,
+                same_rows: same_row_words(&crpt, m),
+                distinct_rows: distinct,
+                repeat_rows: repeat_rows(&crpt, m),
+            };
+            // A warp a word of rows.
+            let warp = self.device().properties().warp_width as usize;
+            let n = m.div_ceil(u32::BITS as usize) * warp;
+            let grid = shape(l.grid(n, BLOCK as usize), BLOCK, 0);
+            l.launch(0, Kernel::CopySameRows, grid, &args)?;
+        }
         l.scan(crpt.ptr(), m + 1)?;
         Ok(Offsets {
             crpt,
             after_setup,
             typical: counts.typical,
+            same_rows: counts.same,
         })
     }
 

@@ -317,12 +317,15 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
 // bound on its entries as sure as nprod, and far tighter for banded
 // matrices (17 diagonals: 289 products, at most 33 entries), whose rows
 // then take small tables several to a block. A row's columns are read only
-// where the bandwidths alone leave room below nprod.
+// where the bandwidths alone leave room below nprod. In the symbolic phase,
+// rows marked in `same_rows` (null: none; same_rows.cuh) get no bin: the
+// first row of their run is counted for them.
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
                                        const u32* distinct_rows, u32 distinct_max, u32 ranked_max,
                                        u32 promote_max, u32 promote_min_a, const u32* acol, const u64* band,
-                                       const u64* maxes, u64* value) {
+                                       const u32* same_rows, const u64* maxes, u64* value) {
+    if (!NUMERIC && same_rows && (same_rows[i / SPGEMM_WORD_BITS] >> (i % SPGEMM_WORD_BITS) & 1u)) return -1;
     u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
     if (!NUMERIC && band && band[2] && v > maxes[0] && band[0] + band[1] + 1 < v && arpt[i + 1] > arpt[i]) {
         const u64 first = acol[arpt[i]], last = acol[arpt[i + 1] - 1];
@@ -348,7 +351,7 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
 template <int NBINS, bool NUMERIC>
 __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
                           u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
-                          const u64* band, const u64* maxes, u32* sizes, u64* max_value) {
+                          const u64* band, const u32* same_rows, const u64* maxes, u32* sizes, u64* max_value) {
     __shared__ u32 s_size[NBINS + 3];
     __shared__ u64 s_max;
     for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_size[b] = 0;
@@ -358,7 +361,7 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         u64 v;
         const int b = row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max, ranked_max,
-                                              promote_max, promote_min_a, acol, band, maxes, &v);
+                                              promote_max, promote_min_a, acol, band, same_rows, maxes, &v);
         if (b >= 0) atomicAdd(&s_size[b], 1u);
         if (b >= 0 && (b < NBINS || b == NBINS + 2)) local_max = v > local_max ? v : local_max;
     }
@@ -376,7 +379,8 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
 template <int NBINS, bool NUMERIC>
 __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
                          u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
-                         const u64* band, const u64* maxes, const u32* sizes, u32* cursor, u32* bins) {
+                         const u64* band, const u32* same_rows, const u64* maxes, const u32* sizes, u32* cursor,
+                         u32* bins) {
     __shared__ u32 s_count[NBINS + 3];
     __shared__ u32 s_base[NBINS + 3];
     const u32 chunk = blockDim.x;
@@ -386,7 +390,8 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
         const u32 i = start + threadIdx.x;
         u64 v;
         const int b = i < m ? row_bin<NBINS, NUMERIC>(i, crpt, arpt, direct_ok, distinct_rows, distinct_max,
-                                                       ranked_max, promote_max, promote_min_a, acol, band, maxes, &v)
+                                                       ranked_max, promote_max, promote_min_a, acol, band,
+                                                       same_rows, maxes, &v)
                             : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
