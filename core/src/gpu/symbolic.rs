@@ -165,7 +165,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             l.launch(0, Kernel::SetupSplit, grid, &setup.rows)?;
         }
         if self.counts_runs_once() {
-            // A warp a word of rows; their number comes back with setup's.
+            // The rows with the columns of the row before: their number
+            // comes back with setup's counts.
             let args = SameRowsArgs {
                 arpt: a.rpt.ptr(),
                 acol: a.col.ptr(),
