@@ -13,7 +13,7 @@ use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
 use super::product::{band_words, bounds_at, same_row_words, Product};
-use crate::device::Device;
+use crate::device::{Device, LaunchShape};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -175,12 +175,14 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 same_rows: same_row_words(&crpt, m),
                 nsame: meta.same_rows_total(),
             };
-            // A warp a word of rows, every word at once: a word's lanes
-            // each follow a chain of loads along a row.
-            let warp = dev.properties().warp_width as usize;
-            let n = m.div_ceil(u32::BITS as usize) * warp;
-            let grid = shape(blocks_for(n, BLOCK as usize, u32::MAX as usize), BLOCK, 0);
-            l.launch(0, Kernel::SameRows, grid, &args)?;
+            // Every word at once: a word's lanes each follow a chain of
+            // loads along a row.
+            l.launch(
+                0,
+                Kernel::SameRows,
+                self.word_warps(u32::MAX as usize),
+                &args,
+            )?;
         }
         if sample {
             self.sample_with_setup(&meta, &crpt)?;
@@ -312,10 +314,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 distinct_rows: distinct,
                 repeat_rows: repeat_rows(&crpt, m),
             };
-            // A warp a word of rows.
-            let warp = self.device().properties().warp_width as usize;
-            let n = m.div_ceil(u32::BITS as usize) * warp;
-            let grid = shape(l.grid(n, BLOCK as usize), BLOCK, 0);
+            let grid = self.word_warps(l.sms() * 8);
             l.launch(0, Kernel::CopySameRows, grid, &args)?;
         }
         l.scan(crpt.ptr(), m + 1)?;
@@ -325,6 +324,15 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             typical: counts.typical,
             same_rows: counts.same,
         })
+    }
+
+    /// The grid of the same-row kernels: a warp a word of 32 rows of A, in
+    /// blocks of [`BLOCK`] threads, at most `cap` blocks (the kernels
+    /// stride over the words past them).
+    fn word_warps(&self, cap: usize) -> LaunchShape {
+        let warp = self.device().properties().warp_width as usize;
+        let n = self.m().div_ceil(u32::BITS as usize) * warp;
+        shape(blocks_for(n, BLOCK as usize, cap), BLOCK, 0)
     }
 
     /// The arguments every symbolic kernel over listed rows starts with:
