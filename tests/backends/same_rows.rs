@@ -3,26 +3,64 @@
 //! from the row before (`PhaseTimes::rows_counted_once`) are exactly those
 //! the rule names where the symbolic phase is heavy enough to look for
 //! them, and none where it is not or where no row repeats its neighbour;
-//! C against the reference each time.
+//! C against the reference each time. The numeric phase computes a few
+//! rows of each run together: every semiring, `f32` values and a pruned
+//! product (whose kernels take the runs' rows one by one) on the same
+//! runs, against the reference.
 
 use crate::common;
 use crate::common::conformance::node_blocked;
 use spgemm::gpu::PhaseTimes;
+use spgemm::semiring::{ProductSpec, Semiring};
 use spgemm::verify::check_product;
-use spgemm::{Backend, BackendKind, CsrMatrix};
+use spgemm::{reference, Backend, BackendKind, CsrMatrix};
 
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     common::BACKENDS
         .into_iter()
         .filter(|(kind, _)| *kind != BackendKind::Cpu)
-        .map(|(kind, name)| {
-            common::trial(
-                kind,
-                format!("{name}::same_rows::the_rows_the_rule_names_are_counted_once"),
-                move || the_rows_the_rule_names_are_counted_once(kind),
-            )
+        .flat_map(|(kind, name)| {
+            [
+                common::trial(
+                    kind,
+                    format!("{name}::same_rows::the_rows_the_rule_names_are_counted_once"),
+                    move || the_rows_the_rule_names_are_counted_once(kind),
+                ),
+                common::trial(
+                    kind,
+                    format!("{name}::same_rows::runs_under_every_semiring_f32_and_pruning"),
+                    move || runs_under_every_semiring_f32_and_pruning(kind),
+                ),
+            ]
         })
         .collect()
+}
+
+/// The runs' rows computed together under every semiring but plus-times
+/// (exact in any order of the sum: compared exactly), with `f32` values
+/// and with a pruned product, against the reference.
+fn runs_under_every_semiring_f32_and_pruning(kind: BackendKind) {
+    let nodes = node_blocked(10_000, &[3, 3, 1, 40, 2, 0, 6], 2, 101);
+    let shifted = nodes.map(|v| v - 1.5);
+    let (gpu, _) = Backend::select(kind).unwrap();
+    for ring in Semiring::ALL
+        .into_iter()
+        .filter(|&r| r != Semiring::PlusTimes)
+    {
+        let spec = ProductSpec::new().semiring(ring);
+        let want = reference::multiply_spec(shifted.view(), shifted.view(), &spec).unwrap();
+        let got = gpu.multiply_spec(&shifted, &shifted, &spec).unwrap();
+        assert_eq!(got, want, "{ring}");
+    }
+    let single: CsrMatrix<f32> = shifted.map(|v| v as f32);
+    let c = gpu.multiply(&single, &single).unwrap();
+    if let Err(mismatch) = check_product(&single, &single, &c).expect("reference") {
+        panic!("f32: {mismatch}");
+    }
+    let spec = ProductSpec::new().keep(5);
+    let want = reference::multiply_spec(nodes.view(), nodes.view(), &spec).unwrap();
+    let got = gpu.multiply_spec(&nodes, &nodes, &spec).unwrap();
+    assert_eq!(got.row_offsets(), want.row_offsets(), "pruned: row offsets");
 }
 
 /// The rows the rule marks: every row but the first of each word of 32,

@@ -255,7 +255,9 @@ pub fn node_blocked(
 
 /// Products of matrices whose rows come in runs with the same columns,
 /// whose rows of C then have the same columns too, so that the GPU's
-/// symbolic phase counts only the first row of each run: nodes of 1 to 40
+/// symbolic phase counts only the first row of each run and its numeric
+/// phase computes up to four rows of a run together, and up to three
+/// rows of B's runs: nodes of 1 to 40
 /// rows (runs across words of 32 rows), rows as long as the row before
 /// that differ only in their last column, empty rows; the same rows
 /// unsorted, every row reversed (runs unchanged) and every other row

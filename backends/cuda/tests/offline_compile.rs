@@ -205,6 +205,13 @@ fn every_kernel_compiles_and_fits_its_table() -> Completion {
                         );
                         assert_eq!(stack, 0, "{}: {name} uses a stack frame", prog.name);
                         let bin = kernel.bin(table, sort);
+                        if bin.is_none() {
+                            let _ = writeln!(
+                                std::io::stderr(),
+                                "{arch} {} {name}: {regs} registers",
+                                prog.name
+                            );
+                        }
                         if let Some((bin, shared)) = bin {
                             let blocks = (unit.min_blocks)(&bin);
                             assert!(

@@ -44,6 +44,30 @@ pub(crate) const SORT_TILE: usize = 2048;
 /// entries (`SPGEMM_DISTINCT_PER_LANE`).
 pub(crate) const DISTINCT_PER_LANE: u32 = 8;
 
+/// Rows of a run of rows of A with the same columns that one block of
+/// the numeric phase computes together (`SPGEMM_RUN_ROWS`;
+/// [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns)): each
+/// key of its table holds this many values.
+pub(crate) const RUN_ROWS: u32 = 4;
+/// Rows of a run of rows of B that
+/// [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns) walks
+/// together (`SPGEMM_RUN_SPAN`): a column of theirs hashed once, their
+/// products for each row of A summed before one addition.
+pub(crate) const RUN_SPAN: u32 = 3;
+/// Most entries of the rows of C that
+/// [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns) takes
+/// (`SPGEMM_RUN_MAX`, a power of two): its table has twice as many keys,
+/// [`RUN_ROWS`] values each (36 KB of shared memory for `f64`).
+pub(crate) const RUN_MAX: u32 = 512;
+/// Threads of a block of
+/// [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns)
+/// (`SPGEMM_RUN_THREADS`).
+pub(crate) const RUN_THREADS: u32 = 256;
+/// Resident blocks [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns)
+/// is compiled for (its launch bounds, `SPGEMM_RUN_BLOCKS`): at most 85
+/// registers a thread.
+pub(crate) const RUN_BLOCKS: u32 = 4;
+
 /// Numeric binning of a product of few rows
 /// ([`PROMOTE_ROWS_PER_MULTIPROCESSOR`]): a row of up to the short-row
 /// bins' entries takes the bin of a row 2^this longer
@@ -94,6 +118,11 @@ pub(crate) fn defines() -> String {
         ("SPGEMM_SORT_TILE", format!("{SORT_TILE}u")),
         ("SPGEMM_DISTINCT_PER_LANE", format!("{DISTINCT_PER_LANE}u")),
         ("SPGEMM_REG_PER_LANE", format!("{REG_PER_LANE}u")),
+        ("SPGEMM_RUN_ROWS", format!("{RUN_ROWS}u")),
+        ("SPGEMM_RUN_SPAN", format!("{RUN_SPAN}u")),
+        ("SPGEMM_RUN_MAX", format!("{RUN_MAX}u")),
+        ("SPGEMM_RUN_THREADS", RUN_THREADS.to_string()),
+        ("SPGEMM_RUN_BLOCKS", RUN_BLOCKS.to_string()),
         ("SPGEMM_PROMOTE_SHIFT", format!("{PROMOTE_SHIFT}u")),
         ("SPGEMM_FAULT_WORDS", format!("{FAULT_WORDS}u")),
         ("SPGEMM_EMPTY", format!("{EMPTY:#x}u")),
@@ -117,6 +146,11 @@ mod tests {
             "DENSE_SYMBOLIC_BLOCKS",
             "SORT_TILE",
             "DISTINCT_PER_LANE",
+            "RUN_ROWS",
+            "RUN_SPAN",
+            "RUN_MAX",
+            "RUN_THREADS",
+            "RUN_BLOCKS",
             "PROMOTE_SHIFT",
             "FAULT_WORDS",
             "EMPTY",

@@ -80,7 +80,8 @@ pub enum Kernel {
     SetupSplit,
     /// `spgemm_same_rows`: the rows of A with the columns of the row before
     /// them, marked so that the symbolic phase counts only the first row
-    /// of each run (`same_rows.cuh`).
+    /// of each run (`same_rows.cuh`); also B's, for the numeric phase's
+    /// runs ([`Kernel::NumericRuns`]).
     SameRows,
     /// `spgemm_copy_same_rows`: after the symbolic phase, each marked row
     /// takes the count and the distinct and repeat bits of its run's
@@ -135,6 +136,10 @@ pub enum Kernel {
     /// `spgemm_numeric_dense_shared`: rows of a narrow C in a dense row in
     /// shared memory.
     NumericDenseShared,
+    /// `spgemm_numeric_runs`: rows of runs of rows of A with the same
+    /// columns (marked by [`Kernel::SameRows`]), a few rows of a run
+    /// together, their products walked once (`same_rows.cuh`).
+    NumericRuns,
     /// `spgemm_numeric_ranked`: rows of a C too wide for a dense row of
     /// values in shared memory, by a bitmap of its columns whose ranks
     /// place each value (KokkosKernels §3.2–3.3).
@@ -286,7 +291,7 @@ pub const MASKED: [Kernel; 21] = [
 
 /// The kernels written out in the shared body (the others are wrappers the
 /// program builder generates per table), in the order they are compiled.
-pub const FIXED: [Kernel; 41] = [
+pub const FIXED: [Kernel; 42] = [
     Kernel::Setup,
     Kernel::SetupShort,
     Kernel::SetupSplit,
@@ -309,6 +314,7 @@ pub const FIXED: [Kernel; 41] = [
     Kernel::SortTiles,
     Kernel::SymbolicDenseShared,
     Kernel::NumericDenseShared,
+    Kernel::NumericRuns,
     Kernel::NumericRanked,
     Kernel::NumericRankedLong,
     Kernel::CheckOffsets(IndexWidth::I32),
@@ -364,6 +370,7 @@ impl Kernel {
             Kernel::NumericDistinct => "spgemm_numeric_distinct",
             Kernel::NumericDistinctPruned => "spgemm_numeric_distinct_pruned",
             Kernel::NumericDenseShared => "spgemm_numeric_dense_shared",
+            Kernel::NumericRuns => "spgemm_numeric_runs",
             Kernel::NumericRanked => "spgemm_numeric_ranked",
             Kernel::NumericRankedLong => "spgemm_numeric_ranked_long",
             Kernel::NumericGlobal => "spgemm_numeric_global",
@@ -426,6 +433,7 @@ impl Kernel {
             Kernel::NumericBinPruned(_) => of::<NumericBinPrunedArgs>(),
             Kernel::NumericDistinctPruned => of::<NumericDistinctPrunedArgs>(),
             Kernel::NumericDenseShared => of::<NumericDenseSharedArgs>(),
+            Kernel::NumericRuns => of::<NumericRunsArgs>(),
             Kernel::NumericRanked | Kernel::NumericRankedLong => of::<NumericRankedArgs>(),
             Kernel::NumericGlobal => of::<NumericGlobalArgs>(),
             Kernel::NumericDense | Kernel::NumericDenseCompact => of::<NumericDenseArgs>(),

@@ -9,14 +9,18 @@ use super::memory::DeviceArray;
 use crate::device::Device;
 use crate::error::Result;
 
+/// The bins after a phase's table's: the direct, the distinct, the ranked
+/// and the runs bins (numeric phase), in that order.
+pub(super) const EXTRA_BINS: usize = 4;
+
 /// Counters and scratch of one phase, in one allocation (OpSparse §5.3):
 /// words 0..8 hold the stats (2 u64), (symbolic phase) the number of rows
 /// of A that setup split and the blocks of `spgemm_setup_split` done (2
 /// u32), the maximum, the overflow count, (numeric phase) a copy of nnz(C)
 /// and (symbolic phase) the entries of B packed into words of columns and
 /// the rows of A with the columns of the row before;
-/// then per-bin sizes and cursors (u32, the direct, the distinct and the
-/// ranked bins last); (symbolic phase) words 56 and 57 the products and
+/// then per-bin sizes and cursors (u32, the direct, the distinct, the
+/// ranked and the runs bins last); (symbolic phase) words 56 and 57 the products and
 /// entries of the one pass's sample; words 64..128 the histogram of
 /// products by log2 of their row of B; four words of the operands' check
 /// faults ([`Meta::faults`]); then the bins array and the overflow
@@ -37,8 +41,8 @@ pub(super) struct Counts {
     pub(super) max: u64,
     /// Rows the last symbolic bin gave up on.
     pub(super) overflow: u32,
-    /// Rows per bin, then the direct bin's, the distinct bin's and the
-    /// ranked bin's.
+    /// Rows per bin, then the direct bin's, the distinct bin's, the
+    /// ranked bin's and the runs bin's ([`EXTRA_BINS`]).
     pub(super) sizes: Vec<u32>,
     /// Length of the rows of B the median product comes from (from setup's
     /// histogram, the middle of its power-of-two bucket).
@@ -86,7 +90,7 @@ impl<D: Device> Meta<D> {
     /// zeroed, on stream 0.
     pub(super) fn new(l: &Launcher<'_, D>, m: usize, nbins: usize) -> Result<Self> {
         assert!(
-            8 + nbins + 3 <= Self::SAMPLE,
+            8 + nbins + EXTRA_BINS <= Self::SAMPLE,
             "too many bins for the metadata header"
         );
         let words = l.alloc::<u64>(0, Self::HEADER + m, "bins and counters")?;
@@ -133,7 +137,9 @@ impl<D: Device> Meta<D> {
         self.words.ptr_to(8)
     }
     pub(super) fn cursors(&self) -> DevicePtr {
-        self.words.ptr_to(8).add(4 * (self.nbins as u64 + 3))
+        self.words
+            .ptr_to(8)
+            .add(4 * (self.nbins + EXTRA_BINS) as u64)
     }
     /// The rows of the bin starting at `offset` in the bins array.
     pub(super) fn bins(&self, offset: u64) -> DevicePtr {
@@ -168,7 +174,7 @@ impl<D: Device> Meta<D> {
             stats: [h[0], h[1]],
             max: h[3],
             overflow: h[4] as u32,
-            sizes: sizes[..self.nbins + 3].to_vec(),
+            sizes: sizes[..self.nbins + EXTRA_BINS].to_vec(),
             typical,
             nnz: h[5],
             packed: h[6],

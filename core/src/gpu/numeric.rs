@@ -2,12 +2,12 @@
 //! §5.6.2; DCU §5.3–5.4).
 
 use super::config::LongRows;
-use super::constants::SORT_TILE;
+use super::constants::{RUN_MAX, RUN_ROWS, RUN_THREADS, SORT_TILE};
 use super::dense::bitmap_words;
 use super::kernels::{
     self, DevicePtr, FillEmptyArgs, FillIdentityArgs, Kernel, NumericBinArgs, NumericBinPrunedArgs,
     NumericDenseArgs, NumericDistinctPrunedArgs, NumericGlobalArgs, NumericHashSlicesArgs,
-    NumericRows, Phase, SortStepArgs, SortTilesArgs,
+    NumericRows, NumericRunsArgs, Phase, SortStepArgs, SortTilesArgs,
 };
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
@@ -67,6 +67,14 @@ pub(super) fn distinct_shared_bytes(entries: u32, value_bytes: usize) -> usize {
     entries as usize * (4 + value_bytes)
 }
 
+/// Dynamic shared memory of a block of [`Kernel::NumericRuns`] with
+/// values of `value_bytes`: 2·[`RUN_MAX`] keys, [`RUN_ROWS`] values a key,
+/// two counters and a window of [`RUN_THREADS`] entries of A.
+pub(super) fn runs_shared_bytes(value_bytes: usize) -> usize {
+    let keys = 2 * RUN_MAX as usize;
+    keys * (4 + RUN_ROWS as usize * value_bytes) + 4 * (2 + RUN_THREADS as usize)
+}
+
 impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// Sets the first `n` of the global accumulators `vals` to the identity
     /// of the semiring's `⊕`: zeros (by a memset) for `+`, else by a
@@ -94,13 +102,14 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     }
 
     /// Numeric binning by nnz(i) (pass 1 already counted into `meta`,
-    /// `counts`) and one kernel per bin, largest first on several streams:
-    /// direct copies for single-entry rows of A, shared tables, and global
+    /// `counts`, with the same `binning`) and one kernel per bin, largest
+    /// first on several streams: direct copies for single-entry rows of A,
+    /// runs of rows with the same columns, shared tables, and global
     /// memory for the longest rows. Writes C's rows of A's rows into `out`.
     pub(super) fn numeric(
         &self,
         out: &COut<'_, D, T>,
-        typical: usize,
+        binning: NumericBinning,
         meta: Meta<D>,
         counts: Counts,
     ) -> Result<()> {
@@ -109,10 +118,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let crpt = out.crpt;
         let table = l.table();
         let nbins = table.numeric.len();
-        let binning = NumericBinning {
-            distinct: out.distinct,
-            typical,
-        };
+        let typical = binning.typical;
         self.fill_bins(&meta, crpt, Phase::Numeric, Some(binning))?;
         l.fork()?;
         let offsets = counts.offsets();
@@ -160,6 +166,18 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 }
                 None => l.launch(stream, Kernel::NumericDistinct, grid, &rows(nbins + 1))?,
             }
+        }
+        let runs = counts.sizes[nbins + 3] as usize;
+        if runs > 0 {
+            let args = NumericRunsArgs {
+                rows: rows(nbins + 3),
+                g: self.group_size(typical, RUN_THREADS),
+                same_rows: binning.same_rows,
+                b_same_rows: binning.b_same_rows,
+            };
+            let bytes = runs_shared_bytes(size_of::<T>());
+            let grid = shape(l.grid(runs, 1), RUN_THREADS, bytes);
+            l.launch(0, Kernel::NumericRuns, grid, &args)?;
         }
         let ranked = counts.sizes[nbins + 2] as usize;
         if ranked > 0 {

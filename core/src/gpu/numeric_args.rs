@@ -63,6 +63,14 @@ kernel_args! {
         capacity: u32 = "u32",
         limit: u32 = "u32",
     }
+    /// [`Kernel::NumericRuns`](super::Kernel::NumericRuns): G, the same-row bits of A
+    /// ([`SameRowsArgs`](super::SameRowsArgs)) that say how many rows follow each listed row,
+    /// and B's (null: none), whose runs' rows are walked together.
+    NumericRunsArgs [rows: NumericRows] {
+        g: u32 = "u32",
+        same_rows: DevicePtr = "const u32*",
+        b_same_rows: DevicePtr = "const u32*",
+    }
     /// [`Kernel::NumericGlobal`](super::Kernel::NumericGlobal).
     NumericGlobalArgs [rows: NumericRows] {
         g: u32 = "u32",

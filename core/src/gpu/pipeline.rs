@@ -4,7 +4,7 @@
 //! only the numeric phases, from a plan's symbolic result.
 
 use super::checks::check_grid;
-use super::kernels::{Kernel, NarrowOffsetsArgs, Phase};
+use super::kernels::{DevicePtr, Kernel, NarrowOffsetsArgs, Phase};
 use super::launch::Launcher;
 use super::matrix::{GpuMatrix, GpuPlan, PhaseTimes, Structure};
 use super::memory::DeviceArray;
@@ -53,10 +53,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 let binning = NumericBinning {
                     distinct: distinct_rows(&p.crpt, self.m()),
                     typical: p.typical,
+                    same_rows: DevicePtr(0),
+                    b_same_rows: DevicePtr(0),
                 };
                 let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, Some(binning))?;
                 counts.nnz = p.nnz as u64;
-                let (ccol, cval, nnz) = self.numeric_into(&p.crpt, p.typical, meta, counts)?;
+                let (ccol, cval, nnz) = self.numeric_into(&p.crpt, binning, meta, counts)?;
                 (p.crpt.clone(), ccol, cval, nnz, None, before_numeric)
             }
             None => {
@@ -79,15 +81,19 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     let before_numeric = dev.record(s0)?;
                     // Numeric binning counts and nnz(C) come back in one read.
                     let meta = Meta::new(&self.launcher, self.m(), nbins)?;
+                    let runs = self.runs_together(&crpt, same_rows);
+                    let (b_same_rows, _b_marks) = self.runs_of_b(runs)?;
                     let binning = NumericBinning {
                         distinct: distinct_rows(&crpt, self.m()),
                         typical,
+                        same_rows: runs,
+                        b_same_rows,
                     };
                     self.launch_count_bins(&meta, &crpt, Phase::Numeric, Some(binning))?;
                     meta.copy_nnz(&self.launcher, &crpt)?;
                     let counts = meta.read(&self.launcher)?;
                     let crpt = Arc::new(crpt);
-                    let (ccol, cval, nnz) = self.numeric_into(&crpt, typical, meta, counts)?;
+                    let (ccol, cval, nnz) = self.numeric_into(&crpt, binning, meta, counts)?;
                     (crpt, ccol, cval, nnz, after_setup, before_numeric)
                 }
             }
@@ -135,7 +141,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     fn numeric_into(
         &self,
         crpt: &DeviceArray<D, u64>,
-        typical: usize,
+        binning: NumericBinning,
         meta: Meta<D>,
         counts: Counts,
     ) -> Result<CEntries<D, T>> {
@@ -153,7 +159,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             if let Some(ready) = self.values_ready {
                 self.device().wait(self.stream(0), ready)?;
             }
-            self.numeric(&out, typical, meta, counts)?;
+            self.numeric(&out, binning, meta, counts)?;
         }
         Ok((ccol, cval, nnz))
     }

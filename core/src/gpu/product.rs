@@ -10,7 +10,7 @@ use super::config::{Accumulator, SliceSplit};
 use super::constants::{DISTINCT_PER_LANE, PROMOTE_MIN_PRODUCTS, PROMOTE_ROWS_PER_MULTIPROCESSOR};
 use super::kernels::{
     symbolic_registers, BinCountArgs, BinFillArgs, BinnedRows, DevicePtr, Kernel, Phase,
-    SliceBoundsArgs,
+    SameRowsArgs, SliceBoundsArgs,
 };
 use super::launch::{shape, Launcher, BLOCK};
 use super::matrix::GpuMatrix;
@@ -93,12 +93,17 @@ pub(super) fn too_large(what: &'static str, value: usize) -> Error {
 }
 
 /// What the numeric phase's binning knows beyond the symbolic phase's:
-/// the rows' distinct-row bits and the typical length of the rows of B
-/// that products come from (setup's histogram).
+/// the rows' distinct-row bits, the typical length of the rows of B that
+/// products come from (setup's histogram), the same-row bits of the
+/// runs whose rows are computed together
+/// ([`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns); null:
+/// none) and B's (see [`Product::runs_of_b`]; null: none).
 #[derive(Clone, Copy)]
 pub(super) struct NumericBinning {
     pub(super) distinct: DevicePtr,
     pub(super) typical: usize,
+    pub(super) same_rows: DevicePtr,
+    pub(super) b_same_rows: DevicePtr,
 }
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
@@ -191,6 +196,59 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     /// columns of rows as long as the row before, costs little beside it.
     pub(super) fn counts_runs_once(&self) -> bool {
         self.symbolic_is_heavy()
+    }
+
+    /// The same-row bits in `crpt` (the symbolic phase's C row offsets)
+    /// for the numeric phase to compute a few rows of each run together
+    /// ([`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns)), when
+    /// the symbolic phase marked `marked` rows and the product is not
+    /// pruned as it is written; else null.
+    pub(super) fn runs_together(&self, crpt: &DeviceArray<D, u64>, marked: u64) -> DevicePtr {
+        if marked > 0 && self.prune.is_none() && self.counts_runs_once() {
+            same_row_words(crpt, self.m())
+        } else {
+            DevicePtr(0)
+        }
+    }
+
+    /// B's same-row bits for the numeric phase's runs (`a_marks`, from
+    /// [`Product::runs_together`]; null: no runs, and none for B either):
+    /// A's own where B has A's structure, else found by
+    /// [`Kernel::SameRows`](super::kernels::Kernel::SameRows) over B's rows
+    /// into a new array, returned to be kept until the numeric kernels are
+    /// done.
+    pub(super) fn runs_of_b(
+        &self,
+        a_marks: DevicePtr,
+    ) -> Result<(DevicePtr, Option<DeviceArray<D, u32>>)> {
+        let (a, b) = (&*self.a.structure, &*self.b.structure);
+        if a_marks == DevicePtr(0) || self.b.nrows >= u32::MAX as usize {
+            return Ok((DevicePtr(0), None));
+        }
+        if a.rpt.ptr() == b.rpt.ptr() && a.col.ptr() == b.col.ptr() {
+            return Ok((a_marks, None));
+        }
+        let l = &self.launcher;
+        let k = self.b.nrows;
+        // The bits, then (at an even word) the count the kernel adds to.
+        let words = k.div_ceil(u32::BITS as usize).next_multiple_of(2);
+        let marks = l.alloc::<u32>(0, words + 2, "same-row bits of B")?;
+        marks.zero(self.device(), self.stream(0), 0, words + 2)?;
+        let args = SameRowsArgs {
+            arpt: b.rpt.ptr(),
+            acol: b.col.ptr(),
+            m: k as u32,
+            faults: DevicePtr(0),
+            same_rows: marks.ptr(),
+            nsame: marks.ptr_to(words),
+        };
+        l.launch(
+            0,
+            Kernel::SameRows,
+            self.word_warps(k, u32::MAX as usize),
+            &args,
+        )?;
+        Ok((marks.ptr(), Some(marks)))
     }
 
     /// How the dense global paths split `n` long rows: rows at once (at
@@ -332,7 +390,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let same_rows = match numeric {
             None if self.counts_runs_once() => same_row_words(crpt, self.m()),
-            _ => DevicePtr(0),
+            None => DevicePtr(0),
+            Some(n) => n.same_rows,
         };
         BinnedRows {
             crpt: crpt.ptr(),

@@ -8,7 +8,7 @@
 //! copy beyond the staging one.
 
 use super::config::MAX_DOWNLOAD_CHUNKS;
-use super::kernels::Phase;
+use super::kernels::{DevicePtr, Phase};
 use super::matrix::{GpuMatrix, RowsOf, Structure};
 use super::memory::DeviceArray;
 use super::meta::Meta;
@@ -167,7 +167,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         place: Option<RowsOf<'_, T>>,
     ) -> Result<Streamed<T>> {
         let (dev, s0, l) = (self.device(), self.stream(0), &self.launcher);
-        let Offsets { crpt, typical, .. } = self.symbolic_offsets(false)?;
+        let Offsets {
+            crpt,
+            typical,
+            same_rows,
+            ..
+        } = self.symbolic_offsets(false)?;
         let m = self.m();
         // The offsets are written whole by their download, so they are not
         // zeroed first: an allocation the allocator reuses (its threshold
@@ -224,6 +229,8 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         };
         let nbins = l.table().numeric.len();
         let (distinct, repeat) = (distinct_rows(&crpt, m), repeat_rows(&crpt, m));
+        let runs = self.runs_together(&crpt, same_rows);
+        let (b_same_rows, _b_marks) = self.runs_of_b(runs)?;
         // C's entries of each chunk.
         let spans: Vec<Range<usize>> = chunks
             .iter()
@@ -299,7 +306,16 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     let meta = Meta::new(l, rows.len(), nbins)?;
                     let distinct = distinct.add((rows.start / 8) as u64);
                     let repeat = repeat.add((rows.start / 8) as u64);
-                    let binning = NumericBinning { distinct, typical };
+                    // Chunks start on whole words of every bitmap.
+                    let binning = NumericBinning {
+                        distinct,
+                        typical,
+                        same_rows: match runs {
+                            DevicePtr(0) => runs,
+                            words => words.add((rows.start / 8) as u64),
+                        },
+                        b_same_rows,
+                    };
                     let counts =
                         chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(binning))?;
                     let out = COut {
@@ -309,7 +325,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         col,
                         val,
                     };
-                    chunk.numeric(&out, typical, meta, counts)?;
+                    chunk.numeric(&out, binning, meta, counts)?;
                     if sent.send((k, dev.record(s0)?)).is_err() {
                         // The downloader stopped on an error, returned below.
                         break;

@@ -180,7 +180,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             l.launch(
                 0,
                 Kernel::SameRows,
-                self.word_warps(u32::MAX as usize),
+                self.word_warps(m, u32::MAX as usize),
                 &args,
             )?;
         }
@@ -314,7 +314,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                 distinct_rows: distinct,
                 repeat_rows: repeat_rows(&crpt, m),
             };
-            let grid = self.word_warps(l.sms() * 8);
+            let grid = self.word_warps(m, l.sms() * 8);
             l.launch(0, Kernel::CopySameRows, grid, &args)?;
         }
         l.scan(crpt.ptr(), m + 1)?;
@@ -326,12 +326,12 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         })
     }
 
-    /// The grid of the same-row kernels: a warp a word of 32 rows of A, in
-    /// blocks of [`BLOCK`] threads, at most `cap` blocks (the kernels
-    /// stride over the words past them).
-    fn word_warps(&self, cap: usize) -> LaunchShape {
+    /// The grid of the same-row kernels over `rows` rows (of A, or of B):
+    /// a warp a word of 32 rows, in blocks of [`BLOCK`] threads, at most
+    /// `cap` blocks (the kernels stride over the words past them).
+    pub(super) fn word_warps(&self, rows: usize, cap: usize) -> LaunchShape {
         let warp = self.device().properties().warp_width as usize;
-        let n = self.m().div_ceil(u32::BITS as usize) * warp;
+        let n = rows.div_ceil(u32::BITS as usize) * warp;
         shape(blocks_for(n, BLOCK as usize, cap), BLOCK, 0)
     }
 

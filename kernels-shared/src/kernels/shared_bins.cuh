@@ -196,19 +196,13 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
     lane_mask_t seg_mask = SPGEMM_FULL_MASK;
     if (SEG < SPGEMM_WARP_SIZE) seg_mask = ((((lane_mask_t)1) << (SEG % SPGEMM_WARP_SIZE)) - 1) << (wl / SEG * SEG);
-    const lane_mask_t below = (((lane_mask_t)1) << wl) - 1;
     for (u32 base = 0; base < size; base += ROW_THREADS) {
         const u32 t = base + lane;
         const u32 key = t < size ? keys[t] : SPGEMM_EMPTY;
         const value_t v = t < size ? vals[t] : value_t(0);
         __syncthreads();
-        const lane_mask_t bal = SPGEMM_BALLOT(key != SPGEMM_EMPTY) & seg_mask;
-        const int leader = bal ? SPGEMM_FFS(bal) - 1 : (int)wl;
-        u32 first = 0;
-        if (bal && (int)wl == leader) first = atomicAdd(counter, (u32)SPGEMM_POPC(bal));
-        first = SPGEMM_SHFL(first, leader);
+        const u32 pos = reserve_place(key != SPGEMM_EMPTY, seg_mask, counter);
         if (key != SPGEMM_EMPTY) {
-            const u32 pos = first + SPGEMM_POPC(bal & below);
             keys[pos] = key;
             vals[pos] = v;
         }

@@ -296,6 +296,51 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
     if (lane == 0 && maxp) atomicMax(&stats[1], maxp);
 }
 
+// This lane's place in a list that the lanes of `lanes` (within its warp)
+// whose `has` is set add to together, the list's length at `counter`:
+// one shared atomic for them all, by the first of them (DCU Alg. 2 style
+// warp aggregation), the places in lane order. Every lane of the warp
+// calls it; the place is meaningful where `has`.
+__device__ __forceinline__ u32 reserve_place(bool has, lane_mask_t lanes, u32* counter) {
+    const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
+    const lane_mask_t bal = SPGEMM_BALLOT(has) & lanes;
+    const int leader = bal ? SPGEMM_FFS(bal) - 1 : (int)wl;
+    u32 first = 0;
+    if (bal && (int)wl == leader) first = atomicAdd(counter, (u32)SPGEMM_POPC(bal));
+    first = SPGEMM_SHFL(first, leader);
+    return first + SPGEMM_POPC(bal & ((((lane_mask_t)1) << wl) - 1));
+}
+
+// Of the same-row bits of `same_rows.cuh`: where the row at bit `bit` of a word of same-row bits `marked` lies in
+// its run: 0 for a row not marked (a run's first row), else the rows
+// between it and the nearest unmarked row below it.
+__device__ __forceinline__ u32 run_position(u32 marked, u32 bit) {
+    if (!(marked >> bit & 1u)) return 0;
+    // 2u << bit wraps to 0 for the last bit; bit 0 is never marked.
+    const u32 unmarked = ~marked & ((2u << bit) - 1u);
+    return bit - (SPGEMM_WORD_BITS - 1 - __clz(unmarked));
+}
+
+// Rows of A in the run after the row at bit `bit` (same-row bits `marked`)
+// that its block of the numeric phase takes with it: the marked rows that
+// follow it in its word, at most SPGEMM_RUN_ROWS - 1.
+__device__ __forceinline__ u32 run_followers(u32 marked, u32 bit) {
+    if (bit + 1 >= SPGEMM_WORD_BITS) return 0;
+    const u32 after = ~(marked >> (bit + 1));
+    const u32 n = (u32)(__ffs(after) - 1);
+    return n < SPGEMM_RUN_ROWS - 1 ? n : SPGEMM_RUN_ROWS - 1;
+}
+
+// Whether row `c` of B (same-row bits `marks`, null: none) continues the
+// run of row `prev` within a piece of SPGEMM_RUN_SPAN rows: it is the
+// next row, has the columns of `prev` in the same order (its bit) and
+// does not start a piece.
+__device__ __forceinline__ bool continues_rows(const u32* marks, u32 prev, u32 c) {
+    if (!marks || c != prev + 1) return false;
+    const u32 w = marks[c / SPGEMM_WORD_BITS];
+    return (w >> (c % SPGEMM_WORD_BITS) & 1u) && run_position(w, c % SPGEMM_WORD_BITS) % SPGEMM_RUN_SPAN != 0;
+}
+
 // The value that bins a row: nprod (symbolic, held in crpt[i]) or nnz
 // (numeric, crpt[i+1] - crpt[i] after the scan). Rows of A with a single
 // entry need no hash when B's rows are sorted without duplicates (DCU
@@ -319,7 +364,11 @@ SPGEMM_FIXED_KERNEL void spgemm_setup_split(const u64* arpt, const u32* acol, co
 // then take small tables several to a block. A row's columns are read only
 // where the bandwidths alone leave room below nprod. In the symbolic phase,
 // rows marked in `same_rows` (null: none; same_rows.cuh) get no bin: the
-// first row of their run is counted for them.
+// first row of their run is counted for them. In the numeric phase, with
+// `same_rows` (null: none), the rows of runs of at most SPGEMM_RUN_MAX
+// entries (and fewer than 2^32 of A) are taken SPGEMM_RUN_ROWS at a time: the first of each such
+// piece of a run, when rows follow it, goes to the extra "runs" bin
+// NBINS + 3 (`spgemm_numeric_runs`), the others get no bin.
 template <int NBINS, bool NUMERIC>
 __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, u32 direct_ok,
                                        const u32* distinct_rows, u32 distinct_max, u32 ranked_max,
@@ -327,6 +376,14 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
                                        const u32* same_rows, const u64* maxes, u64* value) {
     if (!NUMERIC && same_rows && (same_rows[i / SPGEMM_WORD_BITS] >> (i % SPGEMM_WORD_BITS) & 1u)) return -1;
     u64 v = NUMERIC ? crpt[i + 1] - crpt[i] : crpt[i];
+    if (NUMERIC && same_rows && v > 0 && v <= SPGEMM_RUN_MAX && arpt[i + 1] - arpt[i] <= 0xffffffffull) {
+        const u32 marked = same_rows[i / SPGEMM_WORD_BITS], bit = i % SPGEMM_WORD_BITS;
+        if (run_position(marked, bit) % SPGEMM_RUN_ROWS != 0) return -1;
+        if (run_followers(marked, bit) > 0) {
+            *value = v;
+            return NBINS + 3;
+        }
+    }
     if (!NUMERIC && band && band[2] && v > maxes[0] && band[0] + band[1] + 1 < v && arpt[i + 1] > arpt[i]) {
         const u64 first = acol[arpt[i]], last = acol[arpt[i + 1] - 1];
         const u64 lo = first > band[0] ? first - band[0] : 0, width = last + band[1] + 1 - lo;
@@ -346,15 +403,15 @@ __device__ __forceinline__ int row_bin(u32 i, const u64* crpt, const u64* arpt, 
 
 // Binning, pass 1 (OpSparse Alg. 1, DCU Alg. 2): count rows per bin in
 // shared memory, one global atomic per bin per block; also the maximum
-// over the table's bins and the ranked bin. sizes: NBINS + 3 counters (the last three are the
-// direct, the distinct and the ranked bins), then the max (u64).
+// over the table's bins and the ranked bin. sizes: NBINS + 4 counters (the last four are the
+// direct, the distinct, the ranked and the runs bins), then the max (u64).
 template <int NBINS, bool NUMERIC>
 __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok, const u32* distinct_rows,
                           u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
                           const u64* band, const u32* same_rows, const u64* maxes, u32* sizes, u64* max_value) {
-    __shared__ u32 s_size[NBINS + 3];
+    __shared__ u32 s_size[NBINS + 4];
     __shared__ u64 s_max;
-    for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_size[b] = 0;
+    for (int b = threadIdx.x; b <= NBINS + 3; b += blockDim.x) s_size[b] = 0;
     if (threadIdx.x == 0) s_max = 0;
     __syncthreads();
     u64 local_max = 0;
@@ -368,7 +425,7 @@ __device__ void bin_count(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok
     local_max = warp_max(local_max);
     if (threadIdx.x % SPGEMM_WARP_SIZE == 0 && local_max) atomicMax(&s_max, local_max);
     __syncthreads();
-    for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x)
+    for (int b = threadIdx.x; b <= NBINS + 3; b += blockDim.x)
         if (s_size[b]) atomicAdd(&sizes[b], s_size[b]);
     if (threadIdx.x == 0 && s_max) atomicMax(max_value, s_max);
 }
@@ -381,11 +438,11 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
                          u32 distinct_max, u32 ranked_max, u32 promote_max, u32 promote_min_a, const u32* acol,
                          const u64* band, const u32* same_rows, const u64* maxes, const u32* sizes, u32* cursor,
                          u32* bins) {
-    __shared__ u32 s_count[NBINS + 3];
-    __shared__ u32 s_base[NBINS + 3];
+    __shared__ u32 s_count[NBINS + 4];
+    __shared__ u32 s_base[NBINS + 4];
     const u32 chunk = blockDim.x;
     for (u32 start = blockIdx.x * chunk; start < m; start += gridDim.x * chunk) {
-        for (int b = threadIdx.x; b <= NBINS + 2; b += blockDim.x) s_count[b] = 0;
+        for (int b = threadIdx.x; b <= NBINS + 3; b += blockDim.x) s_count[b] = 0;
         __syncthreads();
         const u32 i = start + threadIdx.x;
         u64 v;
@@ -395,7 +452,7 @@ __device__ void bin_fill(const u64* crpt, const u64* arpt, u32 m, u32 direct_ok,
                             : -1;
         const u32 slot = b >= 0 ? atomicAdd(&s_count[b], 1u) : 0;
         __syncthreads();
-        for (int bb = threadIdx.x; bb <= NBINS + 2; bb += blockDim.x) {
+        for (int bb = threadIdx.x; bb <= NBINS + 3; bb += blockDim.x) {
             u32 offset = 0;
             for (int q = 0; q < bb; ++q) offset += sizes[q];
             s_base[bb] = s_count[bb] ? offset + atomicAdd(&cursor[bb], s_count[bb]) : 0;
