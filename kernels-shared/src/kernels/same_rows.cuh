@@ -154,12 +154,16 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_RUN_THREADS, SPGEMM_RUN_BLO
             for (u32 e = group; e < nlead; e += ngroups) {
                 const u64 pp = a0 + w0 + (lead[e] >> 3);
                 const u32 n = lead[e] & 7u, c = acol[pp];
+                // aval is never null here (SPGEMM_READS_VALUES says whether
+                // values are read); its test keeps the f64 build within 64
+                // registers on sm_70 and sm_90 (40 bytes spilled without
+                // it), and one on B's values too spills SGPRs on gfx90a.
                 value_t a[R][S];
 #pragma unroll
                 for (u32 t = 0; t < S; ++t)
 #pragma unroll
                     for (u32 k = 0; k < R; ++k)
-                        a[k][t] = k < rows && t < n && aval ? aval[pp + t + (u64)k * len] : value_t(0);
+                        a[k][t] = SPGEMM_READS_VALUES && k < rows && t < n && aval ? aval[pp + t + (u64)k * len] : value_t(1);
                 // The piece's rows of B lie one after another, each as long
                 // as the first (at most SPGEMM_RUN_MAX entries: each is in
                 // the row of C).
@@ -169,7 +173,7 @@ SPGEMM_FIXED_KERNEL void SPGEMM_LAUNCH_BOUNDS(SPGEMM_RUN_THREADS, SPGEMM_RUN_BLO
                     const u32 col = bcol[b0 + off];
                     value_t b[S];
 #pragma unroll
-                    for (u32 t = 0; t < S; ++t) b[t] = t < n && bval ? bval[b0 + t * blen + off] : value_t(0);
+                    for (u32 t = 0; t < S; ++t) b[t] = SPGEMM_READS_VALUES && t < n ? bval[b0 + t * blen + off] : value_t(1);
                     u32 h = hash_slot(col, tsize, true);
                     while (true) {
                         const u32 old = atomicCAS(&keys[h], SPGEMM_EMPTY, col);
