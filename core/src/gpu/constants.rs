@@ -64,8 +64,8 @@ pub(crate) const RUN_MAX: u32 = 512;
 /// (`SPGEMM_RUN_THREADS`).
 pub(crate) const RUN_THREADS: u32 = 256;
 /// Resident blocks [`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns)
-/// is compiled for (its launch bounds, `SPGEMM_RUN_BLOCKS`): at most 85
-/// registers a thread.
+/// is compiled for (its launch bounds, `SPGEMM_RUN_BLOCKS`): 4 blocks of
+/// [`RUN_THREADS`], at most 64 registers a thread.
 pub(crate) const RUN_BLOCKS: u32 = 4;
 
 /// Numeric binning of a product of few rows
