@@ -29,6 +29,7 @@ mod reduced;
 mod same_rows;
 mod semirings;
 mod transposed;
+mod windows;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -47,5 +48,6 @@ fn main() {
     trials.extend(reduced::trials());
     trials.extend(booleans::trials());
     trials.extend(same_rows::trials());
+    trials.extend(windows::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -36,12 +36,21 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         .collect()
 }
 
-/// The runs' rows computed together under every semiring but plus-times
-/// (exact in any order of the sum: compared exactly), with `f32` values
-/// and with a pruned product, against the reference.
+/// The runs' rows computed together under every semiring but plus-times,
+/// with `f32` values and with a pruned product, against the reference.
 fn runs_under_every_semiring_f32_and_pruning(kind: BackendKind) {
     let nodes = node_blocked(10_000, &[3, 3, 1, 40, 2, 0, 6], 2, 101);
-    let shifted = nodes.map(|v| v - 1.5);
+    every_semiring_f32_and_pruning(kind, &nodes);
+}
+
+/// `a·a` on GPU 0 of `kind` against the reference: under every semiring
+/// but plus-times (exact in any order of the sum: compared exactly, on
+/// `a`'s values less 1.5), with `f32` values, and pruned to 5 entries a
+/// row on whole values (`a`'s times 1000, rounded; `a`'s values from 1 to
+/// 2: every sum exact, so the kept entries, ties included, are the
+/// reference's).
+pub fn every_semiring_f32_and_pruning(kind: BackendKind, a: &CsrMatrix<f64>) {
+    let shifted = a.map(|v| v - 1.5);
     let (gpu, _) = Backend::select(kind).unwrap();
     for ring in Semiring::ALL
         .into_iter()
@@ -57,9 +66,7 @@ fn runs_under_every_semiring_f32_and_pruning(kind: BackendKind) {
     if let Err(mismatch) = check_product(&single, &single, &c).expect("reference") {
         panic!("f32: {mismatch}");
     }
-    // Whole values (1000 to 2000): every sum exact, so the kept entries,
-    // ties included, are the reference's.
-    let whole = nodes.map(|v| (v * 1000.0).round());
+    let whole = a.map(|v| (v * 1000.0).round());
     let spec = ProductSpec::new().keep(5);
     let want = reference::multiply_spec(whole.view(), whole.view(), &spec).unwrap();
     let got = gpu.multiply_spec(&whole, &whole, &spec).unwrap();

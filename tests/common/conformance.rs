@@ -125,6 +125,10 @@ pub const CASES: &[(&str, Case)] = &[
         banded_rows_bounded_by_their_reach,
     ),
     (
+        "banded_rows_in_their_windows_with_holes",
+        banded_rows_in_their_windows_with_holes,
+    ),
+    (
         "rows_sharing_their_columns_counted_once",
         rows_sharing_their_columns_counted_once,
     ),
@@ -149,14 +153,30 @@ pub const CASES: &[(&str, Case)] = &[
 
 /// `diagonals` diagonals from `-(diagonals / 2)` of an `n × ncols` matrix
 /// (rows clipped at its edges), values from `seed`.
-fn banded(n: usize, ncols: usize, diagonals: usize, seed: u64) -> CsrMatrix<f64> {
+pub fn banded(n: usize, ncols: usize, diagonals: usize, seed: u64) -> CsrMatrix<f64> {
+    banded_with_holes(n, ncols, diagonals, 0, seed)
+}
+
+/// [`banded`] with each entry left out with probability `holes` / 1000
+/// (from `seed`, as the values): rows of C with gaps between their first
+/// and last columns.
+pub fn banded_with_holes(
+    n: usize,
+    ncols: usize,
+    diagonals: usize,
+    holes: u32,
+    seed: u64,
+) -> CsrMatrix<f64> {
     let mut next = crate::common::xorshift(seed);
     let half = diagonals / 2;
     let entries: Vec<(usize, u32, f64)> = (0..n)
         .flat_map(|i| {
             (i.saturating_sub(half)..(i + diagonals - half).min(ncols)).map(move |j| (i, j))
         })
-        .map(|(i, j)| (i, j as u32, 1.0 + f64::from(next(1000)) / 1000.0))
+        .filter_map(|(i, j)| {
+            let kept = holes == 0 || next(1000) >= holes;
+            kept.then(|| (i, j as u32, 1.0 + f64::from(next(1000)) / 1000.0))
+        })
         .collect();
     triplets(n, ncols, &entries)
 }
@@ -207,6 +227,21 @@ fn banded_rows_bounded_by_their_reach(m: &dyn Multiplier) {
     let tall = banded(80_000, 160_000, 33, 3);
     let wide = banded(160_000, 250_000, 17, 2);
     check(m, "33 diagonals times 17, rectangular", &tall, &wide);
+}
+
+/// Banded products whose rows of C the GPU holds in their windows (the
+/// columns between the first of A's row less B's lower bandwidth and its
+/// last plus the upper, within a table's slots: a column's slot is its
+/// order, no hash and no sort): a fifth of the entries of 17 and of 25
+/// diagonals left out, so that rows of C have gaps and vary in length
+/// within their windows and take several bins; the first and last rows,
+/// whose windows the matrix's edges clip.
+fn banded_rows_in_their_windows_with_holes(m: &dyn Multiplier) {
+    // Large enough for the bandwidths (2^25 products and more).
+    let a = banded_with_holes(220_000, 220_000, 17, 200, 4);
+    check(m, "17 diagonals with holes squared", &a, &a);
+    let b = banded_with_holes(90_000, 90_000, 25, 200, 5);
+    check(m, "25 diagonals with holes squared", &b, &b);
 }
 
 /// A square matrix of `nodes` nodes, node `v` owning `dofs[v % dofs.len()]`

@@ -719,6 +719,7 @@ kernel_args! {
         noverflow: DevicePtr = "u32*",
         distinct_rows: DevicePtr = "u32*",
         repeat_rows: DevicePtr = "u32*",
+        band: DevicePtr = "const u64*",
     }
     /// [`Kernel::SymbolicDenseShared`].
     SymbolicDenseSharedArgs [rows: SymbolicRows] {

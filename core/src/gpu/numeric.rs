@@ -228,6 +228,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         rows: rows(i),
                         g,
                         distinct_rows: out.distinct,
+                        band: binning.band,
                         below: p.below.unwrap_or(0),
                         has_below: u32::from(p.below.is_some()),
                         keep: p.keep,
@@ -239,6 +240,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         rows: rows(i),
                         g,
                         distinct_rows: out.distinct,
+                        band: binning.band,
                     };
                     l.launch(stream, Kernel::NumericBin(i), grid, &args)?;
                 }

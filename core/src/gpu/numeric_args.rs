@@ -24,9 +24,12 @@ kernel_args! {
         cval: DevicePtr = "value_t*",
     }
     /// [`Kernel::NumericBin`](super::Kernel::NumericBin).
+    /// `band`: B's bandwidths with their mark, for the rows whose columns fit the table's
+    /// slots ([`Product::band`](super::super::product::Product::band); null: none).
     NumericBinArgs [rows: NumericRows] {
         g: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
+        band: DevicePtr = "const u64*",
     }
     /// [`Kernel::NumericBinPruned`](super::Kernel::NumericBinPruned): the threshold's bits as a
     /// `value_t` (`has_below` 0: none), at most `keep` entries a row (`u32::MAX`: no limit),
@@ -35,6 +38,7 @@ kernel_args! {
     NumericBinPrunedArgs [rows: NumericRows] {
         g: u32 = "u32",
         distinct_rows: DevicePtr = "const u32*",
+        band: DevicePtr = "const u64*",
         below: u64 = "u64",
         has_below: u32 = "u32",
         keep: u32 = "u32",

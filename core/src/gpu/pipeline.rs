@@ -55,6 +55,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     typical: p.typical,
                     same_rows: DevicePtr(0),
                     b_same_rows: DevicePtr(0),
+                    band: DevicePtr(0),
                 };
                 let mut counts = self.count_bins(&meta, &p.crpt, Phase::Numeric, Some(binning))?;
                 counts.nnz = p.nnz as u64;
@@ -88,6 +89,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                         typical,
                         same_rows: runs,
                         b_same_rows,
+                        band: self.band(&crpt),
                     };
                     self.launch_count_bins(&meta, &crpt, Phase::Numeric, Some(binning))?;
                     meta.copy_nnz(&self.launcher, &crpt)?;

@@ -97,13 +97,16 @@ pub(super) fn too_large(what: &'static str, value: usize) -> Error {
 /// products come from (setup's histogram), the same-row bits of the
 /// runs whose rows are computed together
 /// ([`Kernel::NumericRuns`](super::kernels::Kernel::NumericRuns); null:
-/// none) and B's (see [`Product::runs_of_b`]; null: none).
+/// none) and B's (see [`Product::runs_of_b`]; null: none), and B's
+/// bandwidths for the rows whose columns fit their tables' slots (see
+/// [`Product::band`]; null: none).
 #[derive(Clone, Copy)]
 pub(super) struct NumericBinning {
     pub(super) distinct: DevicePtr,
     pub(super) typical: usize,
     pub(super) same_rows: DevicePtr,
     pub(super) b_same_rows: DevicePtr,
+    pub(super) band: DevicePtr,
 }
 
 impl<D: Device, T: Scalar> Product<'_, D, T> {
@@ -185,6 +188,19 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             && self.b.nrows < u32::MAX as usize
             && self.symbolic_is_heavy()
             && (0..table.symbolic.len()).all(|i| !symbolic_registers(table, i, self.options.sort))
+    }
+
+    /// B's bandwidths and their mark in `crpt` (C's row offsets as setup
+    /// allocates them) where setup finds them ([`Product::bands_bound_rows`];
+    /// null otherwise): they bound the symbolic binning's rows, and a row
+    /// whose columns they confine to a table's slots takes each column's
+    /// slot without a hash (`row_window` in the kernels).
+    pub(super) fn band(&self, crpt: &DeviceArray<D, u64>) -> DevicePtr {
+        if self.bands_bound_rows() {
+            band_words(crpt, self.m())
+        } else {
+            DevicePtr(0)
+        }
     }
 
     /// Whether the symbolic phase counts only the first row of each run of
@@ -385,7 +401,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
     ) -> BinnedRows {
         let (promote_max, promote_min_a) = numeric.map_or((0, 0), |n| self.promotion(n.typical));
         let band = match numeric {
-            None if self.bands_bound_rows() => band_words(crpt, self.m()),
+            None => self.band(crpt),
             _ => DevicePtr(0),
         };
         let same_rows = match numeric {

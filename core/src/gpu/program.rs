@@ -388,7 +388,7 @@ mod tests {
         }
         let all: String = units.iter().map(|u| u.program.source.as_str()).collect();
         assert!(all.contains("typedef double value_t;"));
-        assert!(all.contains("symbolic_shared<24575u, 1024u, true, false, 0>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows)"));
+        assert!(all.contains("symbolic_shared<24575u, 1024u, true, false, 0>(arpt, acol, brpt, bcol, bins, nrows, crpt, g, threshold, overflow, noverflow, distinct_rows, repeat_rows, band)"));
         assert!(
             all.contains("spgemm_symbolic_packed_bin0(")
                 && all.contains("symbolic_shared<32u, 4u, false, true, 0>")

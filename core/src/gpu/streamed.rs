@@ -231,6 +231,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
         let (distinct, repeat) = (distinct_rows(&crpt, m), repeat_rows(&crpt, m));
         let runs = self.runs_together(&crpt, same_rows);
         let (b_same_rows, _b_marks) = self.runs_of_b(runs)?;
+        let band = self.band(&crpt);
         // C's entries of each chunk.
         let spans: Vec<Range<usize>> = chunks
             .iter()
@@ -315,6 +316,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                             words => words.add((rows.start / 8) as u64),
                         },
                         b_same_rows,
+                        band,
                     };
                     let counts =
                         chunk.count_bins(&meta, &crpt_rows, Phase::Numeric, Some(binning))?;

@@ -12,7 +12,7 @@ use super::kernels::{
 use super::launch::{blocks_for, shape, Launcher, BLOCK};
 use super::memory::DeviceArray;
 use super::meta::{Counts, Meta};
-use super::product::{band_words, bounds_at, same_row_words, Product};
+use super::product::{bounds_at, same_row_words, Product};
 use crate::device::{Device, LaunchShape};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -144,11 +144,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
             seen: meta.faults(),
             bcol: b.col.ptr(),
             k: self.b.nrows as u32,
-            band: if self.bands_bound_rows() {
-                band_words(&crpt, m)
-            } else {
-                DevicePtr(0)
-            },
+            band: self.band(&crpt),
         };
         let (kernel, lanes) = if a.col.len() <= SETUP_SHORT_ROW * m {
             (Kernel::SetupShort, SETUP_SHORT_LANES)
@@ -288,6 +284,7 @@ impl<D: Device, T: Scalar> Product<'_, D, T> {
                     noverflow: meta.noverflow(),
                     distinct_rows: distinct,
                     repeat_rows: repeat_rows(&crpt, m),
+                    band: self.band(&crpt),
                 };
                 let blocks = blocks_for(n, bin.rows_per_block() as usize, usize::MAX);
                 let grid = shape(blocks, bin.block_threads, bytes);

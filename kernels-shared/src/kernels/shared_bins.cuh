@@ -32,10 +32,14 @@ __device__ __forceinline__ void mark_row(u32 row, u64 nprod, u64 c, u32* distinc
 // sort (`register_sort.cuh`) counts each row instead of a hash table; 2
 // (`--sort register-hash`), the row's products are shared out evenly to
 // the lanes' registers and inserted from there (reg-hash).
+// With B's bandwidths `band` (null: none), in the bins of neither kind
+// (not LAST, PACKED or REG), a row whose columns lie within the table's
+// slots (row_window) stores each product's column at its slot with no
+// atomic and no probe, and is counted from the slots once all are stored.
 template <u32 TSIZE, u32 ROW_THREADS, bool LAST, bool PACKED, int REG>
 __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brpt, const u32* bcol,
                                 const u32* bins, u32 nrows, u64* crpt, u32 g, u32 threshold, u32* overflow,
-                                u32* noverflow, u32* distinct_rows, u32* repeat_rows) {
+                                u32* noverflow, u32* distinct_rows, u32* repeat_rows, const u64* band) {
     extern __shared__ u32 smem[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     const u32 rows_per_block = blockDim.x / ROW_THREADS;
@@ -53,7 +57,9 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
     const u32 idx = blockIdx.x * rows_per_block + local;
     const u32 row = idx < nrows ? bins[idx] : 0;
     const u64* packed = (const u64*)bcol;
-    u32 n = 0;
+    u32 n = 0, lo = 0;
+    const bool window =
+        !LAST && !PACKED && REG == 0 && idx < nrows && row_window(band, arpt, acol, row, TSIZE, &lo);
     if (REG == 1) {
         // A width of 1 where REG is off, so that nothing wider is built.
         n = symbolic_registers<REG == 1 ? ROW_THREADS : 1>(arpt, acol, brpt, bcol, idx < nrows, row, lane, table);
@@ -78,6 +84,9 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
         } else if (PACKED) {
             for_products(arpt, acol, (const value_t*)0, brpt, packed, (const value_t*)0, row, lane, ROW_THREADS, g,
                          [&](u64 wm, value_t) { insert_packed(table, masks, TSIZE, POW2, wm); });
+        } else if (window) {
+            for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, lane, ROW_THREADS, g,
+                         [&](u32 col, value_t) { table[col - lo] = col; });
         } else {
             for_products(arpt, acol, (const value_t*)0, brpt, bcol, (const value_t*)0, row, lane, ROW_THREADS, g,
                          [&](u32 col, value_t) { n += insert_key(table, TSIZE, POW2, col); });
@@ -89,6 +98,13 @@ __device__ void symbolic_shared(const u64* arpt, const u32* acol, const u64* brp
     }
     if (!LAST) {
         __syncthreads();
+        // A window's count: its occupied slots, all read before the
+        // counters (the first table's first words) are cleared.
+        if (band) {
+            if (window)
+                for (u32 t = lane; t < TSIZE; t += ROW_THREADS) n += table[t] != SPGEMM_EMPTY;
+            __syncthreads();
+        }
         if (threadIdx.x < rows_per_block) count[threadIdx.x] = 0;
         __syncthreads();
         // Sum the row's lanes within each warp first: one shared atomic per
@@ -168,10 +184,12 @@ __device__ __forceinline__ void bitonic_sort(u32* keys, value_t* vals, u32 size,
 
 // Inserts (key, value): atomicCAS on the key, then (+) on the value
 // (OpSparse Alg. 5: atomicAdd for plus). With `unique` (no other product of the row has this
-// key) the slot the key claims is its own and the value is stored.
+// key) the slot the key claims is its own and the value is stored. With
+// `lo` (not ~0: the row's window, row_window) the key's slot is key − lo,
+// claimed at the first probe.
 __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, bool pow2, u32 key, value_t v,
-                                            bool unique) {
-    u32 h = hash_slot(key, size, pow2);
+                                            bool unique, u32 lo = ~0u) {
+    u32 h = lo != ~0u ? key - lo : hash_slot(key, size, pow2);
     while (true) {
         const u32 old = atomicCAS(&keys[h], SPGEMM_EMPTY, key);
         if (old == SPGEMM_EMPTY || old == key) {
@@ -189,17 +207,19 @@ __device__ __forceinline__ void insert_pair(u32* keys, value_t* vals, u32 size, 
 // round every thread reads one slot; the threads of a warp segment (the
 // lanes of one row) reserve their positions with a single shared atomic,
 // found from a ballot (DCU Alg. 2 style warp aggregation). Positions of a
-// round lie below the end of its slots, all read before the barrier.
+// round lie below the end of its slots, all read before the barrier. A
+// row with `skip` (written already) only takes part in the barriers.
 template <u32 ROW_THREADS>
-__device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32 lane, u32* counter) {
+__device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32 lane, u32* counter,
+                                         bool skip = false) {
     constexpr u32 SEG = ROW_THREADS < SPGEMM_WARP_SIZE ? ROW_THREADS : SPGEMM_WARP_SIZE;
     const u32 wl = threadIdx.x % SPGEMM_WARP_SIZE;
     lane_mask_t seg_mask = SPGEMM_FULL_MASK;
     if (SEG < SPGEMM_WARP_SIZE) seg_mask = ((((lane_mask_t)1) << (SEG % SPGEMM_WARP_SIZE)) - 1) << (wl / SEG * SEG);
     for (u32 base = 0; base < size; base += ROW_THREADS) {
         const u32 t = base + lane;
-        const u32 key = t < size ? keys[t] : SPGEMM_EMPTY;
-        const value_t v = t < size ? vals[t] : value_t(0);
+        const u32 key = t < size && !skip ? keys[t] : SPGEMM_EMPTY;
+        const value_t v = key != SPGEMM_EMPTY ? vals[t] : value_t(0);
         __syncthreads();
         const u32 pos = reserve_place(key != SPGEMM_EMPTY, seg_mask, counter);
         if (key != SPGEMM_EMPTY) {
@@ -207,6 +227,28 @@ __device__ __forceinline__ void condense(u32* keys, value_t* vals, u32 size, u32
             vals[pos] = v;
         }
         __syncthreads();
+    }
+}
+
+// Writes a row held in its window's slots (row_window: a column's slot is
+// its order in the row) by a warp to `ccol`/`cval` in column order, with
+// no sort: a slot's place is the occupied slots before it, counted by the
+// warp's ballots. Every lane of the warp takes part; a warp without
+// `window` writes nothing.
+__device__ __forceinline__ void write_window(const u32* keys, const value_t* vals, u32 size, bool window, u32* ccol,
+                                             value_t* cval) {
+    const u32 lane = threadIdx.x % SPGEMM_WARP_SIZE;
+    u32 placed = 0;
+    for (u32 base = 0; base < size; base += SPGEMM_WARP_SIZE) {
+        const u32 t = base + lane;
+        const u32 key = window && t < size ? keys[t] : SPGEMM_EMPTY;
+        const lane_mask_t bal = SPGEMM_BALLOT(key != SPGEMM_EMPTY);
+        if (key != SPGEMM_EMPTY) {
+            const u32 at = placed + SPGEMM_POPC(bal & ((((lane_mask_t)1) << lane) - 1));
+            ccol[at] = key;
+            cval[at] = vals[t];
+        }
+        placed += SPGEMM_POPC(bal);
     }
 }
 
@@ -262,11 +304,18 @@ __device__ __forceinline__ void rank_sort_out(const u32* keys, const value_t* va
 // value_t, with `has_below`; then `keep`) before it is written, dropped
 // entries written with column SPGEMM_EMPTY, and its bit set in
 // `pruned_rows`; SORT 3 then takes the hash tables for every row.
+// With B's bandwidths `band` (null: none), in the bins of a warp a row
+// with SORT 1, 3 or 4 and no pruning, a row whose columns lie within the
+// table's slots (row_window) and whose products are walked from B takes
+// each column's slot at the first probe, with no hash, and is written in
+// slot order (write_window), with no condensing and no rank sort. (Rows
+// of fewer lanes, of 32 registers on sm_90 like the rest, spilled 8 bytes
+// in f64 with it, and rows of more would need a block's scan.)
 template <u32 TSIZE, u32 ROW_THREADS, int SORT, bool HUBS, bool PRUNED>
 __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* aval, const u64* brpt,
                                const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, const u64* crpt,
-                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, u64 below_bits = 0,
-                               u32 has_below = 0, u32 keep = ~0u, u32* pruned_rows = nullptr) {
+                               u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, const u64* band,
+                               u64 below_bits = 0, u32 has_below = 0, u32 keep = ~0u, u32* pruned_rows = nullptr) {
     extern __shared__ u64 smem_num[];
     constexpr bool POW2 = (TSIZE & (TSIZE - 1)) == 0;
     // Keys first, each row's padded to a multiple of four (16-byte aligned
@@ -323,13 +372,17 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
     constexpr bool STORE_DISTINCT = TSIZE <= 128;
     const bool distinct = STORE_DISTINCT && active &&
                           (distinct_rows[row / SPGEMM_WORD_BITS] >> (row % SPGEMM_WORD_BITS) & 1u);
+    // The first column of the row's window (row_window); ~0: hashed.
+    constexpr bool WINDOWS = !PRUNED && ROW_THREADS == SPGEMM_WARP_SIZE && (SORT == 1 || SORT == 3 || SORT == 4);
+    u32 lo = ~0u;
+    if (WINDOWS && active && !(SORT == 4 && shared_out) && !row_window(band, arpt, acol, row, TSIZE, &lo)) lo = ~0u;
     if (SORT == 4 && shared_out) {
 #pragma unroll
         for (u32 r = 0; r < R; ++r)
             if (share_key[r] != SPGEMM_EMPTY) insert_pair(keys, vals, TSIZE, POW2, share_key[r], share_val[r], distinct);
     } else if (active) {
         for_products<HUBS>(arpt, acol, aval, brpt, bcol, bval, row, lane, ROW_THREADS, g,
-                           [&](u32 col, value_t v) { insert_pair(keys, vals, TSIZE, POW2, col, v, distinct); });
+                           [&](u32 col, value_t v) { insert_pair(keys, vals, TSIZE, POW2, col, v, distinct, lo); });
     }
     __syncthreads();
     const u64 start = active ? crpt[row] : 0;
@@ -352,12 +405,14 @@ __device__ void numeric_shared(const u64* arpt, const u32* acol, const value_t* 
             cval[start + t] = vals[t];
         }
     } else {
-        condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local]);
+        const bool in_order = WINDOWS && lo != ~0u;
+        if (WINDOWS && band) write_window(keys, vals, TSIZE, in_order, ccol + start, cval + start);
+        condense<ROW_THREADS>(keys, vals, TSIZE, lane, &counter[local], in_order);
         const u32 kept = PRUNED ? prune() : nnz;
         if (SORT == 1 || SORT == 3 || SORT == 4) {
             // Dropped entries rank past the kept ones: each writes the
             // first place after them, and the places after it are marked.
-            rank_sort_out(keys, vals, nnz, lane, ROW_THREADS, ccol + start, cval + start);
+            if (!in_order) rank_sort_out(keys, vals, nnz, lane, ROW_THREADS, ccol + start, cval + start);
             if (PRUNED)
                 for (u32 t = kept + lane; t < nnz; t += ROW_THREADS) ccol[start + t] = SPGEMM_EMPTY;
             return;

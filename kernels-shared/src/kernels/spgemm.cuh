@@ -488,6 +488,28 @@ __device__ __forceinline__ u32 insert_key(u32* table, u32 size, bool pow2, u32 k
     }
 }
 
+// Whether the columns that row `row` of A's products can reach lie within
+// `size` consecutive columns from `*lo`: by B's bandwidths `band`
+// (setup_rows; null, or not yet marked sound: no), A's row sorted and not
+// empty, from its first column − band[0] to its last + band[1] (the bound
+// row_bin bins by). Such a row's table needs no hash: a column's slot is
+// col − lo, which is also its order in the row: spECK's dense accumulation
+// over a row's range of columns (Parger, Winter, Mlakar and Steinberger,
+// "spECK: accelerating GPU sparse matrix-matrix multiplication through
+// lightweight analysis", PPoPP 2020), the range bounded here by B's
+// bandwidths instead of measured row by row.
+__device__ __forceinline__ bool row_window(const u64* band, const u64* arpt, const u32* acol, u32 row, u32 size,
+                                           u32* lo) {
+    if (!band || !band[2]) return false;
+    const u64 a0 = arpt[row], a1 = arpt[row + 1];
+    if (a0 == a1) return false;
+    const u64 first = acol[a0], last = acol[a1 - 1];
+    const u64 from = first > band[0] ? first - band[0] : 0;
+    if (last + band[1] + 1 - from > size) return false;
+    *lo = (u32)from;
+    return true;
+}
+
 // Inserts a packed entry of B (KokkosKernels §3.2: a word of 32 columns
 // in the high half, the mask of its columns in the low half; see
 // `packed_columns.cuh`): the word into the table, its columns into the
