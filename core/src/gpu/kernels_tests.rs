@@ -98,10 +98,10 @@ fn a_struct_of_another_kernel_is_refused_before_launch() {
 #[test]
 fn grouped_parameters_come_first() {
     let p = Kernel::NumericBin(3).params();
-    assert_eq!(p.len(), 13);
+    assert_eq!(p.len(), 14);
     assert_eq!(
-        (p[6].name, p[11].name, p[12].name),
-        ("bins", "g", "distinct_rows")
+        (p[6].name, p[11].name, p[12].name, p[13].name),
+        ("bins", "g", "distinct_rows", "band")
     );
     assert_eq!(
         Kernel::SymbolicDenseShared.c_params(),

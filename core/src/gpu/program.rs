@@ -443,7 +443,7 @@ mod tests {
             "spgemm_numeric_bin0_pruned(const u64* arpt, const u32* acol, const value_t* aval, \
              const u64* brpt, const u32* bcol, const value_t* bval, const u32* bins, u32 nrows, \
              const u64* crpt, u32* ccol, value_t* cval, u32 g, const u32* distinct_rows, \
-             u64 below, u32 has_below, u32 keep, u32* pruned_rows)"
+             const u64* band, u64 below, u32 has_below, u32 keep, u32* pruned_rows)"
         ));
         assert!(source.contains("numeric_shared<31u, 8u, 1, false, true>"));
         let last = &pruning.last().unwrap().program.source;
