@@ -153,7 +153,7 @@ pub const CASES: &[(&str, Case)] = &[
 
 /// `diagonals` diagonals from `-(diagonals / 2)` of an `n × ncols` matrix
 /// (rows clipped at its edges), values from `seed`.
-pub fn banded(n: usize, ncols: usize, diagonals: usize, seed: u64) -> CsrMatrix<f64> {
+fn banded(n: usize, ncols: usize, diagonals: usize, seed: u64) -> CsrMatrix<f64> {
     banded_with_holes(n, ncols, diagonals, 0, seed)
 }
 
