@@ -2,8 +2,10 @@
 them: C = A @ A of a column-stochastic Erdős–Rényi matrix with C's rows
 (or columns) pruned on the device — a threshold, the 32 largest per row or
 column, or both — beside the unpruned product, on CuPy matrices (A on the
-GPU, C left there, complete when timed), then the same from SciPy matrices
-on the CUDA and the CPU backend (transfers and C's assembly included).
+GPU, C left there, complete when timed), then from SciPy matrices
+(transfers and C's assembly included) unpruned and the 32 largest per row
+and per column on the CUDA backend, the 32 largest per row on the CPU
+backend.
 
     python python/bench_prune.py [--reps 5] [--products 17:16,20:8] [--device-only] out.json
 
@@ -79,6 +81,9 @@ def main():
         if not args.device_only:
             r["host_cuda_unpruned_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda"), 3)
             r["host_cuda_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cuda", keep=32), 3)
+            r["host_cuda_keep32_columns_ms"] = timed(
+                lambda: spgemm.matmul(a, a, backend="cuda", keep=32, prune_columns=True), 3
+            )
             r["host_cpu_keep32_rows_ms"] = timed(lambda: spgemm.matmul(a, a, backend="cpu", keep=32), 3)
         rows.append(r)
         print(json.dumps(r), flush=True)

@@ -29,8 +29,10 @@ impl Backend {
     /// unmasked product runs in one pass
     /// ([`spgemm_core::gpu::GpuEngine::multiply_semiring_pruned`]), else
     /// after the numeric phase
-    /// ([`spgemm_core::gpu::GpuEngine::prune_device`]; C's columns on the
-    /// host when several devices hold its rows). A product whose C does
+    /// ([`spgemm_core::gpu::GpuEngine::prune_device`]); a `keep` per
+    /// column as a `keep` per row of `Cᵀ = Bᵀ ⊕.⊗ Aᵀ`, transposed back on
+    /// the device that holds all of it, on the host when several devices
+    /// or blocks hold its rows. A product whose C does
     /// not fit the devices runs in more blocks of rows, each pruned on its
     /// device before it is downloaded, so that a pruned C never exists
     /// unpruned beyond one block a device (within

@@ -24,7 +24,8 @@
 /// offsets (`scan.cuh`), the register sort
 /// of short rows (`register_sort.cuh`), magnitudes of values as pruning
 /// compares them (`magnitude.cuh`) and the pruning of a row in its
-/// shared-memory table (`row_prune.cuh`), the shared-memory bins
+/// shared-memory table (`row_prune.cuh`), the bitonic sort
+/// (`bitonic.cuh`), the shared-memory bins
 /// (`shared_bins.cuh`), then the kernels for rows past the last
 /// shared-memory table (`long_rows.cuh`), then dense accumulators in
 /// shared memory for rows of a narrow C (`dense_rows.cuh`), then B packed
@@ -42,6 +43,7 @@ pub const BODY: &str = concat!(
     include_str!("kernels/register_sort.cuh"),
     include_str!("kernels/magnitude.cuh"),
     include_str!("kernels/row_prune.cuh"),
+    include_str!("kernels/bitonic.cuh"),
     include_str!("kernels/shared_bins.cuh"),
     include_str!("kernels/long_rows.cuh"),
     include_str!("kernels/dense_rows.cuh"),
@@ -54,7 +56,8 @@ pub const BODY: &str = concat!(
 /// The scans (`scan.cuh`, as in the body), the semiring's atomic `⊕`
 /// (`semiring_atomic.cuh`, as in the body), the masked products by dot
 /// products (`masked_dot.cuh`: with B's transpose, C's compaction and a
-/// complemented mask's marks), the masked products pushed into a dense
+/// complemented mask's marks), the sort of the rows of a transpose
+/// (`bitonic.cuh`, as in the body, and `sorted_rows.cuh`), the masked products pushed into a dense
 /// grid (`grid.cuh`), then the pruning of C's rows and columns
 /// (`magnitude.cuh`, `prune.cuh`): a program of its own,
 /// compiled per value type and semiring, whose `value_t` and semiring
@@ -63,6 +66,8 @@ pub const MASKED_DOT: &str = concat!(
     include_str!("kernels/scan.cuh"),
     include_str!("kernels/semiring_atomic.cuh"),
     include_str!("kernels/masked_dot.cuh"),
+    include_str!("kernels/bitonic.cuh"),
+    include_str!("kernels/sorted_rows.cuh"),
     include_str!("kernels/grid.cuh"),
     include_str!("kernels/magnitude.cuh"),
     include_str!("kernels/prune.cuh")

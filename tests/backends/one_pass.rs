@@ -9,7 +9,7 @@
 //! values; C sized from an estimate (`SymbolicMode::Estimate`), with room
 //! to spare, half the room it needs and none, so that the pass runs again;
 //! rows pruned as they are written (thresholds, the largest per row with
-//! ties, per column after the pass).
+//! ties; a `keep` per column runs as rows of `Cᵀ`, tested with pruning).
 //! Each test checks which path ran (`PhaseTimes::one_pass` and its
 //! estimate's flags).
 
@@ -387,11 +387,6 @@ fn pruned_as_written(kind: BackendKind) {
         Prune {
             keep: Some(0),
             ..Prune::default()
-        },
-        Prune {
-            below: Some(0.5),
-            keep: Some(2),
-            columns: true,
         },
     ];
     for symbolic in [SymbolicMode::Bound, SymbolicMode::Estimate] {

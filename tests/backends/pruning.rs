@@ -45,6 +45,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             ));
             trials.push(common::trial(
                 kind,
+                format!("{name}::pruning::columns_kept_in_rows_of_every_length"),
+                move || columns_kept_in_rows_of_every_length(kind),
+            ));
+            trials.push(common::trial(
+                kind,
                 format!("{name}::pruning::rows_of_every_bin_after_a_symbolic_phase"),
                 move || rows_of_every_bin_after_a_symbolic_phase(kind),
             ));
@@ -115,8 +120,8 @@ fn ties_rows_columns_and_every_type(kind: BackendKind, devices: &[usize]) {
 /// holds B (at most 119 KiB here) but not C: A's rows go through in
 /// blocks sized by the budget (R-MAT's square in 22 in f64 and 13 in i32,
 /// A·B in 2 in f64 and 1 in i32), each block pruned on the device,
-/// columns kept over all blocks on the host; on one engine and split over
-/// two.
+/// columns kept as rows of `Cᵀ = Bᵀ·Aᵀ` in blocks of Bᵀ's rows; on one
+/// engine and split over two.
 fn in_blocks_within_a_memory_budget(kind: BackendKind) {
     let a = ties(&generate::uniform::<f64>(260, 150, 14, 31).unwrap());
     let b = ties(&generate::uniform::<f64>(150, 330, 10, 32).unwrap());
@@ -212,6 +217,101 @@ fn on_engine<D: spgemm::device::Device>(e: &spgemm::gpu::GpuEngine<D>) {
     };
     let err = e.prune_device(c, &bad).err().expect("negative threshold");
     assert!(err.to_string().contains("at least 0, not -1"), "{err}");
+}
+
+/// Columns kept on the device (`GpuEngine::multiply_semiring_pruned`,
+/// through `Cᵀ = Bᵀ·Aᵀ` transposed back with its rows sorted), C's rows
+/// of every length the sort treats apart: A (3,000 × 6,000) whose row 0
+/// holds 100 in columns 0..5,000 and row 1 50 in columns 5,000..6,000,
+/// the others 8 entries in 1..=3, times a permutation, so that keeping 2
+/// a column gives C a row of 5,000 entries (sorted in global memory), one
+/// of 1,000 (a block's shared memory) and short ones (a warp's), the rows
+/// sorted and equal to the reference in f64 and i32; the same through
+/// the backend, A's and B's transposes formed alike for `A·A`; and
+/// `GpuEngine::transpose_device_sorted` of A against the host's.
+fn columns_kept_in_rows_of_every_length(kind: BackendKind) {
+    let (m, n) = (3_000usize, 6_000usize);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    for j in 0..n {
+        rows.push(usize::from(j >= 5_000));
+        cols.push(j as u32);
+        vals.push(if j < 5_000 { 100.0 } else { 50.0 });
+    }
+    let noise = generate::uniform::<f64>(m, n, 8, 71).unwrap();
+    for i in 2..m {
+        let (c, v) = noise.row(i);
+        for (&c, &v) in c.iter().zip(v) {
+            rows.push(i);
+            cols.push(c);
+            vals.push((v * 3.0).floor() + 1.0);
+        }
+    }
+    let a = CsrMatrix::from_triplets(m, n, &rows, &cols, &vals).unwrap();
+    let perm: Vec<usize> = (0..n).collect();
+    let pcols: Vec<u32> = (0..n).map(|j| ((j * 4_999) % n) as u32).collect();
+    let p = CsrMatrix::from_triplets(n, n, &perm, &pcols, &vec![1.0; n]).unwrap();
+    let square = ties(&generate::uniform::<f64>(2_500, 2_500, 12, 72).unwrap());
+    let prune = Prune {
+        below: None,
+        keep: Some(2),
+        columns: true,
+    };
+    let spec = ProductSpec {
+        prune,
+        ..ProductSpec::new()
+    };
+    let (backend, _) = Backend::select(kind).unwrap();
+    for (x, y) in [(&a, &p), (&square, &square)] {
+        let want = reference::multiply_spec(x.view(), y.view(), &spec).unwrap();
+        assert_eq!(backend.multiply_spec(x, y, &spec).unwrap(), want);
+        let int = |m: &CsrMatrix<f64>| m.map(|v| v as i32);
+        let spec32 = ProductSpec {
+            prune: Prune {
+                below: None,
+                keep: Some(2),
+                columns: true,
+            },
+            ..ProductSpec::new()
+        };
+        let want = reference::multiply_spec(int(x).view(), int(y).view(), &spec32).unwrap();
+        assert_eq!(
+            backend.multiply_spec(&int(x), &int(y), &spec32).unwrap(),
+            want
+        );
+    }
+    let want = reference::multiply_spec(a.view(), p.view(), &spec).unwrap();
+    let lens: Vec<usize> = (0..2).map(|i| want.row(i).0.len()).collect();
+    assert_eq!(lens, [5_000, 1_000]);
+    match &backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(e) => columns_on_engine(&e.engines()[0], &a, &p, &want),
+        #[cfg(feature = "hip")]
+        Backend::Hip(e) => columns_on_engine(&e.engines()[0], &a, &p, &want),
+        _ => unreachable!("{kind:?} opened another backend"),
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn columns_on_engine<D: spgemm::device::Device>(
+    e: &spgemm::gpu::GpuEngine<D>,
+    a: &CsrMatrix<f64>,
+    p: &CsrMatrix<f64>,
+    want: &CsrMatrix<f64>,
+) {
+    let (ga, gp) = (e.upload(a).unwrap(), e.upload(p).unwrap());
+    let prune = Prune {
+        below: None,
+        keep: Some(2),
+        columns: true,
+    };
+    let (c, _) = e
+        .multiply_semiring_pruned(&ga, &gp, Semiring::PlusTimes, &prune)
+        .unwrap();
+    assert!(c.sorted_rows());
+    assert_eq!(&e.download(&c).unwrap(), want);
+    let at = e.transpose_device_sorted(&ga).unwrap();
+    assert!(at.sorted_rows());
+    assert_eq!(e.download(&at).unwrap(), a.transpose().unwrap());
 }
 
 /// `m` with each row's entries sorted by column.

@@ -551,8 +551,11 @@ impl<D: Device> GpuEngine<D> {
     /// the symbolic phase's room; a dropped entry's place is marked) and
     /// only the longest rows (global and dense accumulators, rows of one
     /// product) are marked after the numeric phase; the marked places are
-    /// then compacted away. A `keep` per column prunes C on the device
-    /// after the product. [`PhaseTimes::one_pass`] says which path ran.
+    /// then compacted away. A `keep` per column is a `keep` per row of
+    /// `Cᵀ = Bᵀ ⊕.⊗ Aᵀ`, transposed back on the device
+    /// ([`GpuEngine::transpose_device_sorted`]), so that C never exists
+    /// unpruned there either. [`PhaseTimes::one_pass`] says which path
+    /// ran.
     ///
     /// # Errors
     /// As [`GpuEngine::multiply_semiring`] and [`GpuEngine::prune_device`].
@@ -564,6 +567,9 @@ impl<D: Device> GpuEngine<D> {
         prune: &Prune<T>,
     ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
         prune.check()?;
+        if prune.columns && prune.keep.is_some() {
+            return self.multiply_columns_kept(a, b, semiring, prune);
+        }
         let in_pass = InPass::of(prune);
         let kernels = self.kernel_set::<T>(semiring, in_pass.is_some())?;
         // One bit a row of C: the rows the numeric bins pruned.
@@ -584,10 +590,10 @@ impl<D: Device> GpuEngine<D> {
         let ((c, mut times), peak) =
             self.with_product_on(&kernels, a, b, (None, in_pass), |p| p.multiply(None))?;
         times.peak_bytes = peak;
+        // The one pass pruned every row; without a bitmap nothing is left.
         let c = match &pruned_rows {
-            _ if times.one_pass => self.prune_device(c, &InPass::rest(prune))?,
-            Some(rows) => self.prune_after_numeric(c, prune, rows)?,
-            None => self.prune_device(c, prune)?,
+            Some(rows) if !times.one_pass => self.prune_after_numeric(c, prune, rows)?,
+            _ => c,
         };
         Ok((c, times))
     }

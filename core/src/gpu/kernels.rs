@@ -255,6 +255,10 @@ pub enum Kernel {
     /// their column, found through Cᵀ, marked for the compaction to drop
     /// (masked program).
     PruneColumns,
+    /// `spgemm_sort_rows`: each row of a matrix sorted by column in place,
+    /// its values alongside (`sorted_rows.cuh`; masked program): the rows
+    /// of a transpose formed on the device.
+    SortRows,
     /// `spgemm_kept_counts`: the entries of each row of C that the marks
     /// keep, a warp a row, for the row-by-row compaction (masked program).
     KeptCounts,
@@ -265,7 +269,7 @@ pub enum Kernel {
 
 /// The kernels of the masked program ([`crate::gpu::program::masked_dot`]),
 /// in the order they are compiled.
-pub const MASKED: [Kernel; 21] = [
+pub const MASKED: [Kernel; 22] = [
     Kernel::ScanTiles,
     Kernel::ScanAdd,
     Kernel::ColumnCounts,
@@ -278,6 +282,7 @@ pub const MASKED: [Kernel; 21] = [
     Kernel::ComplementMark,
     Kernel::ComplementFlags,
     Kernel::ComplementFill,
+    Kernel::SortRows,
     Kernel::GridPrepare,
     Kernel::GridProducts,
     Kernel::GridCounts,
@@ -402,6 +407,7 @@ impl Kernel {
             Kernel::GridVisit => "spgemm_grid_visit",
             Kernel::PruneRows => "spgemm_prune_rows",
             Kernel::PruneColumns => "spgemm_prune_columns",
+            Kernel::SortRows => "spgemm_sort_rows",
             Kernel::KeptCounts => "spgemm_kept_counts",
             Kernel::MoveKept => "spgemm_move_kept",
         };
@@ -469,6 +475,7 @@ impl Kernel {
             Kernel::GridVisit => of::<GridVisitArgs>(),
             Kernel::PruneRows => of::<PruneRowsArgs>(),
             Kernel::PruneColumns => of::<PruneColumnsArgs>(),
+            Kernel::SortRows => of::<SortRowsArgs>(),
             Kernel::KeptCounts => of::<KeptCountsArgs>(),
             Kernel::MoveKept => of::<MoveKeptArgs>(),
         }

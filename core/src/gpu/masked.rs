@@ -11,7 +11,7 @@ use super::engine::GpuEngine;
 use super::grid::{grid_on_device, grid_pays};
 use super::kernels::{
     ColumnCountsArgs, CompactEntriesArgs, CompactOffsetsArgs, DevicePtr, KeepFlagsArgs, Kernel,
-    MaskedDotArgs, MaskedDotHeavyArgs, TransposeScatterArgs,
+    MaskedDotArgs, MaskedDotHeavyArgs, SortRowsArgs, TransposeScatterArgs,
 };
 use super::launch::{shape, Launcher};
 use super::matrix::{GpuMatrix, MaskArrays};
@@ -243,19 +243,55 @@ impl<D: Device> GpuEngine<D> {
     /// Device errors (compiling the transpose's kernels on first use, out
     /// of memory); host out of memory.
     pub fn transpose_device<T: Scalar>(&self, m: &GpuMatrix<D, T>) -> Result<GpuMatrix<D, T>> {
-        if m.ncols >= u32::MAX as usize {
-            return Err(super::product::too_large("columns", m.ncols));
+        self.transposed(m, false)
+    }
+
+    /// `mᵀ` formed as [`GpuEngine::transpose_device`] forms it, then each
+    /// of its rows sorted by column in place (`spgemm_sort_rows`: a warp a
+    /// row of up to 256 entries, a block a longer one, bitonic sorts in
+    /// shared memory up to 2,048 entries and in global memory beyond), so
+    /// that its rows are sorted ([`GpuMatrix::sorted_rows`]; `m`'s rows
+    /// need no order, repeated columns stay repeated).
+    ///
+    /// # Errors
+    /// As [`GpuEngine::transpose_device`].
+    pub fn transpose_device_sorted<T: Scalar>(
+        &self,
+        m: &GpuMatrix<D, T>,
+    ) -> Result<GpuMatrix<D, T>> {
+        self.transposed(m, true)
+    }
+
+    /// `mᵀ`, its rows sorted when `sort`.
+    fn transposed<T: Scalar>(&self, m: &GpuMatrix<D, T>, sort: bool) -> Result<GpuMatrix<D, T>> {
+        for (what, n) in [("columns", m.ncols), ("rows", m.nrows)] {
+            if n >= u32::MAX as usize {
+                return Err(super::product::too_large(what, n));
+            }
         }
         let kernels = self.masked_kernels::<T>(Semiring::PlusTimes)?;
         self.launching(&kernels, |l| {
             let (rpt, col, val) = transpose_on_device(l, m, true)?;
+            if sort {
+                let args = SortRowsArgs {
+                    crpt: rpt.ptr(),
+                    ccol: col.ptr(),
+                    cval: val.ptr(),
+                    m: m.ncols as u32,
+                };
+                let blocks = l.grid(
+                    m.ncols,
+                    (THREADS / l.device.properties().warp_width.max(1)) as usize,
+                );
+                l.launch(0, Kernel::SortRows, shape(blocks, THREADS, 0), &args)?;
+            }
             l.device.synchronize(&l.streams[0])?;
             Ok(GpuMatrix::of_arrays(
                 (m.ncols, m.nrows),
                 rpt,
                 col,
                 val,
-                false,
+                sort && m.sorted,
             ))
         })
     }

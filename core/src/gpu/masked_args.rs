@@ -166,6 +166,14 @@ kernel_args! {
         sorted: u32 = "u32",
         outcol: DevicePtr = "u32*",
     }
+    /// [`Kernel::SortRows`](super::Kernel::SortRows): a matrix of `m`
+    /// rows, its columns and values (null: none) sorted in place.
+    SortRowsArgs {
+        crpt: DevicePtr = "const u64*",
+        ccol: DevicePtr = "u32*",
+        cval: DevicePtr = "value_t*",
+        m: u32 = "u32",
+    }
     /// [`Kernel::KeptCounts`](super::Kernel::KeptCounts): C (`m` rows),
     /// its columns with the dropped entries' `SPGEMM_EMPTY`; `m + 1`
     /// counts (the kept entries of each row, then 0).

@@ -15,6 +15,7 @@ use super::masked::{transpose_on_device, THREADS};
 use super::matrix::GpuMatrix;
 use super::memory::DeviceArray;
 use super::prune_in_pass::bits;
+use super::PhaseTimes;
 use crate::device::{Device, LaunchShape};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -52,6 +53,46 @@ impl<D: Device> GpuEngine<D> {
         }
         prune.check()?;
         self.prune_marked(c, prune, None)
+    }
+
+    /// `C = A ⊕.⊗ B` (A `M×K`, B `K×N`) with C's columns pruned as
+    /// `prune` says ([`Prune::columns`] with a `keep`), C never formed
+    /// unpruned: `Cᵀ = Bᵀ ⊕.⊗ Aᵀ` is multiplied with its rows pruned as
+    /// [`GpuEngine::multiply_semiring_pruned`] prunes rows (as they are
+    /// written), from Aᵀ and Bᵀ formed on the device (one transpose when B
+    /// is A; their rows in no order, which the product takes), and
+    /// transposed back with its rows sorted
+    /// ([`GpuEngine::transpose_device_sorted`]). Every `⊗` of
+    /// [`Semiring`] commutes, so Cᵀ's products are C's. The phase times
+    /// are Cᵀ's product's.
+    ///
+    /// # Errors
+    /// As [`GpuEngine::multiply_semiring_pruned`] and
+    /// [`GpuEngine::transpose_device`].
+    pub(super) fn multiply_columns_kept<T: Scalar>(
+        &self,
+        a: &GpuMatrix<D, T>,
+        b: &GpuMatrix<D, T>,
+        semiring: Semiring,
+        prune: &Prune<T>,
+    ) -> Result<(GpuMatrix<D, T>, PhaseTimes)> {
+        crate::reference::check_dimensions((a.nrows, a.ncols), (b.nrows, b.ncols))?;
+        let same = a.same_structure(b) && a.val.ptr_at(0) == b.val.ptr_at(0);
+        // Unsorted: sorting them first was slower (H200, 2026-12-01).
+        let at = self.transpose_device(a)?;
+        let bt = if same {
+            None
+        } else {
+            Some(self.transpose_device(b)?)
+        };
+        let rows = Prune {
+            columns: false,
+            ..*prune
+        };
+        let (ct, times) =
+            self.multiply_semiring_pruned(bt.as_ref().unwrap_or(&at), &at, semiring, &rows)?;
+        drop((at, bt));
+        Ok((self.transpose_device_sorted(&ct)?, times))
     }
 
     /// [`GpuEngine::prune_device`] for `c` fresh from a product whose

@@ -36,16 +36,6 @@ impl InPass {
         };
         (in_pass.below.is_some() || keep != u32::MAX).then_some(in_pass)
     }
-
-    /// What of `prune` is left once the one pass has applied
-    /// [`InPass::of`]: a `keep` per column.
-    pub(super) fn rest<T: Scalar>(prune: &Prune<T>) -> Prune<T> {
-        Prune {
-            below: None,
-            keep: prune.keep.filter(|_| prune.columns),
-            columns: prune.columns,
-        }
-    }
 }
 
 /// The bits of `t` in a `u64` (the low bytes for a 32-bit type), as the
@@ -72,14 +62,12 @@ mod tests {
         let in_pass = InPass::of(&rows).unwrap();
         assert_eq!(in_pass.below, Some(0.5f64.to_bits()));
         assert_eq!(in_pass.keep, 3);
-        assert!(InPass::rest(&rows).is_none());
         let columns = Prune::<f64> {
             below: None,
             keep: Some(3),
             columns: true,
         };
         assert_eq!(InPass::of(&columns), None);
-        assert_eq!(InPass::rest(&columns).keep, Some(3));
         // 32-bit values: their bits in the low half.
         assert_eq!(bits(-1i32), 0xffff_ffff);
         let huge = Prune::<i64> {

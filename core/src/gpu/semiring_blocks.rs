@@ -21,7 +21,7 @@ use crate::device::{Device, DeviceErrorKind};
 use crate::error::{Error, Result};
 use crate::reference::check_dimensions;
 use crate::scalar::Scalar;
-use crate::semiring::{pruned, Mask, Prune, Semiring};
+use crate::semiring::{Mask, Prune, Semiring};
 use crate::stats::product_stats;
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -108,6 +108,22 @@ fn in_blocks<W: Sync, R: Send>(
     Ok(done.into_iter().map(|(_, r)| r).collect())
 }
 
+/// One block's `C⟨M⟩ = A ⊕.⊗ B` on `e`: by [`GpuEngine::masked_dot`]
+/// under a mask, else [`GpuEngine::multiply_host_semiring`].
+fn block_product<D: Device, T: Scalar>(
+    e: &GpuEngine<D>,
+    a: CsrView<'_, T>,
+    b: CsrView<'_, T>,
+    mask: Option<Mask<'_>>,
+    semiring: Semiring,
+    prune: &Prune<T>,
+) -> Result<CsrMatrix<T>> {
+    match mask {
+        Some(m) => e.masked_dot(m, a, b, semiring, prune),
+        None => e.multiply_host_semiring(a, b, semiring, prune),
+    }
+}
+
 impl<D: Device> MultiGpu<D> {
     /// `C⟨M⟩ = A ⊕.⊗ B` (or `⟨¬M⟩`, or unmasked: `mask` `None`) on the
     /// host over all devices: A's rows (and the mask's) split by products
@@ -116,10 +132,12 @@ impl<D: Device> MultiGpu<D> {
     /// [`GpuEngine::multiply_host_semiring`] does, and the blocks stacked.
     /// One device without an explicit memory budget first tries the whole
     /// product. C is pruned as `prune` says on the devices, each block's
-    /// rows on its device ([`GpuEngine::prune_device`]); columns keep their
-    /// largest entries on the one device that holds all of C, and on the
-    /// host after the blocks are stacked when there are several
-    /// ([`crate::semiring::pruned`]). A product whose C does not fit runs
+    /// rows on its device ([`GpuEngine::prune_device`]). Columns keep
+    /// their largest entries on the one device that holds all of C; in
+    /// blocks, `Cᵀ = Bᵀ ⊕.⊗ Aᵀ` (Aᵀ, Bᵀ and the mask's transpose formed
+    /// here) runs in blocks of Bᵀ's rows, each pruned per row on its
+    /// device, and is transposed back here, so that C never exists
+    /// unpruned beyond one block a device. A product whose C does not fit runs
     /// in more blocks (see the module), within the engines' explicit memory
     /// budget ([`GpuConfig::memory_budget`](super::GpuConfig::memory_budget))
     /// where they have one, each block pruned before it leaves its device.
@@ -149,20 +167,48 @@ impl<D: Device> MultiGpu<D> {
                 });
             }
         }
-        let one = |e: &GpuEngine<D>, a: CsrView<'_, T>, mask: Option<Mask<'_>>, p: &Prune<T>| {
-            match mask {
-                Some(m) => e.masked_dot(m, a, b, semiring, p),
-                None => e.multiply_host_semiring(a, b, semiring, p),
-            }
-        };
         let engines = self.engines();
         let budget = engines.iter().filter_map(GpuEngine::memory_budget).min();
         if let ([e], None) = (engines, budget) {
-            match one(e, a, mask, prune) {
+            match block_product(e, a, b, mask, semiring, prune) {
                 Err(e) if out_of_memory(&e) => {}
                 c => return c,
             }
         }
+        self.by_blocks(a, b, mask, semiring, prune, budget)
+    }
+
+    /// [`MultiGpu::multiply_semiring_host`] in blocks of A's rows (of Bᵀ's
+    /// for a `keep` per column), by `budget` where there is one.
+    fn by_blocks<T: Scalar>(
+        &self,
+        a: CsrView<'_, T>,
+        b: CsrView<'_, T>,
+        mask: Option<Mask<'_>>,
+        semiring: Semiring,
+        prune: &Prune<T>,
+        budget: Option<usize>,
+    ) -> Result<CsrMatrix<T>> {
+        if prune.columns && prune.keep.is_some() {
+            let at = a.transpose()?;
+            let bt = if a.same_arrays(&b) {
+                None
+            } else {
+                Some(b.transpose()?)
+            };
+            let mask_t = mask.map(|m| m.transposed::<T>()).transpose()?;
+            let mask_t = mask
+                .zip(mask_t.as_ref())
+                .map(|(m, t)| Mask::of(t.view(), m.complement()));
+            let rows = Prune {
+                columns: false,
+                ..*prune
+            };
+            let bt = bt.as_ref().map_or(at.view(), CsrMatrix::view);
+            let ct = self.by_blocks(bt, at.view(), mask_t, semiring, &rows, budget)?;
+            return ct.transpose();
+        }
+        let engines = self.engines();
         let nprod = product_stats(a, b)?.nprod;
         let blocks = match budget {
             Some(budget) => {
@@ -171,17 +217,6 @@ impl<D: Device> MultiGpu<D> {
                 split_rows(&row_nnz, &nprod, b.ncols(), size_of::<T>(), beside)?
             }
             None => split_balanced(&nprod, engines.len().max(2)),
-        };
-        // Columns keep their largest entries over all blocks: on the host.
-        let columns_kept = prune.columns && prune.keep.is_some();
-        let block_prune = if columns_kept {
-            Prune {
-                keep: None,
-                columns: false,
-                ..*prune
-            }
-        } else {
-            *prune
         };
         // The mask as a matrix to take blocks of rows from, unless it is A
         // (its blocks are then A's).
@@ -201,24 +236,16 @@ impl<D: Device> MultiGpu<D> {
         let parts = in_blocks(engines, blocks, &nprod, |e, rows| {
             let block = rows_of(a, rows.clone())?;
             let Some(m) = mask else {
-                return one(e, block.view(), None, &block_prune);
+                return block_product(e, block.view(), b, None, semiring, prune);
             };
             let mblock = own.map(|v| rows_of(v, rows)).transpose()?;
             let mb = Mask::of(
                 mblock.as_ref().map_or(block.view(), |x| x.view()),
                 m.complement(),
             );
-            one(e, block.view(), Some(mb), &block_prune)
+            block_product(e, block.view(), b, Some(mb), semiring, prune)
         })?;
-        let c = stack_rows(parts, b.ncols())?;
-        if columns_kept {
-            let keep = Prune {
-                below: None,
-                ..*prune
-            };
-            return pruned(&c, &keep);
-        }
-        Ok(c)
+        stack_rows(parts, b.ncols())
     }
 }
 
