@@ -553,8 +553,9 @@ impl<D: Device> GpuEngine<D> {
     /// product) are marked after the numeric phase; the marked places are
     /// then compacted away. A `keep` per column is a `keep` per row of
     /// `Cᵀ = Bᵀ ⊕.⊗ Aᵀ`, transposed back on the device
-    /// ([`GpuEngine::transpose_device_sorted`]), so that C never exists
-    /// unpruned there either. [`PhaseTimes::one_pass`] says which path
+    /// ([`GpuEngine::transpose_device_sorted`]): C's columns are pruned
+    /// as Cᵀ's rows are, not after C is formed. [`PhaseTimes::one_pass`]
+    /// says which path
     /// ran.
     ///
     /// # Errors

@@ -247,11 +247,12 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// `mᵀ` formed as [`GpuEngine::transpose_device`] forms it, then each
-    /// of its rows sorted by column in place (`spgemm_sort_rows`: a warp a
-    /// row of up to 256 entries, a block a longer one, bitonic sorts in
-    /// shared memory up to 2,048 entries and in global memory beyond), so
-    /// that its rows are sorted ([`GpuMatrix::sorted_rows`]; `m`'s rows
-    /// need no order, repeated columns stay repeated).
+    /// of its rows sorted by column in place (`spgemm_sort_rows`: bitonic
+    /// sorts, a warp a row of up to 2,048 entries over the warps of a
+    /// block — 256 on NVIDIA GPUs — and a block a longer one, in shared
+    /// memory up to 2,048 entries and in global memory beyond). `m`'s rows
+    /// need no order; `mᵀ` is marked sorted ([`GpuMatrix::sorted_rows`])
+    /// when `m` is known to repeat no column in a row.
     ///
     /// # Errors
     /// As [`GpuEngine::transpose_device`].

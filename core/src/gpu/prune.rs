@@ -56,8 +56,8 @@ impl<D: Device> GpuEngine<D> {
     }
 
     /// `C = A ⊕.⊗ B` (A `M×K`, B `K×N`) with C's columns pruned as
-    /// `prune` says ([`Prune::columns`] with a `keep`), C never formed
-    /// unpruned: `Cᵀ = Bᵀ ⊕.⊗ Aᵀ` is multiplied with its rows pruned as
+    /// `prune` says ([`Prune::columns`] with a `keep`), not after C is
+    /// formed: `Cᵀ = Bᵀ ⊕.⊗ Aᵀ` is multiplied with its rows pruned as
     /// [`GpuEngine::multiply_semiring_pruned`] prunes rows (as they are
     /// written), from Aᵀ and Bᵀ formed on the device (one transpose when B
     /// is A; their rows in no order, which the product takes), and
